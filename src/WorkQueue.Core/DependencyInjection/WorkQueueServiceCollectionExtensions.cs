@@ -1,0 +1,43 @@
+using Microsoft.Extensions.DependencyInjection.Extensions;
+using Microsoft.Extensions.Hosting;
+using Microsoft.Extensions.Options;
+using WorkQueue;
+using WorkQueue.DependencyInjection;
+using WorkQueue.Hosting;
+using WorkQueue.Queueing;
+using WorkQueue.Telemetry;
+using WorkQueue.Validation;
+
+namespace Microsoft.Extensions.DependencyInjection;
+
+/// <summary>
+/// Registers WorkQueue in an <see cref="IServiceCollection"/>.
+/// </summary>
+public static class WorkQueueServiceCollectionExtensions
+{
+    /// <summary>
+    /// Adds WorkQueue with its default queue (<see cref="WorkQueueOptions.DefaultQueueName"/>), resolvable as
+    /// <see cref="IWorkQueue"/>. In a .NET Generic Host (ASP.NET Core included) the queues start before the server takes
+    /// traffic and drain when the host stops. Calling it again adds nothing twice.
+    /// </summary>
+    /// <param name="services">The service collection.</param>
+    /// <param name="configureDefaultQueue">Configures the default queue's options.</param>
+    /// <returns>A builder for adding named queues.</returns>
+    /// <exception cref="ArgumentNullException"><paramref name="services"/> is <see langword="null"/>.</exception>
+    public static IWorkQueueBuilder AddWorkQueue(this IServiceCollection services, Action<WorkQueueOptions>? configureDefaultQueue = null)
+    {
+        ArgumentNullException.ThrowIfNull(services);
+
+        services.AddOptions();
+        services.AddMetrics();
+        services.TryAddSingleton<WorkQueueMetrics>();
+        services.TryAddSingleton<WorkQueueProvider>();
+        services.TryAddSingleton<IWorkQueueProvider>(sp => sp.GetRequiredService<WorkQueueProvider>());
+        services.TryAddSingleton<IWorkQueue>(sp => sp.GetRequiredService<IWorkQueueProvider>().GetQueue(WorkQueueOptions.DefaultQueueName));
+        services.TryAddEnumerable(ServiceDescriptor.Singleton<IHostedService, WorkQueueHostedService>());
+        services.TryAddEnumerable(ServiceDescriptor.Singleton<IValidateOptions<WorkQueueOptions>, WorkQueueOptionsValidator>());
+        services.TryAddEnumerable(ServiceDescriptor.Singleton<IValidateOptions<WorkQueueOptions>, WorkQueueOptionsRulesValidator>());
+
+        return new WorkQueueBuilder(services).AddQueue(WorkQueueOptions.DefaultQueueName, configureDefaultQueue);
+    }
+}

@@ -1,0 +1,36 @@
+using Microsoft.Extensions.Hosting;
+using WorkQueue.Queueing;
+
+namespace WorkQueue.Hosting;
+
+/// <summary>
+/// Starts the queues before any hosted service's <c>StartAsync</c> (so before the web server takes traffic), and drains
+/// them after every hosted service has stopped (so after the server stopped taking requests), within the host's
+/// shutdown timeout.
+/// </summary>
+internal sealed class WorkQueueHostedService : IHostedLifecycleService
+{
+    private readonly WorkQueueProvider _provider;
+
+    public WorkQueueHostedService(WorkQueueProvider provider)
+    {
+        _provider = provider;
+    }
+
+    public Task StartingAsync(CancellationToken cancellationToken)
+    {
+        _provider.StartAll();
+        return Task.CompletedTask;
+    }
+
+    public Task StartAsync(CancellationToken cancellationToken) => Task.CompletedTask;
+
+    public Task StartedAsync(CancellationToken cancellationToken) => Task.CompletedTask;
+
+    public Task StoppingAsync(CancellationToken cancellationToken) => Task.CompletedTask;
+
+    public Task StopAsync(CancellationToken cancellationToken) => Task.CompletedTask;
+
+    public Task StoppedAsync(CancellationToken cancellationToken) =>
+        _provider.StopAllAsync(Timeout.InfiniteTimeSpan, cancellationToken);
+}

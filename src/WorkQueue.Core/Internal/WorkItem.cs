@@ -1,0 +1,39 @@
+namespace WorkQueue.Internal;
+
+/// <summary>
+/// One queued job. A struct, so that writing it to the channel allocates nothing.
+/// </summary>
+internal readonly struct WorkItem
+{
+    public WorkItem(JobInvoker invoker, object? target, object? state, long id, long enqueuedTimestamp, int attempt)
+    {
+        Invoker = invoker;
+        Target = target;
+        State = state;
+        Id = id;
+        EnqueuedTimestamp = enqueuedTimestamp;
+        Attempt = attempt;
+    }
+
+    /// <summary>The cached, stateless object that knows how to run this kind of job.</summary>
+    public JobInvoker Invoker { get; }
+
+    /// <summary>The delegate or handler instance, if any.</summary>
+    public object? Target { get; }
+
+    /// <summary>The payload, if any.</summary>
+    public object? State { get; }
+
+    public long Id { get; }
+
+    /// <summary>A <see cref="System.Diagnostics.Stopwatch"/> timestamp taken when this attempt was queued.</summary>
+    public long EnqueuedTimestamp { get; }
+
+    public int Attempt { get; }
+
+    public WorkItem ForNextAttempt(long enqueuedTimestamp) =>
+        new(Invoker, Target, State, Id, enqueuedTimestamp, Attempt + 1);
+
+    public JobInfo Describe(string queueName) =>
+        new(Id, queueName, Invoker.Describe(Target), Invoker.GetPayload(Target, State), Attempt);
+}

@@ -1,0 +1,118 @@
+using System.Diagnostics;
+
+namespace WorkQueue.Queueing;
+
+internal sealed partial class DefaultWorkQueue
+{
+    public Task<ShutdownReport> StopAsync(TimeSpan drainTimeout, CancellationToken cancellationToken = default)
+    {
+        if (drainTimeout != Timeout.InfiniteTimeSpan)
+        {
+            ArgumentOutOfRangeException.ThrowIfLessThan(drainTimeout, TimeSpan.Zero);
+        }
+
+        lock (_stopLock)
+        {
+            return _stopTask ??= StopCoreAsync(drainTimeout, cancellationToken);
+        }
+    }
+
+    /// <summary>Once the queue stops accepting, completes the channel as soon as nothing is in flight.</summary>
+    private void CheckDrained()
+    {
+        if (_accepting || InFlight != 0 || Interlocked.Exchange(ref _drainSignaled, 1) != 0)
+        {
+            return;
+        }
+
+        _channel.Writer.TryComplete();
+        _pool.Close();
+        _drained.TrySetResult();
+    }
+
+    private async Task<ShutdownReport> StopCoreAsync(TimeSpan drainTimeout, CancellationToken cancellationToken)
+    {
+        var stopwatch = Stopwatch.StartNew();
+        _accepting = false;
+
+        // Pairs with the interlocked increment in TryWrite/WriteAsync: either the enqueue sees _accepting == false, or
+        // this thread sees its attempt in InFlight and waits for it.
+        Interlocked.MemoryBarrier();
+        Log.Stopping(_logger, Name, Depth, _pool.BusyCount);
+        CheckDrained();
+
+        bool drained = await WaitAsync(_drained.Task, drainTimeout, cancellationToken).ConfigureAwait(false);
+        if (!drained)
+        {
+            Abandon();
+            if (!await WaitAsync(_drained.Task, _options.ShutdownGracePeriod, CancellationToken.None).ConfigureAwait(false))
+            {
+                foreach (var item in _pool.ClaimStillRunning())
+                {
+                    ReportAbandoned(item, AbandonReason.StillRunning);
+                }
+            }
+        }
+
+        _scaler.Stop();
+
+        // Workers exit once the channel is complete; a worker stuck in a job that ignores its token is left behind
+        // (it is a background thread and its job was reported).
+        await WaitAsync(_pool.AllExited, _options.ShutdownGracePeriod, CancellationToken.None).ConfigureAwait(false);
+        _metrics.Unregister(this);
+
+        var report = new ShutdownReport(Name, drained, [.. _abandonedJobs], stopwatch.Elapsed);
+        if (drained)
+        {
+            Log.Drained(_logger, Name, stopwatch.Elapsed.TotalMilliseconds);
+        }
+        else
+        {
+            Log.StoppedWithAbandoned(_logger, Name, report.Abandoned.Count, stopwatch.Elapsed.TotalMilliseconds);
+        }
+
+        return report;
+    }
+
+    private void Abandon()
+    {
+        _abandoning = true;
+        Interlocked.MemoryBarrier();
+
+        // Completing the writer fails any enqueue still waiting for space (it is counted as rejected).
+        _channel.Writer.TryComplete();
+        _abandonCts.Cancel();
+        foreach (var id in _pendingRetries.Keys)
+        {
+            if (_pendingRetries.TryRemove(id, out var retry))
+            {
+                ReportAbandoned(retry, AbandonReason.RetryPending);
+            }
+        }
+
+        while (_channel.Reader.TryRead(out var item))
+        {
+            ReportAbandoned(item, AbandonReason.NotStarted);
+        }
+
+        _pool.CancelRunningJobs();
+        _pool.Close();
+    }
+
+    private static async Task<bool> WaitAsync(Task task, TimeSpan timeout, CancellationToken cancellationToken)
+    {
+        try
+        {
+            await task.WaitAsync(timeout, cancellationToken).ConfigureAwait(false);
+            return true;
+        }
+        catch (TimeoutException)
+        {
+            return false;
+        }
+        catch (OperationCanceledException) when (cancellationToken.IsCancellationRequested)
+        {
+            return false;
+        }
+    }
+}

@@ -1,0 +1,127 @@
+using System.Diagnostics;
+using Microsoft.Extensions.Logging;
+using WorkQueue.Workers;
+
+namespace WorkQueue.Scaling;
+
+/// <summary>
+/// Grows a pool when jobs wait longer than <see cref="AutoScaleOptions.TargetQueueWait"/>. Each started job reports its
+/// wait (the fast path: no timer involved). A sampling timer covers the case where every worker is stuck in a long job
+/// and nothing starts; it runs only while the queue has work and disarms itself when the queue goes idle, so an idle
+/// queue costs no CPU. Scale-ups are at least <see cref="AutoScaleOptions.ScaleUpCooldown"/> apart; scale-down is
+/// idle retirement in the pool (<see cref="WorkQueueOptions.IdleTimeout"/>), which damps flapping in the other direction.
+/// </summary>
+internal sealed partial class AutoScaler : IDisposable
+{
+    private readonly AutoScaleOptions _options;
+    private readonly WorkerPool _pool;
+    private readonly Func<TimeSpan?> _oldestWait;
+    private readonly Func<bool> _isIdle;
+    private readonly string _queueName;
+    private readonly ILogger _logger;
+    private readonly Timer _timer;
+    private readonly long _targetTicks;
+    private int _armed;
+    private long _lastScaleUp;
+    private volatile bool _stopped;
+
+    public AutoScaler(AutoScaleOptions options, WorkerPool pool, string queueName, Func<TimeSpan?> oldestWait, Func<bool> isIdle, ILogger logger)
+    {
+        _options = options;
+        _pool = pool;
+        _queueName = queueName;
+        _oldestWait = oldestWait;
+        _isIdle = isIdle;
+        _logger = logger;
+        _targetTicks = options.TargetQueueWait.Ticks;
+        _timer = new Timer(static s => ((AutoScaler)s!).Sample(), this, Timeout.Infinite, Timeout.Infinite);
+    }
+
+    /// <summary>Called by a worker as it starts a job, with how long that job waited.</summary>
+    public void OnJobStarted(TimeSpan wait)
+    {
+        if (!_options.Enabled || _stopped)
+        {
+            return;
+        }
+
+        if (wait.Ticks > _targetTicks)
+        {
+            TryScaleUp(wait);
+        }
+
+        if (Volatile.Read(ref _armed) == 0 && Interlocked.Exchange(ref _armed, 1) == 0)
+        {
+            _timer.Change(_options.SampleInterval, _options.SampleInterval);
+        }
+    }
+
+    public void Stop()
+    {
+        _stopped = true;
+        _timer.Change(Timeout.Infinite, Timeout.Infinite);
+    }
+
+    public void Dispose()
+    {
+        _stopped = true;
+        _timer.Dispose();
+    }
+
+    private void Sample()
+    {
+        if (_stopped)
+        {
+            return;
+        }
+
+        if (_oldestWait() is { } oldest && oldest.Ticks > _targetTicks)
+        {
+            TryScaleUp(oldest);
+        }
+
+        if (_isIdle())
+        {
+            Volatile.Write(ref _armed, 0);
+            _timer.Change(Timeout.Infinite, Timeout.Infinite);
+
+            // A job may have started between the check and the disarm without re-arming (it saw _armed == 1).
+            if (!_isIdle() && Interlocked.Exchange(ref _armed, 1) == 0)
+            {
+                _timer.Change(_options.SampleInterval, _options.SampleInterval);
+            }
+        }
+    }
+
+    private void TryScaleUp(TimeSpan wait)
+    {
+        if (_pool.Mode != WorkerMode.Auto || _pool.LiveCount >= _pool.MaxWorkers)
+        {
+            return;
+        }
+
+        long now = Stopwatch.GetTimestamp();
+        long last = Volatile.Read(ref _lastScaleUp);
+        if (last != 0 && Stopwatch.GetElapsedTime(last, now) < _options.ScaleUpCooldown)
+        {
+            return;
+        }
+
+        if (Interlocked.CompareExchange(ref _lastScaleUp, now, last) != last)
+        {
+            return;
+        }
+
+        int added = _pool.ScaleUp();
+        if (added > 0)
+        {
+            Log.ScaledUp(_logger, _queueName, added, _pool.LiveCount, wait.TotalMilliseconds);
+        }
+    }
+
+    private static partial class Log
+    {
+        [LoggerMessage(20, LogLevel.Information, "Queue '{Queue}': added {Added} worker(s), now {Count}; a job waited {WaitMs:F1} ms.", EventName = "ScaledUp")]
+        public static partial void ScaledUp(ILogger logger, string queue, int added, int count, double waitMs);
+    }
+}

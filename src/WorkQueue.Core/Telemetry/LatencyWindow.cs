@@ -1,0 +1,39 @@
+namespace WorkQueue.Telemetry;
+
+/// <summary>
+/// Keeps the most recent latency samples in a fixed ring, for snapshot percentiles. Writers never block: two
+/// concurrent writers may land on one slot, which only loses a sample.
+/// </summary>
+internal sealed class LatencyWindow
+{
+    private readonly long[] _ticks;
+    private long _count;
+
+    public LatencyWindow(int size = 1024)
+    {
+        _ticks = new long[size];
+    }
+
+    public void Record(TimeSpan value)
+    {
+        long index = Interlocked.Increment(ref _count) - 1;
+        Volatile.Write(ref _ticks[index % _ticks.Length], value.Ticks);
+    }
+
+    public LatencySummary Summarize()
+    {
+        int n = (int)Math.Min(Volatile.Read(ref _count), _ticks.Length);
+        if (n == 0)
+        {
+            return LatencySummary.Empty;
+        }
+
+        var copy = new long[n];
+        Array.Copy(_ticks, copy, n);
+        Array.Sort(copy);
+        return new LatencySummary(n, At(copy, 0.50), At(copy, 0.95), At(copy, 0.99), TimeSpan.FromTicks(copy[^1]));
+
+        static TimeSpan At(long[] sorted, double quantile) =>
+            TimeSpan.FromTicks(sorted[Math.Min(sorted.Length - 1, (int)Math.Ceiling(quantile * sorted.Length) - 1)]);
+    }
+}

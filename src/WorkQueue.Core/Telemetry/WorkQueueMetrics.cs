@@ -1,0 +1,119 @@
+using System.Collections.Concurrent;
+using System.Diagnostics.Metrics;
+
+namespace WorkQueue.Telemetry;
+
+/// <summary>
+/// The <c>WorkQueue</c> meter's instruments. One instance per service provider; every queue reports through it with a
+/// <c>workqueue.queue</c> tag.
+/// </summary>
+internal sealed class WorkQueueMetrics
+{
+    public const string MeterName = "WorkQueue";
+
+    public const string QueueTag = "workqueue.queue";
+    public const string OutcomeTag = "workqueue.job.outcome";
+    public const string ReasonTag = "workqueue.rejection.reason";
+
+    private readonly Meter _meter;
+    private readonly ConcurrentDictionary<string, IQueueGaugeSource> _queues = new();
+    private readonly Counter<long> _enqueued;
+    private readonly Counter<long> _rejected;
+    private readonly Counter<long> _dropped;
+    private readonly Counter<long> _retried;
+    private readonly Counter<long> _deadLettered;
+    private readonly Histogram<double> _duration;
+    private readonly Histogram<double> _queueWait;
+
+    public WorkQueueMetrics(IMeterFactory meterFactory)
+    {
+        _meter = meterFactory.Create(MeterName);
+        _enqueued = _meter.CreateCounter<long>("workqueue.job.enqueued", "{job}", "Jobs accepted by a queue.");
+        _rejected = _meter.CreateCounter<long>("workqueue.job.rejected", "{job}", "Jobs a queue did not accept.");
+        _dropped = _meter.CreateCounter<long>("workqueue.job.dropped", "{job}", "Accepted jobs dropped to make room (DropOldest).");
+        _retried = _meter.CreateCounter<long>("workqueue.job.retried", "{job}", "Failed attempts scheduled to run again.");
+        _deadLettered = _meter.CreateCounter<long>("workqueue.job.dead_lettered", "{job}", "Jobs that failed their last attempt.");
+        _duration = _meter.CreateHistogram<double>(
+            "workqueue.job.duration",
+            "s",
+            "How long one job attempt ran.",
+            advice: new InstrumentAdvice<double> { HistogramBucketBoundaries = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30] });
+        _queueWait = _meter.CreateHistogram<double>(
+            "workqueue.job.queue_wait",
+            "s",
+            "How long a job waited between enqueue and start.",
+            advice: new InstrumentAdvice<double> { HistogramBucketBoundaries = [0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30] });
+        _meter.CreateObservableGauge("workqueue.queue.depth", () => Observe(static q => q.Depth), "{job}", "Jobs waiting to start.");
+        _meter.CreateObservableGauge("workqueue.queue.capacity", () => Observe(static q => q.Capacity), "{job}", "The most jobs a queue holds.");
+        _meter.CreateObservableGauge("workqueue.workers.current", () => Observe(static q => q.CurrentWorkers), "{worker}", "Worker threads alive.");
+        _meter.CreateObservableGauge("workqueue.workers.busy", () => Observe(static q => q.BusyWorkers), "{worker}", "Workers running a job.");
+    }
+
+    public void Register(IQueueGaugeSource queue) => _queues[queue.Name] = queue;
+
+    public void Unregister(IQueueGaugeSource queue) => _queues.TryRemove(queue.Name, out _);
+
+    public void Enqueued(in KeyValuePair<string, object?> queueTag)
+    {
+        if (_enqueued.Enabled)
+        {
+            _enqueued.Add(1, queueTag);
+        }
+    }
+
+    public void Rejected(in KeyValuePair<string, object?> queueTag, string reason)
+    {
+        if (_rejected.Enabled)
+        {
+            _rejected.Add(1, queueTag, new KeyValuePair<string, object?>(ReasonTag, reason));
+        }
+    }
+
+    public void Dropped(in KeyValuePair<string, object?> queueTag)
+    {
+        if (_dropped.Enabled)
+        {
+            _dropped.Add(1, queueTag);
+        }
+    }
+
+    public void Retried(in KeyValuePair<string, object?> queueTag)
+    {
+        if (_retried.Enabled)
+        {
+            _retried.Add(1, queueTag);
+        }
+    }
+
+    public void DeadLettered(in KeyValuePair<string, object?> queueTag)
+    {
+        if (_deadLettered.Enabled)
+        {
+            _deadLettered.Add(1, queueTag);
+        }
+    }
+
+    public void JobStarted(in KeyValuePair<string, object?> queueTag, TimeSpan queueWait)
+    {
+        if (_queueWait.Enabled)
+        {
+            _queueWait.Record(queueWait.TotalSeconds, queueTag);
+        }
+    }
+
+    public void JobCompleted(in KeyValuePair<string, object?> queueTag, TimeSpan duration, string outcome)
+    {
+        if (_duration.Enabled)
+        {
+            _duration.Record(duration.TotalSeconds, queueTag, new KeyValuePair<string, object?>(OutcomeTag, outcome));
+        }
+    }
+
+    private IEnumerable<Measurement<int>> Observe(Func<IQueueGaugeSource, int> read)
+    {
+        foreach (var queue in _queues.Values)
+        {
+            yield return new Measurement<int>(read(queue), queue.MetricTag);
+        }
+    }
+}

@@ -1,0 +1,109 @@
+using System.ComponentModel.DataAnnotations;
+using Microsoft.Extensions.Options;
+
+namespace WorkQueue;
+
+/// <summary>
+/// Configures one named queue: its capacity, its worker pool, retries, timeouts and shutdown.
+/// </summary>
+/// <remarks>
+/// Options are validated when the queue is created (and at host start-up); an invalid value fails with a message that
+/// names the setting and the value.
+/// </remarks>
+public sealed class WorkQueueOptions
+{
+    /// <summary>
+    /// The name of the queue that <c>IWorkQueue</c> resolves to.
+    /// </summary>
+    public const string DefaultQueueName = "default";
+
+    /// <summary>
+    /// Gets or sets the most jobs the queue holds waiting to start.
+    /// </summary>
+    /// <value>The default value is 10,000.</value>
+    [Range(1, int.MaxValue)]
+    public int Capacity { get; set; } = 10_000;
+
+    /// <summary>
+    /// Gets or sets what happens to a job enqueued while the queue is full.
+    /// </summary>
+    /// <value>The default value is <see cref="QueueFullMode.Wait"/>.</value>
+    [EnumDataType(typeof(QueueFullMode))]
+    public QueueFullMode FullMode { get; set; } = QueueFullMode.Wait;
+
+    /// <summary>
+    /// Gets or sets the fewest workers the pool keeps in automatic mode.
+    /// </summary>
+    /// <value>The default value is 1.</value>
+    [Range(1, 1024)]
+    public int MinWorkers { get; set; } = 1;
+
+    /// <summary>
+    /// Gets or sets the most workers the pool may run: the hard cap on jobs in flight for this queue.
+    /// </summary>
+    /// <value>The default value is 16.</value>
+    [Range(1, 1024)]
+    public int MaxWorkers { get; set; } = 16;
+
+    /// <summary>
+    /// Gets or sets how long a worker above <see cref="MinWorkers"/> stays idle before it retires (automatic mode only).
+    /// </summary>
+    /// <value>The default value is 30 seconds.</value>
+    [Range(typeof(TimeSpan), "00:00:00.001", "1.00:00:00")]
+    public TimeSpan IdleTimeout { get; set; } = TimeSpan.FromSeconds(30);
+
+    /// <summary>
+    /// Gets or sets how long one attempt of a job may run before its cancellation token is cancelled, or
+    /// <see langword="null"/> for no limit. A job that ends by throwing after the timeout counts as timed out.
+    /// </summary>
+    /// <value>The default value is <see langword="null"/>.</value>
+    public TimeSpan? JobTimeout { get; set; }
+
+    /// <summary>
+    /// Gets or sets how long <c>EnqueueAsync</c> waits for space in <see cref="QueueFullMode.Wait"/> mode before it
+    /// throws <see cref="JobRejectedException"/>, or <see cref="Timeout.InfiniteTimeSpan"/> to wait until the caller cancels.
+    /// </summary>
+    /// <value>The default value is <see cref="Timeout.InfiniteTimeSpan"/>.</value>
+    public TimeSpan EnqueueTimeout { get; set; } = Timeout.InfiniteTimeSpan;
+
+    /// <summary>
+    /// Gets or sets how long, after the shutdown deadline has cancelled the running jobs, the queue waits for them to
+    /// return before it reports them as still running.
+    /// </summary>
+    /// <value>The default value is 2 seconds.</value>
+    [Range(typeof(TimeSpan), "00:00:00", "00:10:00")]
+    public TimeSpan ShutdownGracePeriod { get; set; } = TimeSpan.FromSeconds(2);
+
+    /// <summary>
+    /// Gets or sets how many dead-lettered jobs the queue keeps in memory; older ones are evicted but still counted.
+    /// </summary>
+    /// <value>The default value is 100.</value>
+    [Range(0, 1_000_000)]
+    public int DeadLetterCapacity { get; set; } = 100;
+
+    /// <summary>
+    /// Gets the retry policy for failed jobs.
+    /// </summary>
+    [ValidateObjectMembers]
+    public RetryOptions Retry { get; } = new();
+
+    /// <summary>
+    /// Gets the autoscaling policy.
+    /// </summary>
+    [ValidateObjectMembers]
+    public AutoScaleOptions AutoScale { get; } = new();
+
+    /// <summary>
+    /// Gets or sets a callback invoked (on the enqueuing thread, outside any lock) for each job dropped by
+    /// <see cref="QueueFullMode.DropOldest"/>. Exceptions it throws are logged and ignored.
+    /// </summary>
+    /// <value>The default value is <see langword="null"/>.</value>
+    public Action<JobInfo>? OnJobDropped { get; set; }
+
+    /// <summary>
+    /// Gets or sets a callback invoked (on the worker) for each job that failed its last attempt.
+    /// Exceptions it throws are logged and ignored.
+    /// </summary>
+    /// <value>The default value is <see langword="null"/>.</value>
+    public Action<DeadLetteredJob>? OnJobDeadLettered { get; set; }
+}

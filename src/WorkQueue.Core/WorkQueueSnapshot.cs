@@ -1,0 +1,53 @@
+namespace WorkQueue;
+
+/// <summary>
+/// A point-in-time view of one queue: its backlog, its workers, its totals and its recent latencies.
+/// </summary>
+/// <remarks>Fields are read one after another without a lock, so under load they may be a few jobs apart.</remarks>
+public sealed record WorkQueueSnapshot
+{
+    /// <summary>Gets the queue's name.</summary>
+    public required string Name { get; init; }
+
+    /// <summary>Gets the number of jobs waiting to start.</summary>
+    public required int Depth { get; init; }
+
+    /// <summary>Gets the most jobs the queue holds.</summary>
+    public required int Capacity { get; init; }
+
+    /// <summary>Gets what happens to a job enqueued while the queue is full.</summary>
+    public required QueueFullMode FullMode { get; init; }
+
+    /// <summary>Gets the number of worker threads alive now.</summary>
+    public required int Workers { get; init; }
+
+    /// <summary>Gets the number of workers running a job now.</summary>
+    public required int BusyWorkers { get; init; }
+
+    /// <summary>Gets the number of workers the pool is heading for.</summary>
+    public required int TargetWorkers { get; init; }
+
+    /// <summary>Gets the fewest workers kept in automatic mode.</summary>
+    public required int MinWorkers { get; init; }
+
+    /// <summary>Gets the most workers the pool may run.</summary>
+    public required int MaxWorkers { get; init; }
+
+    /// <summary>Gets who decides the worker count.</summary>
+    public required WorkerMode Mode { get; init; }
+
+    /// <summary>Gets a value indicating whether workers are paused (jobs are accepted but not started).</summary>
+    public required bool IsPaused { get; init; }
+
+    /// <summary>Gets a value indicating whether the queue still accepts jobs.</summary>
+    public required bool IsAccepting { get; init; }
+
+    /// <summary>Gets the running totals since the queue was created.</summary>
+    public required WorkQueueTotals Totals { get; init; }
+
+    /// <summary>Gets percentiles of how long recent jobs waited between enqueue and start.</summary>
+    public required LatencySummary QueueWait { get; init; }
+
+    /// <summary>Gets percentiles of how long recent job attempts ran.</summary>
+    public required LatencySummary RunTime { get; init; }
+}

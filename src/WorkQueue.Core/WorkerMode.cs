@@ -1,0 +1,13 @@
+namespace WorkQueue;
+
+/// <summary>
+/// Specifies who decides how many workers a queue runs.
+/// </summary>
+public enum WorkerMode
+{
+    /// <summary>The autoscaler adds workers under backlog and idle workers retire, within the configured limits.</summary>
+    Auto,
+
+    /// <summary>A count set with <see cref="IWorkQueue.SetWorkerCount(int)"/> holds until <see cref="IWorkQueue.UseAutoScaling"/> is called.</summary>
+    Manual,
+}

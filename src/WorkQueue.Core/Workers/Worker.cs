@@ -1,0 +1,220 @@
+using System.Threading.Channels;
+using WorkQueue.Internal;
+
+namespace WorkQueue.Workers;
+
+/// <summary>
+/// One dedicated worker thread. It takes jobs from the channel with <c>TryRead</c>; when the channel is empty it either
+/// leads (waits in <c>WaitToReadAsync</c>, the only worker that does) or follows (parks until the pool signals it).
+/// One waiting reader means an enqueue wakes one thread, not every idle worker.
+/// </summary>
+internal sealed class Worker
+{
+    private const int Idle = 0;
+    private const int Running = 1;
+    private const int Claimed = 2;
+
+    private readonly WorkerPool _pool;
+    private readonly Thread _thread;
+    private CancellationTokenSource _waitCts = new();
+    private CancellationTokenSource _jobCts = new();
+    private int _jobState;
+    private int _cancelReason;
+    private WorkItem _current;
+
+    public Worker(WorkerPool pool, string name)
+    {
+        _pool = pool;
+        _thread = new Thread(ThreadMain) { IsBackground = true, Name = name };
+        Context.Attach(_thread);
+    }
+
+    public string Name => _thread.Name!;
+
+    public WorkerSynchronizationContext Context { get; } = new();
+
+    /// <summary>Gets why the current job's token was cancelled, if it was.</summary>
+    public JobCancelReason CancelReason => (JobCancelReason)Volatile.Read(ref _cancelReason);
+
+    public void Start() => _thread.Start();
+
+    public void Signal() => Context.Signal();
+
+    /// <summary>Marks a job as running and returns the token it runs with.</summary>
+    public CancellationToken BeginJob(in WorkItem item, TimeSpan? timeout, bool abandoning)
+    {
+        if (!_jobCts.TryReset())
+        {
+            _jobCts.Dispose();
+            _jobCts = new CancellationTokenSource();
+        }
+
+        _cancelReason = (int)JobCancelReason.None;
+        _current = item;
+
+        // Publish Running before reading the shutdown flag; the shutdown sets its flag before scanning workers, so one
+        // of the two sees the other (both are full fences).
+        Interlocked.Exchange(ref _jobState, Running);
+        if (abandoning || _pool.IsAbandoning)
+        {
+            CancelForShutdown();
+        }
+        else if (timeout is { } limit)
+        {
+            _jobCts.CancelAfter(limit);
+        }
+
+        return _jobCts.Token;
+    }
+
+    /// <summary>Ends the current job; <see langword="false"/> when the shutdown already reported it as still running.</summary>
+    public bool EndJob()
+    {
+        if (Interlocked.CompareExchange(ref _jobState, Idle, Running) == Running)
+        {
+            return true;
+        }
+
+        Volatile.Write(ref _jobState, Idle);
+        return false;
+    }
+
+    /// <summary>Cancels the running job's token because the shutdown deadline passed.</summary>
+    public void CancelForShutdown()
+    {
+        if (Volatile.Read(ref _jobState) != Running)
+        {
+            return;
+        }
+
+        Volatile.Write(ref _cancelReason, (int)JobCancelReason.Shutdown);
+        try
+        {
+            _jobCts.Cancel();
+        }
+        catch (ObjectDisposedException)
+        {
+            // The job ended and the worker replaced its token source in the meantime.
+        }
+        catch (AggregateException)
+        {
+            // A job's own cancellation callback threw; the job still gets its chance to end.
+        }
+    }
+
+    /// <summary>Takes the running job away from the worker so the shutdown can report it as still running.</summary>
+    public bool TryClaimStillRunning(out WorkItem item)
+    {
+        item = _current;
+        return Interlocked.CompareExchange(ref _jobState, Claimed, Running) == Running;
+    }
+
+    private void ThreadMain()
+    {
+        SynchronizationContext.SetSynchronizationContext(Context);
+        try
+        {
+            Run();
+        }
+        catch (Exception ex)
+        {
+            // Job exceptions never get here (the queue catches them); this is a bug in the worker loop itself.
+            _pool.OnWorkerFaulted(this, ex);
+        }
+        finally
+        {
+            Context.Close();
+            _jobCts.Dispose();
+            _waitCts.Dispose();
+            _pool.OnWorkerExited(this);
+        }
+    }
+
+    private void Run()
+    {
+        var reader = _pool.Reader;
+        while (true)
+        {
+            if (_pool.TryRetire(this, idleTimedOut: false))
+            {
+                return;
+            }
+
+            if (!_pool.IsPaused && reader.TryRead(out var item))
+            {
+                _pool.OnItemTaken();
+
+                // A job may have replaced the context; every job starts on this worker's own.
+                SynchronizationContext.SetSynchronizationContext(Context);
+                _pool.Execute(item, this);
+                continue;
+            }
+
+            if (reader.Completion.IsCompleted)
+            {
+                return;
+            }
+
+            switch (_pool.Park(this))
+            {
+                case ParkRole.Leader:
+                    bool open = WaitAsLeader(reader);
+                    _pool.Resign(this);
+                    if (!open)
+                    {
+                        return;
+                    }
+
+                    break;
+
+                case ParkRole.Follower:
+                    bool signaled = Context.WaitForSignal(_pool.FollowerTimeoutMilliseconds);
+                    _pool.Unpark(this);
+                    if (!signaled && _pool.TryRetire(this, idleTimedOut: true))
+                    {
+                        return;
+                    }
+
+                    break;
+
+                default:
+                    return;
+            }
+        }
+    }
+
+    /// <returns><see langword="false"/> when the channel is completed and empty.</returns>
+    private bool WaitAsLeader(ChannelReader<WorkItem> reader)
+    {
+        if (!_waitCts.TryReset())
+        {
+            _waitCts.Dispose();
+            _waitCts = new CancellationTokenSource();
+        }
+
+        // The channel completes this wait by posting to the captured context (this worker's), straight from the
+        // writing thread: waking a worker never needs a thread-pool thread.
+        var wait = reader.WaitToReadAsync(_waitCts.Token);
+        if (!wait.IsCompleted)
+        {
+            wait.GetAwaiter().UnsafeOnCompleted(Context.SignalAction);
+            while (!wait.IsCompleted)
+            {
+                Context.WaitForSignal(Timeout.Infinite);
+                if (!wait.IsCompleted && _pool.LeaderShouldStandDown(this))
+                {
+                    _waitCts.Cancel();
+                }
+            }
+        }
+
+        try
+        {
+            return wait.GetAwaiter().GetResult();
+        }
+        catch (OperationCanceledException) when (_waitCts.IsCancellationRequested)
+        {
+            return true;
+        }
+    }
+}

@@ -1,0 +1,27 @@
+namespace WorkQueue.Core.Tests.TestSupport;
+
+/// <summary>Completes a task when <see cref="Signal"/> has been called a given number of times.</summary>
+internal sealed class CountdownSignal
+{
+    private readonly TaskCompletionSource _done = new(TaskCreationOptions.RunContinuationsAsynchronously);
+    private int _remaining;
+
+    public CountdownSignal(int count)
+    {
+        _remaining = count;
+        if (count == 0)
+        {
+            _done.SetResult();
+        }
+    }
+
+    public Task Task => _done.Task;
+
+    public void Signal()
+    {
+        if (Interlocked.Decrement(ref _remaining) == 0)
+        {
+            _done.TrySetResult();
+        }
+    }
+}
