@@ -9,7 +9,8 @@ namespace WorkQueue.Workers;
 internal sealed class WorkerSynchronizationContext : SynchronizationContext
 {
     private readonly object _gate = new();
-    private readonly Queue<(SendOrPostCallback Callback, object? State)> _posted = new();
+    // Pre-sized: the enqueuing thread posts the wake-up continuation here, and must not pay for the queue's first growth.
+    private readonly Queue<(SendOrPostCallback Callback, object? State)> _posted = new(capacity: 16);
     private readonly Action _signal;
     private Thread? _owner;
     private bool _signaled;

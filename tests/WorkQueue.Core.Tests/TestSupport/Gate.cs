@@ -39,6 +39,27 @@ internal sealed class Gate : IDisposable
         }
     }
 
+    /// <summary>Blocks the calling thread until <paramref name="count"/> jobs have entered, without needing the thread pool.</summary>
+    public bool WaitEntered(int count, TimeSpan timeout)
+    {
+        var deadline = DateTime.UtcNow + timeout;
+        lock (_lock)
+        {
+            while (_entered < count)
+            {
+                var remaining = deadline - DateTime.UtcNow;
+                if (remaining <= TimeSpan.Zero)
+                {
+                    return false;
+                }
+
+                Monitor.Wait(_lock, remaining);
+            }
+
+            return true;
+        }
+    }
+
     public void Open() => _open.Set();
 
     public void Dispose()
@@ -53,6 +74,7 @@ internal sealed class Gate : IDisposable
             _inside++;
             _entered++;
             _maxInside = Math.Max(_maxInside, _inside);
+            Monitor.PulseAll(_lock);
             foreach (var waiter in _waiters.Where(w => w.Target <= _entered).ToList())
             {
                 waiter.Signal.TrySetResult();

@@ -1,0 +1,183 @@
+using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.Hosting;
+using Microsoft.Extensions.Options;
+using WorkQueue.Core.Tests.TestSupport;
+
+namespace WorkQueue.Core.Tests.DependencyInjection;
+
+public sealed class WorkQueueServiceCollectionExtensionsTests
+{
+    [Fact]
+    public void AddWorkQueue_CalledTwice_RegistersEachServiceOnce()
+    {
+        var services = new ServiceCollection();
+
+        services.AddWorkQueue();
+        services.AddWorkQueue();
+
+        Assert.Single(services, d => d.ServiceType == typeof(IWorkQueueProvider));
+        Assert.Single(services, d => d.ServiceType == typeof(IWorkQueue) && !d.IsKeyedService);
+        Assert.Single(services, d => d.ServiceType == typeof(IHostedService));
+        Assert.Equal(2, services.Count(d => d.ServiceType == typeof(IValidateOptions<WorkQueueOptions>)));
+        Assert.All(
+            services.Where(d => d.ServiceType == typeof(IWorkQueueProvider) || d.ServiceType == typeof(IWorkQueue)),
+            d => Assert.Equal(ServiceLifetime.Singleton, d.Lifetime));
+    }
+
+    [Fact]
+    public async Task AddQueue_NamedQueues_AreSeparateBulkheads()
+    {
+        await using var harness = QueueHarness.Start(
+            o => { o.MinWorkers = 1; o.MaxWorkers = 1; },
+            queues => queues.AddQueue("io", o => { o.MinWorkers = 1; o.MaxWorkers = 1; o.AutoScale.Enabled = false; }));
+        using var gate = new Gate();
+        var io = harness.Services.GetRequiredKeyedService<IWorkQueue>("io");
+        Assert.Same(io, harness.Provider.GetQueue("IO"));
+        for (int i = 0; i < 5; i++)
+        {
+            Assert.True(io.TryEnqueue(gate.Block));
+        }
+
+        await Wait.ForAsync(gate.EnteredAsync(1), "the io queue to be jammed");
+        var fastDone = new CountdownSignal(50);
+        for (int i = 0; i < 50; i++)
+        {
+            Assert.True(harness.Queue.TryEnqueue(_ => fastDone.Signal()));
+        }
+
+        await Wait.ForAsync(fastDone.Task, "the default queue's jobs while io is jammed");
+        Assert.Equal(4, io.GetSnapshot().Depth);
+        Assert.Equal(2, harness.Provider.Queues.Count);
+        gate.Open();
+    }
+
+    [Fact]
+    public async Task GetQueue_UnknownName_ThrowsArgumentExceptionNamingIt()
+    {
+        await using var harness = QueueHarness.Start();
+
+        var ex = Assert.Throws<ArgumentException>(() => harness.Provider.GetQueue("nope"));
+
+        Assert.Equal("name", ex.ParamName);
+        Assert.Contains("'nope'", ex.Message);
+        Assert.False(harness.Provider.TryGetQueue("nope", out _));
+    }
+
+    [Theory]
+    [InlineData(5, 2, "MinWorkers (5) must be less than or equal to MaxWorkers (2)")]
+    [InlineData(0, 2, "MinWorkers")]
+    public void Options_InvalidWorkerLimits_FailWithMessageNamingSetting(int min, int max, string expected)
+    {
+        var services = new ServiceCollection().AddLogging();
+        services.AddWorkQueue(o => { o.MinWorkers = min; o.MaxWorkers = max; });
+        using var provider = services.BuildServiceProvider();
+
+        var ex = Assert.Throws<OptionsValidationException>(() => provider.GetRequiredService<IWorkQueue>());
+
+        Assert.Contains(expected, ex.Message);
+    }
+
+    [Fact]
+    public void Options_ZeroCapacity_FailsNamingCapacity()
+    {
+        var services = new ServiceCollection().AddLogging();
+        services.AddWorkQueue(o => o.Capacity = 0);
+        using var provider = services.BuildServiceProvider();
+
+        var ex = Assert.Throws<OptionsValidationException>(() => provider.GetRequiredService<IWorkQueueProvider>());
+
+        Assert.Contains("Capacity", ex.Message);
+    }
+
+    [Fact]
+    public async Task Host_InvalidOptions_FailsAtStartup()
+    {
+        var builder = Host.CreateApplicationBuilder();
+        builder.Services.AddWorkQueue().AddQueue("bad", o => o.Retry.BaseDelay = TimeSpan.FromMinutes(2));
+        using var host = builder.Build();
+
+        var ex = await Assert.ThrowsAsync<OptionsValidationException>(() => host.StartAsync());
+
+        Assert.Contains("Retry.BaseDelay (00:02:00) must be less than or equal to Retry.MaxDelay (00:01:00)", ex.Message);
+    }
+
+    [Fact]
+    public async Task Host_StartAndStop_StartsWorkersAndDrainsQueue()
+    {
+        var builder = Host.CreateApplicationBuilder();
+        builder.Services.AddWorkQueue(o => o.MinWorkers = 2);
+        using var host = builder.Build();
+        var queue = host.Services.GetRequiredService<IWorkQueue>();
+        int ran = 0;
+        for (int i = 0; i < 100; i++)
+        {
+            Assert.True(queue.TryEnqueue(_ => Interlocked.Increment(ref ran)));
+        }
+
+        await host.StartAsync();
+        Assert.Equal(2, queue.GetSnapshot().Workers);
+        await host.StopAsync();
+
+        Assert.Equal(100, ran);
+        Assert.False(queue.GetSnapshot().IsAccepting);
+    }
+
+    [Fact]
+    public async Task TryEnqueue_ScopedHandler_ResolvesFreshScopePerJobAndDisposesIt()
+    {
+        var seen = new List<ScopedDependency>();
+        var done = new CountdownSignal(2);
+        await using var harness = QueueHarness.Start(
+            o => { o.MinWorkers = 1; o.MaxWorkers = 1; },
+            addServices: s => s.AddScoped<ScopedDependency>().AddScoped<RecordingScopedHandler>().AddSingleton(seen).AddSingleton(done));
+
+        Assert.True(harness.Queue.TryEnqueue<RecordingScopedHandler, string>("a"));
+        Assert.True(harness.Queue.TryEnqueue<RecordingScopedHandler, string>("b"));
+
+        await Wait.ForAsync(done.Task, "two scoped jobs");
+        await Wait.UntilAsync(() => seen.All(d => d.Disposed), "both scopes are disposed");
+        Assert.Equal(2, seen.Count);
+        Assert.NotSame(seen[0], seen[1]);
+    }
+
+    [Fact]
+    public async Task TryEnqueue_UnregisteredHandlerType_IsCreatedWithItsDependencies()
+    {
+        var done = new CountdownSignal(1);
+        await using var harness = QueueHarness.Start(addServices: s => s.AddSingleton(done));
+
+        Assert.True(harness.Queue.TryEnqueue<UnregisteredHandler, int>(7));
+
+        await Wait.ForAsync(done.Task, "the unregistered handler");
+    }
+
+    internal sealed class ScopedDependency : IDisposable
+    {
+        public bool Disposed { get; private set; }
+
+        public void Dispose() => Disposed = true;
+    }
+
+    internal sealed class RecordingScopedHandler(ScopedDependency dependency, List<ScopedDependency> seen, CountdownSignal done) : IJobHandler<string>
+    {
+        public ValueTask ExecuteAsync(string payload, CancellationToken cancellationToken)
+        {
+            lock (seen)
+            {
+                seen.Add(dependency);
+            }
+
+            done.Signal();
+            return default;
+        }
+    }
+
+    internal sealed class UnregisteredHandler(CountdownSignal done) : IJobHandler<int>
+    {
+        public ValueTask ExecuteAsync(int payload, CancellationToken cancellationToken)
+        {
+            done.Signal();
+            return default;
+        }
+    }
+}

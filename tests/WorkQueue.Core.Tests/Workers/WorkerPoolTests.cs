@@ -1,0 +1,162 @@
+using WorkQueue.Core.Tests.TestSupport;
+
+namespace WorkQueue.Core.Tests.Workers;
+
+public sealed class WorkerPoolTests
+{
+    [Fact]
+    public async Task SetWorkerCount_GrowWhileBusy_StartsWorkersNow()
+    {
+        await using var harness = QueueHarness.Start(o => { o.MinWorkers = 1; o.MaxWorkers = 8; o.AutoScale.Enabled = false; });
+        using var gate = new Gate();
+        var queue = harness.Queue;
+        for (int i = 0; i < 6; i++)
+        {
+            Assert.True(queue.TryEnqueue(gate.Block));
+        }
+
+        await Wait.ForAsync(gate.EnteredAsync(1), "the first job");
+        queue.SetWorkerCount(4);
+
+        await Wait.ForAsync(gate.EnteredAsync(4), "four jobs running at once");
+        var snapshot = queue.GetSnapshot();
+        Assert.Equal((4, 4, WorkerMode.Manual), (snapshot.Workers, snapshot.BusyWorkers, snapshot.Mode));
+        Assert.Equal(4, gate.MaxInside);
+        gate.Open();
+    }
+
+    [Fact]
+    public async Task SetWorkerCount_ShrinkWhileBusy_RetiresWorkersAsTheirJobsEnd()
+    {
+        await using var harness = QueueHarness.Start(o => { o.MinWorkers = 4; o.MaxWorkers = 8; });
+        using var first = new Gate();
+        var queue = harness.Queue;
+        for (int i = 0; i < 4; i++)
+        {
+            Assert.True(queue.TryEnqueue(first.Block));
+        }
+
+        await Wait.ForAsync(first.EnteredAsync(4), "four busy workers");
+        queue.SetWorkerCount(1);
+        Assert.Equal(4, queue.GetSnapshot().Workers);
+
+        first.Open();
+        await Wait.UntilAsync(() => queue.GetSnapshot().Workers == 1, "three workers retire after their jobs");
+
+        using var second = new Gate();
+        second.Open();
+        var done = new CountdownSignal(20);
+        for (int i = 0; i < 20; i++)
+        {
+            Assert.True(queue.TryEnqueue(ct => { second.Block(ct); done.Signal(); }));
+        }
+
+        await Wait.ForAsync(done.Task, "20 jobs on one worker");
+        Assert.Equal(1, second.MaxInside);
+    }
+
+    [Theory]
+    [InlineData(0)]
+    [InlineData(-3)]
+    [InlineData(9)]
+    public async Task SetWorkerCount_OutOfRange_ThrowsNamingCount(int count)
+    {
+        await using var harness = QueueHarness.Start(o => o.MaxWorkers = 8);
+
+        var ex = Assert.Throws<ArgumentOutOfRangeException>(() => harness.Queue.SetWorkerCount(count));
+
+        Assert.Equal("count", ex.ParamName);
+        Assert.Equal(WorkerMode.Auto, harness.Queue.GetSnapshot().Mode);
+    }
+
+    [Fact]
+    public async Task SetWorkerCount_ManualCount_IsNotRetiredWhenIdle()
+    {
+        await using var harness = QueueHarness.Start(o => { o.MinWorkers = 1; o.MaxWorkers = 4; o.IdleTimeout = TimeSpan.FromMilliseconds(20); });
+        var queue = harness.Queue;
+
+        queue.SetWorkerCount(3);
+        await Wait.UntilAsync(() => queue.GetSnapshot().Workers == 3, "three workers start");
+
+        // Idle retirement would act after 20 ms; give it many times that, then check nothing retired.
+        var probe = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        await Task.Delay(300);
+        Assert.True(queue.TryEnqueue(_ => probe.SetResult()));
+        await Wait.ForAsync(probe.Task, "a probe job");
+        Assert.Equal(3, queue.GetSnapshot().Workers);
+    }
+
+    [Fact]
+    public async Task IdleTimeout_AutoMode_RetiresWorkersAboveMinimum()
+    {
+        await using var harness = QueueHarness.Start(o => { o.MinWorkers = 1; o.MaxWorkers = 4; o.IdleTimeout = TimeSpan.FromMilliseconds(50); });
+        var queue = harness.Queue;
+        queue.SetWorkerCount(4);
+        await Wait.UntilAsync(() => queue.GetSnapshot().Workers == 4, "four workers start");
+
+        queue.UseAutoScaling();
+
+        await Wait.UntilAsync(() => queue.GetSnapshot().Workers == 1, "idle workers retire down to MinWorkers");
+        var snapshot = queue.GetSnapshot();
+        Assert.Equal((WorkerMode.Auto, 1), (snapshot.Mode, snapshot.TargetWorkers));
+        var ran = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        Assert.True(queue.TryEnqueue(_ => ran.SetResult()));
+        await Wait.ForAsync(ran.Task, "a job after retirement");
+    }
+
+    [Fact]
+    public async Task Pause_JobsAcceptedButNotStarted_UntilResume()
+    {
+        await using var harness = QueueHarness.Start(o => { o.MinWorkers = 2; o.MaxWorkers = 2; });
+        var queue = harness.Queue;
+        queue.Pause();
+        var done = new CountdownSignal(10);
+        int started = 0;
+        for (int i = 0; i < 10; i++)
+        {
+            Assert.True(queue.TryEnqueue(_ => { Interlocked.Increment(ref started); done.Signal(); }));
+        }
+
+        // While paused the jobs must stay queued; this window only gives a wrongly started job time to show up.
+        await Task.Delay(200);
+        Assert.Equal(0, Volatile.Read(ref started));
+        Assert.True(queue.GetSnapshot().IsPaused);
+        Assert.Equal(10, queue.GetSnapshot().Depth);
+
+        queue.Resume();
+
+        await Wait.ForAsync(done.Task, "the ten jobs after resume");
+        Assert.False(queue.GetSnapshot().IsPaused);
+    }
+
+    [Fact]
+    public async Task Workers_AsyncJobs_NeverMoreInFlightThanWorkers()
+    {
+        await using var harness = QueueHarness.Start(o => { o.MinWorkers = 2; o.MaxWorkers = 2; });
+        int inside = 0, maxInside = 0;
+        var done = new CountdownSignal(30);
+        for (int i = 0; i < 30; i++)
+        {
+            Assert.True(harness.Queue.TryEnqueue(async ct =>
+            {
+                int now = Interlocked.Increment(ref inside);
+                InterlockedMax(ref maxInside, now);
+                await Task.Delay(5, ct);
+                await Task.Yield();
+                Interlocked.Decrement(ref inside);
+                done.Signal();
+            }));
+        }
+
+        await Wait.ForAsync(done.Task, "30 async jobs");
+        Assert.Equal(2, maxInside);
+    }
+
+    private static void InterlockedMax(ref int target, int value)
+    {
+        int current;
+        while (value > (current = Volatile.Read(ref target)) && Interlocked.CompareExchange(ref target, value, current) != current)
+        {
+        }
+    }
+}
