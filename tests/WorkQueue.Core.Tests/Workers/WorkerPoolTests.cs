@@ -152,6 +152,23 @@ public sealed class WorkerPoolTests
         Assert.Equal(2, maxInside);
     }
 
+    [Theory]
+    [InlineData(1)]
+    [InlineData(8)]
+    public async Task TryEnqueue_IdlePool_EveryLoneJobWakesAWorker(int workers)
+    {
+        // Each job arrives at an idle pool, so it is the leader hand-off alone that must wake a worker every time.
+        await using var harness = QueueHarness.Start(o => { o.MinWorkers = workers; o.MaxWorkers = workers; });
+        for (int i = 0; i < 2000; i++)
+        {
+            var ran = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+            Assert.True(harness.Queue.TryEnqueue(_ => ran.SetResult()));
+            await Wait.ForAsync(ran.Task, $"lone job {i}");
+        }
+
+        Assert.Equal(workers, harness.Queue.GetSnapshot().Workers);
+    }
+
     private static void InterlockedMax(ref int target, int value)
     {
         int current;

@@ -1,0 +1,196 @@
+using System.Collections.Concurrent;
+using WorkQueue.Core.Tests.TestSupport;
+using Xunit.Abstractions;
+
+namespace WorkQueue.Core.Tests.Queueing;
+
+/// <summary>
+/// Many producers, resizing and pausing while jobs run, throwing jobs with retries, and a shutdown that either drains or
+/// abandons: afterwards every accepted job must be accounted for exactly once, and no rejected job may ever run.
+/// </summary>
+public sealed class DefaultWorkQueueStressTests(ITestOutputHelper output)
+{
+    private const int Producers = 8;
+    private const int JobsPerProducer = 500;
+
+    public static TheoryData<int> Seeds()
+    {
+        var data = new TheoryData<int>();
+        for (int seed = 0; seed < 12; seed++)
+        {
+            data.Add(seed);
+        }
+
+        return data;
+    }
+
+    [Theory]
+    [MemberData(nameof(Seeds))]
+    public async Task ManyProducers_ResizingThrowingAndStopping_EveryAcceptedJobAccountedOnce(int seed)
+    {
+        var fullMode = (QueueFullMode)(seed % 3);
+        bool abandon = seed % 2 == 1;
+        var outcomes = new Outcomes();
+        await using var harness = QueueHarness.Start(o =>
+        {
+            o.Capacity = 64;
+            o.FullMode = fullMode;
+            o.MinWorkers = 1;
+            o.MaxWorkers = 8;
+            o.IdleTimeout = TimeSpan.FromMilliseconds(5);
+            o.AutoScale.TargetQueueWait = TimeSpan.FromMilliseconds(1);
+            o.AutoScale.ScaleUpCooldown = TimeSpan.Zero;
+            o.AutoScale.SampleInterval = TimeSpan.FromMilliseconds(10);
+            o.Retry.MaxAttempts = 2;
+            o.Retry.BaseDelay = TimeSpan.FromMilliseconds(1);
+            o.Retry.MaxDelay = TimeSpan.FromMilliseconds(2);
+            o.ShutdownGracePeriod = TimeSpan.FromSeconds(10);
+            o.OnJobDropped = job => outcomes.Record(outcomes.Dropped, ((StressJob)job.Payload!).Id);
+            o.OnJobDeadLettered = dead => outcomes.Record(outcomes.DeadLettered, ((StressJob)dead.Job.Payload!).Id);
+        });
+        var queue = harness.Queue;
+        var handler = new StressHandler(outcomes);
+        using var producing = new CancellationTokenSource();
+        var halfway = new CountdownSignal(Producers * JobsPerProducer / 2);
+
+        var resizer = Task.Run(async () =>
+        {
+            var random = new Random(seed);
+            while (!producing.IsCancellationRequested)
+            {
+                switch (random.Next(4))
+                {
+                    case 0: queue.SetWorkerCount(random.Next(1, 9)); break;
+                    case 1: queue.UseAutoScaling(); break;
+                    case 2: queue.Pause(); await Task.Yield(); queue.Resume(); break;
+                    default: await Task.Delay(1); break;
+                }
+            }
+
+            queue.Resume();
+        });
+
+        var producers = Enumerable.Range(0, Producers).Select(p => Task.Run(async () =>
+        {
+            var random = new Random(seed * 100 + p);
+            for (int i = 0; i < JobsPerProducer; i++)
+            {
+                var job = new StressJob(p * JobsPerProducer + i, Fail: random.Next(10) == 0, Async: random.Next(2) == 0);
+                bool accepted;
+                if (random.Next(2) == 0)
+                {
+                    accepted = queue.TryEnqueue(handler, job);
+                }
+                else
+                {
+                    try
+                    {
+                        using var timeout = new CancellationTokenSource(TimeSpan.FromMilliseconds(random.Next(1, 20)));
+                        await queue.EnqueueAsync(handler, job, timeout.Token);
+                        accepted = true;
+                    }
+                    catch (JobRejectedException)
+                    {
+                        accepted = false;
+                    }
+                    catch (OperationCanceledException)
+                    {
+                        accepted = false;
+                    }
+                }
+
+                (accepted ? outcomes.Accepted : outcomes.Rejected).TryAdd(job.Id, 0);
+                halfway.Signal();
+            }
+        })).ToArray();
+
+        // Abandoning seeds stop mid-production, racing the producers while the queue is full; draining seeds stop after.
+        ShutdownReport report;
+        if (abandon)
+        {
+            await Wait.ForAsync(halfway.Task, "half the jobs to be offered");
+            report = await Wait.ForAsync(queue.StopAsync(TimeSpan.Zero), "the stop");
+            await Wait.ForAsync(Task.WhenAll(producers), "the producers");
+        }
+        else
+        {
+            await Wait.ForAsync(Task.WhenAll(producers), "the producers");
+            report = await Wait.ForAsync(queue.StopAsync(Wait.Generous), "the stop");
+        }
+
+        producing.Cancel();
+        await Wait.ForAsync(resizer, "the resizer");
+        foreach (var abandoned in report.Abandoned)
+        {
+            outcomes.Record(outcomes.Abandoned, ((StressJob)abandoned.Job.Payload!).Id);
+        }
+
+        var totals = queue.GetSnapshot().Totals;
+        output.WriteLine($"seed {seed} ({fullMode}, {(abandon ? "abandon" : "drain")}): {totals}");
+        Assert.Equal(0, totals.InFlight);
+        Assert.Equal(outcomes.Accepted.Count, totals.Enqueued);
+        Assert.Equal(outcomes.Rejected.Count, totals.Rejected);
+        Assert.Equal(Producers * JobsPerProducer, totals.Enqueued + totals.Rejected);
+        Assert.Equal(totals.Enqueued, totals.Succeeded + totals.DeadLettered + totals.Dropped + totals.Abandoned);
+        if (!abandon)
+        {
+            Assert.True(totals.Succeeded > 0, $"seed {seed}: no job succeeded, so the run proves nothing");
+            Assert.True(report.Drained);
+            Assert.Empty(report.Abandoned);
+        }
+
+        foreach (var id in outcomes.Accepted.Keys)
+        {
+            int endings = outcomes.Count(outcomes.Succeeded, id) + outcomes.Count(outcomes.DeadLettered, id)
+                + outcomes.Count(outcomes.Dropped, id) + outcomes.Count(outcomes.Abandoned, id);
+            Assert.True(endings == 1, $"seed {seed}: accepted job {id} ended {endings} times");
+        }
+
+        foreach (var id in outcomes.Rejected.Keys)
+        {
+            Assert.True(outcomes.Count(outcomes.Runs, id) == 0, $"seed {seed}: rejected job {id} ran");
+        }
+    }
+
+    private sealed record StressJob(int Id, bool Fail, bool Async);
+
+    private sealed class Outcomes
+    {
+        public ConcurrentDictionary<int, byte> Accepted { get; } = new();
+
+        public ConcurrentDictionary<int, byte> Rejected { get; } = new();
+
+        public ConcurrentDictionary<int, int> Runs { get; } = new();
+
+        public ConcurrentDictionary<int, int> Succeeded { get; } = new();
+
+        public ConcurrentDictionary<int, int> DeadLettered { get; } = new();
+
+        public ConcurrentDictionary<int, int> Dropped { get; } = new();
+
+        public ConcurrentDictionary<int, int> Abandoned { get; } = new();
+
+        public void Record(ConcurrentDictionary<int, int> outcome, int id) => outcome.AddOrUpdate(id, 1, (_, n) => n + 1);
+
+        public int Count(ConcurrentDictionary<int, int> outcome, int id) => outcome.GetValueOrDefault(id);
+    }
+
+    private sealed class StressHandler(Outcomes outcomes) : IJobHandler<StressJob>
+    {
+        public async ValueTask ExecuteAsync(StressJob payload, CancellationToken cancellationToken)
+        {
+            outcomes.Record(outcomes.Runs, payload.Id);
+            if (payload.Async)
+            {
+                await Task.Yield();
+            }
+
+            if (payload.Fail)
+            {
+                throw new InvalidOperationException($"job {payload.Id} fails");
+            }
+
+            outcomes.Record(outcomes.Succeeded, payload.Id);
+        }
+    }
+}
