@@ -17,8 +17,10 @@ public static class WorkQueueServiceCollectionExtensions
 {
     /// <summary>
     /// Adds WorkQueue with its default queue (<see cref="WorkQueueOptions.DefaultQueueName"/>), resolvable as
-    /// <see cref="IWorkQueue"/>. In a .NET Generic Host (ASP.NET Core included) the queues start before the server takes
-    /// traffic and drain when the host stops. Calling it again adds nothing twice.
+    /// <see cref="IWorkQueue"/>. The queues' workers start when the queues are first resolved; in a .NET Generic Host
+    /// (ASP.NET Core included) that happens before the server takes traffic, and the queues drain when the host stops
+    /// (without a host, call <see cref="IWorkQueue.StopAsync(TimeSpan, CancellationToken)"/>). Calling it again adds
+    /// nothing twice.
     /// </summary>
     /// <param name="services">The service collection.</param>
     /// <param name="configureDefaultQueue">Configures the default queue's options.</param>

@@ -4,7 +4,8 @@ using WorkQueue.Queueing;
 namespace WorkQueue.Hosting;
 
 /// <summary>
-/// Starts the queues before any hosted service's <c>StartAsync</c> (so before the web server takes traffic), and drains
+/// Makes sure the queues exist (and so have started) before any hosted service's <c>StartAsync</c>, so before the web
+/// server takes traffic, and drains
 /// them after every hosted service has stopped (so after the server stopped taking requests), within the host's
 /// shutdown timeout.
 /// </summary>

@@ -7,7 +7,7 @@ using WorkQueue.Telemetry;
 
 namespace WorkQueue.Queueing;
 
-/// <summary>Creates every registered queue (validating its options) and starts and stops them together.</summary>
+/// <summary>Creates and starts every registered queue (validating its options), and stops them together.</summary>
 internal sealed class WorkQueueProvider : IWorkQueueProvider, IAsyncDisposable
 {
     private readonly Dictionary<string, DefaultWorkQueue> _queues = new(StringComparer.OrdinalIgnoreCase);
@@ -27,6 +27,10 @@ internal sealed class WorkQueueProvider : IWorkQueueProvider, IAsyncDisposable
         }
 
         Queues = [.. _queues.Values];
+
+        // Workers start as soon as the queues exist, so plain DI (no host) works too. Under a host, the hosted service
+        // is what first resolves this provider, in StartingAsync: before any server takes traffic.
+        StartAll();
     }
 
     public IReadOnlyCollection<IWorkQueue> Queues { get; }

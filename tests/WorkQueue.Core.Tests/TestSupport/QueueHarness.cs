@@ -3,7 +3,7 @@ using WorkQueue.Queueing;
 
 namespace WorkQueue.Core.Tests.TestSupport;
 
-/// <summary>Builds a service provider with WorkQueue registered the way an app does, and starts the queues.</summary>
+/// <summary>Builds a service provider with WorkQueue registered the way an app does; resolving it starts the queues.</summary>
 internal sealed class QueueHarness : IAsyncDisposable
 {
     private QueueHarness(ServiceProvider services)
@@ -22,21 +22,14 @@ internal sealed class QueueHarness : IAsyncDisposable
     public static QueueHarness Start(
         Action<WorkQueueOptions>? configure = null,
         Action<IWorkQueueBuilder>? addQueues = null,
-        Action<IServiceCollection>? addServices = null,
-        bool start = true)
+        Action<IServiceCollection>? addServices = null)
     {
         var services = new ServiceCollection();
         services.AddLogging();
         addServices?.Invoke(services);
         var builder = services.AddWorkQueue(configure);
         addQueues?.Invoke(builder);
-        var harness = new QueueHarness(services.BuildServiceProvider(validateScopes: true));
-        if (start)
-        {
-            harness.Provider.StartAll();
-        }
-
-        return harness;
+        return new QueueHarness(services.BuildServiceProvider(validateScopes: true));
     }
 
     public async ValueTask DisposeAsync()
