@@ -4,6 +4,7 @@ using Microsoft.Extensions.Options;
 using WorkQueue;
 using WorkQueue.DependencyInjection;
 using WorkQueue.Hosting;
+using WorkQueue.Internal;
 using WorkQueue.Queueing;
 using WorkQueue.Telemetry;
 using WorkQueue.Validation;
@@ -22,6 +23,11 @@ public static class WorkQueueServiceCollectionExtensions
     /// (without a host, call <see cref="IWorkQueue.StopAsync(TimeSpan, CancellationToken)"/>). Calling it again adds
     /// nothing twice.
     /// </summary>
+    /// <remarks>
+    /// When the container has an <c>IConfiguration</c> (any host does), each section under <c>WorkQueue:Queues</c>
+    /// declares a queue by its key (<c>WorkQueue:Queues:default:MaxWorkers=8</c>), and configured values override the
+    /// ones set in code. Queues declared only in configuration are reached through <see cref="IWorkQueueProvider"/>.
+    /// </remarks>
     /// <param name="services">The service collection.</param>
     /// <param name="configureDefaultQueue">Configures the default queue's options.</param>
     /// <returns>A builder for adding named queues.</returns>
@@ -39,6 +45,8 @@ public static class WorkQueueServiceCollectionExtensions
         services.TryAddEnumerable(ServiceDescriptor.Singleton<IHostedService, WorkQueueHostedService>());
         services.TryAddEnumerable(ServiceDescriptor.Singleton<IValidateOptions<WorkQueueOptions>, WorkQueueOptionsValidator>());
         services.TryAddEnumerable(ServiceDescriptor.Singleton<IValidateOptions<WorkQueueOptions>, WorkQueueOptionsRulesValidator>());
+        services.TryAddEnumerable(ServiceDescriptor.Singleton<IPostConfigureOptions<WorkQueueOptions>, WorkQueueConfiguration>());
+        services.TryAddEnumerable(ServiceDescriptor.Singleton<IConfigureOptions<WorkQueueRegistry>, WorkQueueConfiguration>());
 
         return new WorkQueueBuilder(services).AddQueue(WorkQueueOptions.DefaultQueueName, configureDefaultQueue);
     }

@@ -1,4 +1,4 @@
-namespace WorkQueue.Core.Tests.TestSupport;
+namespace WorkQueue.Testing;
 
 /// <summary>Waits on signals with generous timeouts; a timeout fails the test instead of hanging it.</summary>
 internal static class Wait

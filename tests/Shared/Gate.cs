@@ -1,4 +1,4 @@
-namespace WorkQueue.Core.Tests.TestSupport;
+namespace WorkQueue.Testing;
 
 /// <summary>
 /// A job that blocks its worker until the test opens the gate, and tells the test when each job entered, and how many

@@ -1,0 +1,152 @@
+using System.Text.Json;
+using Microsoft.AspNetCore.Http;
+using Microsoft.AspNetCore.Http.HttpResults;
+
+namespace WorkQueue.AspNetCore.Admin;
+
+/// <summary>The admin route handlers.</summary>
+internal static class AdminEndpoints
+{
+    public static Ok<QueueState[]> GetAll(IWorkQueueProvider queues) =>
+        TypedResults.Ok(queues.Queues.Select(q => AdminResponses.FromSnapshot(q.GetSnapshot())).ToArray());
+
+    public static Results<Ok<QueueState>, ProblemHttpResult> GetOne(string queue, IWorkQueueProvider queues) =>
+        queues.TryGetQueue(queue, out var q) ? TypedResults.Ok(AdminResponses.FromSnapshot(q.GetSnapshot())) : UnknownQueue(queue);
+
+    public static Results<Ok<DepthState>, ProblemHttpResult> GetDepth(string queue, IWorkQueueProvider queues)
+    {
+        if (!queues.TryGetQueue(queue, out var q))
+        {
+            return UnknownQueue(queue);
+        }
+
+        var snapshot = q.GetSnapshot();
+        return TypedResults.Ok(new DepthState(q.Name, snapshot.Depth, snapshot.Capacity));
+    }
+
+    public static Results<Ok<WorkersState>, ProblemHttpResult> GetWorkers(string queue, IWorkQueueProvider queues) =>
+        queues.TryGetQueue(queue, out var q) ? TypedResults.Ok(AdminResponses.WorkersFrom(q.GetSnapshot())) : UnknownQueue(queue);
+
+    public static async Task<Results<Ok<WorkersState>, ValidationProblem, ProblemHttpResult>> PutWorkers(string queue, HttpRequest request, IWorkQueueProvider queues)
+    {
+        if (!queues.TryGetQueue(queue, out var q))
+        {
+            return UnknownQueue(queue);
+        }
+
+        using var buffer = new MemoryStream();
+        await request.Body.CopyToAsync(buffer, request.HttpContext.RequestAborted).ConfigureAwait(false);
+        if (buffer.Length == 0 || buffer.ToArray().All(b => b is (byte)' ' or (byte)'\t' or (byte)'\r' or (byte)'\n'))
+        {
+            return Invalid("body", "A JSON body is required: {\"count\": n} or {\"mode\": \"auto\"}.");
+        }
+
+        JsonElement body;
+        try
+        {
+            using var document = JsonDocument.Parse(buffer.ToArray());
+            body = document.RootElement.Clone();
+        }
+        catch (JsonException ex)
+        {
+            return Invalid("body", $"The body is not valid JSON: {ex.Message}");
+        }
+
+        if (body.ValueKind != JsonValueKind.Object)
+        {
+            return Invalid("body", "The body must be a JSON object: {\"count\": n} or {\"mode\": \"auto\"}.");
+        }
+
+        bool hasCount = TryGetProperty(body, "count", out var count);
+        bool hasMode = TryGetProperty(body, "mode", out var mode);
+        int max = q.GetSnapshot().MaxWorkers;
+        if (hasMode)
+        {
+            string? modeText = mode.ValueKind == JsonValueKind.String ? mode.GetString() : null;
+            if (string.Equals(modeText, "auto", StringComparison.OrdinalIgnoreCase))
+            {
+                if (hasCount)
+                {
+                    return Invalid("count", "\"count\" cannot be combined with \"mode\": \"auto\"; the autoscaler decides the count.");
+                }
+
+                q.UseAutoScaling();
+                return TypedResults.Ok(AdminResponses.WorkersFrom(q.GetSnapshot()));
+            }
+
+            if (!string.Equals(modeText, "manual", StringComparison.OrdinalIgnoreCase))
+            {
+                return Invalid("mode", "\"mode\" must be \"auto\" or \"manual\".");
+            }
+
+            if (!hasCount)
+            {
+                return Invalid("count", "\"mode\": \"manual\" needs a \"count\".");
+            }
+        }
+
+        if (!hasCount)
+        {
+            return Invalid("body", "The body must contain \"count\" (a manual worker count) or \"mode\": \"auto\".");
+        }
+
+        if (count.ValueKind != JsonValueKind.Number || !count.TryGetInt32(out int n))
+        {
+            return Invalid("count", $"\"count\" must be an integer from 1 to {max}.");
+        }
+
+        if (n < 1 || n > max)
+        {
+            return Invalid("count", $"\"count\" must be from 1 to {max} (the queue's MaxWorkers); it was {n}.");
+        }
+
+        q.SetWorkerCount(n);
+        return TypedResults.Ok(AdminResponses.WorkersFrom(q.GetSnapshot()));
+    }
+
+    public static Results<Ok<PauseState>, ProblemHttpResult> Pause(string queue, IWorkQueueProvider queues)
+    {
+        if (!queues.TryGetQueue(queue, out var q))
+        {
+            return UnknownQueue(queue);
+        }
+
+        q.Pause();
+        return TypedResults.Ok(new PauseState(q.Name, Paused: true));
+    }
+
+    public static Results<Ok<PauseState>, ProblemHttpResult> Resume(string queue, IWorkQueueProvider queues)
+    {
+        if (!queues.TryGetQueue(queue, out var q))
+        {
+            return UnknownQueue(queue);
+        }
+
+        q.Resume();
+        return TypedResults.Ok(new PauseState(q.Name, Paused: false));
+    }
+
+    private static bool TryGetProperty(JsonElement body, string name, out JsonElement value)
+    {
+        foreach (var property in body.EnumerateObject())
+        {
+            if (string.Equals(property.Name, name, StringComparison.OrdinalIgnoreCase))
+            {
+                value = property.Value;
+                return true;
+            }
+        }
+
+        value = default;
+        return false;
+    }
+
+    private static ValidationProblem Invalid(string field, string message) =>
+        TypedResults.ValidationProblem(
+            new Dictionary<string, string[]> { [field] = [message] },
+            detail: message,
+            title: $"Invalid '{field}'.");
+
+    private static ProblemHttpResult UnknownQueue(string queue) =>
+        TypedResults.Problem(statusCode: StatusCodes.Status404NotFound, title: "Unknown queue", detail: $"No WorkQueue queue is named '{queue}'.");
+}

@@ -1,0 +1,53 @@
+namespace WorkQueue.AspNetCore.Admin;
+
+/// <summary>The JSON bodies of the admin endpoints (serialized camelCase).</summary>
+internal static class AdminResponses
+{
+    public static QueueState FromSnapshot(WorkQueueSnapshot s) => new(
+        s.Name,
+        s.Depth,
+        s.Capacity,
+        ToJson(s.FullMode),
+        WorkersFrom(s),
+        s.IsPaused,
+        s.IsAccepting,
+        s.Totals,
+        Latency.From(s.QueueWait),
+        Latency.From(s.RunTime));
+
+    public static WorkersState WorkersFrom(WorkQueueSnapshot s) =>
+        new(s.Name, s.Workers, s.BusyWorkers, s.TargetWorkers, s.MinWorkers, s.MaxWorkers, ToJson(s.Mode));
+
+    public static string ToJson(WorkerMode mode) => mode == WorkerMode.Manual ? "manual" : "auto";
+
+    private static string ToJson(QueueFullMode mode) => mode switch
+    {
+        QueueFullMode.Reject => "reject",
+        QueueFullMode.DropOldest => "dropOldest",
+        _ => "wait",
+    };
+}
+
+internal sealed record QueueState(
+    string Name,
+    int Depth,
+    int Capacity,
+    string FullMode,
+    WorkersState Workers,
+    bool Paused,
+    bool Accepting,
+    WorkQueueTotals Totals,
+    Latency QueueWaitMs,
+    Latency RunTimeMs);
+
+internal sealed record WorkersState(string Queue, int Current, int Busy, int Target, int Min, int Max, string Mode);
+
+internal sealed record DepthState(string Queue, int Depth, int Capacity);
+
+internal sealed record PauseState(string Queue, bool Paused);
+
+internal sealed record Latency(int Samples, double P50, double P95, double P99, double Max)
+{
+    public static Latency From(LatencySummary s) =>
+        new(s.Samples, s.P50.TotalMilliseconds, s.P95.TotalMilliseconds, s.P99.TotalMilliseconds, s.Max.TotalMilliseconds);
+}
