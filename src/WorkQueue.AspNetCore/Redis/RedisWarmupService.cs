@@ -115,7 +115,9 @@ internal sealed partial class RedisWarmupService : IHostedLifecycleService, IDis
         timeout.CancelAfter(_options.Timeout);
         try
         {
-            var multiplexer = await _connection.ConnectAsync(abortOnConnectFail).WaitAsync(timeout.Token).ConfigureAwait(false);
+            // The connect is bounded by StackExchange.Redis's own ConnectTimeout (set to Timeout), so that a failure
+            // carries its real cause (refused, auth, DNS...) rather than our timeout's.
+            var multiplexer = await _connection.ConnectAsync(abortOnConnectFail).WaitAsync(cancellationToken).ConfigureAwait(false);
             var endpoints = multiplexer.GetEndPoints();
             foreach (var endpoint in endpoints)
             {

@@ -28,10 +28,10 @@ internal sealed class TestApp : IAsyncDisposable
 
     public IServiceProvider Services => App.Services;
 
-    public static WebApplication Build(Action<WebApplicationBuilder> configureServices, Action<WebApplication> configureApp)
+    public static WebApplication Build(Action<WebApplicationBuilder> configureServices, Action<WebApplication> configureApp, int port = 0)
     {
         var builder = WebApplication.CreateSlimBuilder();
-        builder.WebHost.UseUrls("http://127.0.0.1:0");
+        builder.WebHost.UseUrls($"http://127.0.0.1:{port}");
         builder.Logging.SetMinimumLevel(LogLevel.Warning);
         configureServices(builder);
         var app = builder.Build();
@@ -48,9 +48,9 @@ internal sealed class TestApp : IAsyncDisposable
         return app;
     }
 
-    public static async Task<TestApp> StartAsync(Action<WebApplicationBuilder> configureServices, Action<WebApplication> configureApp)
+    public static async Task<TestApp> StartAsync(Action<WebApplicationBuilder> configureServices, Action<WebApplication> configureApp, int port = 0)
     {
-        var testApp = new TestApp(Build(configureServices, configureApp));
+        var testApp = new TestApp(Build(configureServices, configureApp, port));
         await testApp.App.StartAsync();
         var address = testApp.App.Services.GetRequiredService<IServer>().Features.Get<IServerAddressesFeature>()!.Addresses.Single();
         testApp.Client = new HttpClient { BaseAddress = new Uri(address), Timeout = TimeSpan.FromSeconds(30) };

@@ -1,3 +1,4 @@
+using Microsoft.Extensions.Configuration;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Hosting;
 using Microsoft.Extensions.Options;
@@ -99,6 +100,42 @@ public sealed class WorkQueueServiceCollectionExtensionsTests
         var ex = await Assert.ThrowsAsync<OptionsValidationException>(() => host.StartAsync());
 
         Assert.Contains("Retry.BaseDelay (00:02:00) must be less than or equal to Retry.MaxDelay (00:01:00)", ex.Message);
+    }
+
+    [Fact]
+    public async Task Host_ConfigurationSection_OverridesCodeAndDeclaresQueues()
+    {
+        var builder = Host.CreateApplicationBuilder();
+        builder.Configuration.AddInMemoryCollection(new Dictionary<string, string?>
+        {
+            ["WorkQueue:Queues:default:MaxWorkers"] = "3",
+            ["WorkQueue:Queues:default:FullMode"] = "Reject",
+            ["WorkQueue:Queues:default:Retry:MaxAttempts"] = "4",
+            ["WorkQueue:Queues:reports:Capacity"] = "7",
+        });
+        builder.Services.AddWorkQueue(o => { o.MaxWorkers = 10; o.Capacity = 50; });
+        using var host = builder.Build();
+        await host.StartAsync();
+
+        var provider = host.Services.GetRequiredService<IWorkQueueProvider>();
+        var defaults = provider.GetQueue("default").GetSnapshot();
+        Assert.Equal((3, 50, QueueFullMode.Reject), (defaults.MaxWorkers, defaults.Capacity, defaults.FullMode));
+        Assert.Equal(4, host.Services.GetRequiredService<IOptionsMonitor<WorkQueueOptions>>().Get("default").Retry.MaxAttempts);
+        Assert.Equal(7, provider.GetQueue("reports").GetSnapshot().Capacity);
+        await host.StopAsync();
+    }
+
+    [Fact]
+    public async Task Host_InvalidConfigurationValue_FailsAtStartupNamingIt()
+    {
+        var builder = Host.CreateApplicationBuilder();
+        builder.Configuration.AddInMemoryCollection(new Dictionary<string, string?> { ["WorkQueue:Queues:io:MinWorkers"] = "40", ["WorkQueue:Queues:io:MaxWorkers"] = "4" });
+        builder.Services.AddWorkQueue();
+        using var host = builder.Build();
+
+        var ex = await Assert.ThrowsAsync<OptionsValidationException>(() => host.StartAsync());
+
+        Assert.Contains("'io': MinWorkers (40) must be less than or equal to MaxWorkers (4)", ex.Message);
     }
 
     [Fact]
