@@ -1,0 +1,35 @@
+using System.ComponentModel.DataAnnotations;
+
+namespace PayCallbackApi;
+
+/// <summary>How the callback service runs: the "before" picture or the fix.</summary>
+public enum ProcessingMode
+{
+    /// <summary>The fix: pre-warmed Redis, async request path, post-payment work on WorkQueue's dedicated workers.</summary>
+    Queue,
+
+    /// <summary>The incident: sync Redis calls, no pre-warm, post-payment work fired with Task.Run per request.</summary>
+    Naive,
+}
+
+/// <summary>Settings under <c>PayCallback</c>.</summary>
+public sealed class PayCallbackOptions
+{
+    public const string Section = "PayCallback";
+
+    /// <summary>Gets or sets the HMAC-SHA256 key the gateway signs callback bodies with.</summary>
+    [Required(ErrorMessage = "PayCallback:SigningKey is required (environment: PayCallback__SigningKey).")]
+    [MinLength(8, ErrorMessage = "PayCallback:SigningKey must be at least 8 characters.")]
+    public string SigningKey { get; set; } = "";
+
+    /// <summary>Gets or sets the processing mode.</summary>
+    public ProcessingMode Mode { get; set; } = ProcessingMode.Queue;
+
+    /// <summary>Gets or sets how long each call to the legacy SMS and delivery providers blocks, in milliseconds.</summary>
+    [Range(0, 60_000)]
+    public int ProviderLatencyMs { get; set; } = 20;
+
+    /// <summary>Gets or sets how often (ms) to log CLR thread-pool statistics from a dedicated thread; 0 turns it off.</summary>
+    [Range(0, 60_000)]
+    public int DiagnosticsIntervalMs { get; set; }
+}
