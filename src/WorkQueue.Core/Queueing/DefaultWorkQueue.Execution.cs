@@ -19,9 +19,17 @@ internal sealed partial class DefaultWorkQueue
 
         var wait = Stopwatch.GetElapsedTime(item.EnqueuedTimestamp, start);
         _queueWait.Record(wait);
-        _metrics.JobStarted(_metricTag, wait);
-        _scaler.OnJobStarted(wait);
         Interlocked.Increment(ref _started);
+        try
+        {
+            _metrics.JobStarted(_metricTag, wait);
+            _scaler.OnJobStarted(wait);
+        }
+        catch (Exception ex)
+        {
+            // A throwing metrics listener or logger must not cost the job its run.
+            _pool.OnBookkeepingFailed(worker, ex);
+        }
 
         Exception? error = null;
         var token = worker.BeginJob(item, _options.JobTimeout, _abandoning);
@@ -50,18 +58,20 @@ internal sealed partial class DefaultWorkQueue
         }
 
         _runTime.Record(elapsed);
+        // From here on, each outcome is counted (and the drain checked) before any logging, metrics or user callback,
+        // so that one of those throwing can never leave a job unaccounted for.
         if (error is null)
         {
             Interlocked.Increment(ref _succeeded);
-            _metrics.JobCompleted(_metricTag, elapsed, "success");
             CheckDrained();
+            _metrics.JobCompleted(_metricTag, elapsed, "success");
             return;
         }
 
         if (cancelReason == JobCancelReason.Shutdown)
         {
-            _metrics.JobCompleted(_metricTag, elapsed, "canceled");
             ReportAbandoned(item, AbandonReason.Canceled);
+            _metrics.JobCompleted(_metricTag, elapsed, "canceled");
             return;
         }
 
@@ -71,7 +81,6 @@ internal sealed partial class DefaultWorkQueue
         }
 
         Interlocked.Increment(ref _failed);
-        _metrics.JobCompleted(_metricTag, elapsed, error is TimeoutException ? "timeout" : "failure");
         if (item.Attempt < _options.Retry.MaxAttempts && !_abandoning && ShouldRetry(error))
         {
             ScheduleRetry(item, error);
@@ -80,6 +89,8 @@ internal sealed partial class DefaultWorkQueue
         {
             DeadLetter(item, error);
         }
+
+        _metrics.JobCompleted(_metricTag, elapsed, error is TimeoutException ? "timeout" : "failure");
     }
 
     private bool ShouldRetry(Exception error)
@@ -103,11 +114,11 @@ internal sealed partial class DefaultWorkQueue
     private void ScheduleRetry(in WorkItem item, Exception error)
     {
         Interlocked.Increment(ref _retried);
-        _metrics.Retried(_metricTag);
         var delay = Backoff.Compute(_options.Retry, item.Attempt);
-        Log.JobRetrying(_logger, error, Name, item.Id, item.Invoker.Describe(item.Target), item.Attempt, _options.Retry.MaxAttempts, delay.TotalMilliseconds);
         _pendingRetries[item.Id] = item;
         _ = RetryLaterAsync(item, delay);
+        _metrics.Retried(_metricTag);
+        Log.JobRetrying(_logger, error, Name, item.Id, item.Invoker.Describe(item.Target), item.Attempt, _options.Retry.MaxAttempts, delay.TotalMilliseconds);
     }
 
     private async Task RetryLaterAsync(WorkItem item, TimeSpan delay)
@@ -148,6 +159,7 @@ internal sealed partial class DefaultWorkQueue
         var job = new DeadLetteredJob(item.Describe(Name), error, DateTimeOffset.UtcNow);
         _deadLetters.Add(job);
         Interlocked.Increment(ref _deadLettered);
+        CheckDrained();
         _metrics.DeadLettered(_metricTag);
         Log.JobDeadLettered(_logger, error, Name, job.Job.Id, job.Job.Name, item.Attempt);
         if (_options.OnJobDeadLettered is { } callback)
@@ -161,8 +173,6 @@ internal sealed partial class DefaultWorkQueue
                 Log.CallbackFailed(_logger, ex, Name, nameof(WorkQueueOptions.OnJobDeadLettered));
             }
         }
-
-        CheckDrained();
     }
 
     private void ReportAbandoned(in WorkItem item, AbandonReason reason)
@@ -170,7 +180,7 @@ internal sealed partial class DefaultWorkQueue
         var job = new AbandonedJob(item.Describe(Name), reason);
         _abandonedJobs.Enqueue(job);
         Interlocked.Increment(ref _abandoned);
-        Log.JobAbandoned(_logger, Name, job.Job.Id, job.Job.Name, reason);
         CheckDrained();
+        Log.JobAbandoned(_logger, Name, job.Job.Id, job.Job.Name, reason);
     }
 }

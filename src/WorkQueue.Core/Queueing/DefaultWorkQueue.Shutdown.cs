@@ -11,9 +11,33 @@ internal sealed partial class DefaultWorkQueue
             ArgumentOutOfRangeException.ThrowIfLessThan(drainTimeout, TimeSpan.Zero);
         }
 
+        TaskCompletionSource<ShutdownReport> stop;
         lock (_stopLock)
         {
-            return _stopTask ??= StopCoreAsync(drainTimeout, cancellationToken);
+            if (_stopTask is not null)
+            {
+                return _stopTask;
+            }
+
+            stop = new TaskCompletionSource<ShutdownReport>(TaskCreationOptions.RunContinuationsAsynchronously);
+            _stopTask = stop.Task;
+        }
+
+        // Started outside the lock: with a zero timeout the whole stop (cancelling jobs' tokens runs their callbacks)
+        // can run synchronously, and that must not happen while holding it.
+        _ = RunStopAsync(stop, drainTimeout, cancellationToken);
+        return stop.Task;
+    }
+
+    private async Task RunStopAsync(TaskCompletionSource<ShutdownReport> stop, TimeSpan drainTimeout, CancellationToken cancellationToken)
+    {
+        try
+        {
+            stop.TrySetResult(await StopCoreAsync(drainTimeout, cancellationToken).ConfigureAwait(false));
+        }
+        catch (Exception ex)
+        {
+            stop.TrySetException(ex);
         }
     }
 
@@ -39,6 +63,9 @@ internal sealed partial class DefaultWorkQueue
         // this thread sees its attempt in InFlight and waits for it.
         Interlocked.MemoryBarrier();
         Log.Stopping(_logger, Name, Depth, _pool.BusyCount);
+
+        // A paused queue could never drain: stopping resumes it, so queued jobs get their chance before the deadline.
+        _pool.Resume();
         CheckDrained();
 
         bool drained = await WaitAsync(_drained.Task, drainTimeout, cancellationToken).ConfigureAwait(false);

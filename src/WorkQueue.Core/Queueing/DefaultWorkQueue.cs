@@ -92,6 +92,8 @@ internal sealed partial class DefaultWorkQueue : IWorkQueue, IQueueGaugeSource, 
 
     public bool IsAbandoning => _abandoning;
 
+    internal WorkerPool Pool => _pool;
+
     private long InFlight
     {
         get
@@ -106,7 +108,11 @@ internal sealed partial class DefaultWorkQueue : IWorkQueue, IQueueGaugeSource, 
 
     public void Start()
     {
-        _pool.Start();
+        if (!_pool.Start())
+        {
+            return;
+        }
+
         Log.Started(_logger, Name, _options.Capacity, _options.MinWorkers, _options.MaxWorkers, _options.FullMode);
     }
 
@@ -305,30 +311,34 @@ internal sealed partial class DefaultWorkQueue : IWorkQueue, IQueueGaugeSource, 
     private void CountRejection(string reason)
     {
         Interlocked.Increment(ref _rejected);
-        _metrics.Rejected(_metricTag, reason);
         CheckDrained();
+        _metrics.Rejected(_metricTag, reason);
     }
 
     private void OnItemDropped(WorkItem item)
     {
-        // The channel calls this after releasing its lock.
+        // The channel calls this on the enqueuing thread after releasing its lock; nothing may escape into the caller's
+        // TryEnqueue, which has already succeeded.
         Interlocked.Increment(ref _dropped);
-        _metrics.Dropped(_metricTag);
+        CheckDrained();
         var info = item.Describe(Name);
-        Log.JobDropped(_logger, Name, info.Id, info.Name);
-        if (_options.OnJobDropped is { } callback)
+        try
+        {
+            _metrics.Dropped(_metricTag);
+            Log.JobDropped(_logger, Name, info.Id, info.Name);
+            _options.OnJobDropped?.Invoke(info);
+        }
+        catch (Exception ex)
         {
             try
             {
-                callback(info);
-            }
-            catch (Exception ex)
-            {
                 Log.CallbackFailed(_logger, ex, Name, nameof(WorkQueueOptions.OnJobDropped));
             }
+            catch (Exception)
+            {
+                // The logger is what failed.
+            }
         }
-
-        CheckDrained();
     }
 
     private TimeSpan? OldestWait() =>

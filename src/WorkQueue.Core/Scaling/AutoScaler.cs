@@ -72,6 +72,7 @@ internal sealed partial class AutoScaler : IDisposable
     {
         if (_stopped)
         {
+            _timer.Change(Timeout.Infinite, Timeout.Infinite);
             return;
         }
 
@@ -82,10 +83,12 @@ internal sealed partial class AutoScaler : IDisposable
 
         if (_isIdle())
         {
-            Volatile.Write(ref _armed, 0);
+            // Stop the timer before clearing the flag: a job that starts after the clear re-arms it (and its arming
+            // cannot be undone by this stop). The exchange is a full fence against the worker's busy-count increment.
             _timer.Change(Timeout.Infinite, Timeout.Infinite);
+            Interlocked.Exchange(ref _armed, 0);
 
-            // A job may have started between the check and the disarm without re-arming (it saw _armed == 1).
+            // A job may have started between the idle check and the clear without arming (it saw _armed == 1).
             if (!_isIdle() && Interlocked.Exchange(ref _armed, 1) == 0)
             {
                 _timer.Change(_options.SampleInterval, _options.SampleInterval);

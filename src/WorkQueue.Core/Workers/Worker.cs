@@ -20,6 +20,7 @@ internal sealed class Worker
     private CancellationTokenSource _jobCts = new();
     private int _jobState;
     private int _cancelReason;
+    private bool _jobHasTimer;
     private WorkItem _current;
 
     public Worker(WorkerPool pool, string name)
@@ -43,12 +44,9 @@ internal sealed class Worker
     /// <summary>Marks a job as running and returns the token it runs with.</summary>
     public CancellationToken BeginJob(in WorkItem item, TimeSpan? timeout, bool abandoning)
     {
-        if (!_jobCts.TryReset())
-        {
-            _jobCts.Dispose();
-            _jobCts = new CancellationTokenSource();
-        }
-
+        // A new source per job, never a reset one: work a previous job left running still holds that job's token, and
+        // must not see this job's timeout or cancellation (nor lose its own registrations).
+        _jobCts = new CancellationTokenSource();
         _cancelReason = (int)JobCancelReason.None;
         _current = item;
 
@@ -62,6 +60,7 @@ internal sealed class Worker
         else if (timeout is { } limit)
         {
             _jobCts.CancelAfter(limit);
+            _jobHasTimer = true;
         }
 
         return _jobCts.Token;
@@ -70,6 +69,13 @@ internal sealed class Worker
     /// <summary>Ends the current job; <see langword="false"/> when the shutdown already reported it as still running.</summary>
     public bool EndJob()
     {
+        // Stop a pending timeout timer; the source itself is left to the GC because the job's leftovers may still use it.
+        if (_jobHasTimer)
+        {
+            _jobCts.CancelAfter(Timeout.Infinite);
+            _jobHasTimer = false;
+        }
+
         if (Interlocked.CompareExchange(ref _jobState, Idle, Running) == Running)
         {
             return true;
@@ -92,10 +98,6 @@ internal sealed class Worker
         {
             _jobCts.Cancel();
         }
-        catch (ObjectDisposedException)
-        {
-            // The job ended and the worker replaced its token source in the meantime.
-        }
         catch (AggregateException)
         {
             // A job's own cancellation callback threw; the job still gets its chance to end.
@@ -105,8 +107,16 @@ internal sealed class Worker
     /// <summary>Takes the running job away from the worker so the shutdown can report it as still running.</summary>
     public bool TryClaimStillRunning(out WorkItem item)
     {
-        item = _current;
-        return Interlocked.CompareExchange(ref _jobState, Claimed, Running) == Running;
+        // Claim first, read after: _current is published before the state turns Running, so once the claim succeeds it
+        // is the claimed job (reading first could pair the previous job with this claim).
+        if (Interlocked.CompareExchange(ref _jobState, Claimed, Running) == Running)
+        {
+            item = _current;
+            return true;
+        }
+
+        item = default;
+        return false;
     }
 
     private void ThreadMain()
@@ -124,7 +134,6 @@ internal sealed class Worker
         finally
         {
             Context.Close();
-            _jobCts.Dispose();
             _waitCts.Dispose();
             _pool.OnWorkerExited(this);
         }
@@ -133,8 +142,12 @@ internal sealed class Worker
     private void Run()
     {
         var reader = _pool.Reader;
+        bool justResigned = false;
         while (true)
         {
+            // A job may have replaced the context; every job and every wait starts on this worker's own, so that
+            // continuations and wake-ups come back here rather than to another context or the thread pool.
+            SynchronizationContext.SetSynchronizationContext(Context);
             if (_pool.TryRetire(this, idleTimedOut: false))
             {
                 return;
@@ -142,14 +155,28 @@ internal sealed class Worker
 
             if (!_pool.IsPaused && reader.TryRead(out var item))
             {
-                _pool.OnItemTaken();
+                // A leader that just resigned has already handed the lead on; only others pass it.
+                if (!justResigned)
+                {
+                    _pool.OnItemTaken();
+                }
 
-                // A job may have replaced the context; every job starts on this worker's own.
-                SynchronizationContext.SetSynchronizationContext(Context);
-                _pool.Execute(item, this);
+                justResigned = false;
+                try
+                {
+                    _pool.Execute(item, this);
+                }
+                catch (Exception ex)
+                {
+                    // Only bookkeeping (a throwing logger or metrics listener) gets here, after the job was settled;
+                    // the worker carries on rather than die with the queue still relying on it.
+                    _pool.OnBookkeepingFailed(this, ex);
+                }
+
                 continue;
             }
 
+            justResigned = false;
             if (reader.Completion.IsCompleted)
             {
                 return;
@@ -165,6 +192,7 @@ internal sealed class Worker
                         return;
                     }
 
+                    justResigned = true;
                     break;
 
                 case ParkRole.Follower:

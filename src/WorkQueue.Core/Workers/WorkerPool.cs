@@ -59,6 +59,18 @@ internal sealed partial class WorkerPool
 
     public bool IsAbandoning => _queue.IsAbandoning;
 
+    /// <summary>Gets the live workers' total wait passes (see <see cref="WorkerSynchronizationContext.Wakeups"/>).</summary>
+    internal long Wakeups
+    {
+        get
+        {
+            lock (_lock)
+            {
+                return _workers.Sum(w => w.Context.Wakeups);
+            }
+        }
+    }
+
     /// <summary>Gets a task that completes when the pool is closed and every worker thread has exited.</summary>
     public Task AllExited => _allExited.Task;
 
@@ -66,17 +78,19 @@ internal sealed partial class WorkerPool
     public int FollowerTimeoutMilliseconds =>
         _mode == WorkerMode.Auto && !_paused && LiveCount > MinWorkers ? IdleTimeoutMilliseconds : Timeout.Infinite;
 
-    public void Start()
+    /// <returns><see langword="true"/> if this call started the pool.</returns>
+    public bool Start()
     {
         lock (_lock)
         {
             if (_started || _closed)
             {
-                return;
+                return false;
             }
 
             _started = true;
             SpawnToTargetLocked();
+            return true;
         }
     }
 
@@ -101,6 +115,9 @@ internal sealed partial class WorkerPool
             _mode = WorkerMode.Auto;
             _target = Math.Clamp(_liveCount, MinWorkers, MaxWorkers);
             ApplyTargetLocked();
+
+            // Followers parked in manual mode wait without a timeout; wake them so they park again with the idle timeout.
+            SignalAllLocked();
         }
 
         Log.AutoMode(_logger, _queue.Name);
@@ -294,24 +311,45 @@ internal sealed partial class WorkerPool
             return false;
         }
 
+        int left;
         lock (_lock)
         {
             if (_liveCount > _target)
             {
                 RemoveLocked(worker);
-                Log.WorkerRetired(_logger, _queue.Name, worker.Name, _liveCount);
-                return true;
             }
-
-            if (idleTimedOut && _mode == WorkerMode.Auto && !_paused && _liveCount > MinWorkers)
+            else if (idleTimedOut && _mode == WorkerMode.Auto && !_paused && _liveCount > MinWorkers)
             {
                 RemoveLocked(worker);
                 _target = _liveCount;
-                Log.WorkerRetired(_logger, _queue.Name, worker.Name, _liveCount);
-                return true;
+            }
+            else
+            {
+                return false;
             }
 
-            return false;
+            // This worker may have been handed the lead as it decided to retire: pass it on now, not at thread exit.
+            if (_leader is null && !_paused && !_closed)
+            {
+                SignalOneFollowerLocked();
+            }
+
+            left = _liveCount;
+        }
+
+        Log.WorkerRetired(_logger, _queue.Name, worker.Name, left);
+        return true;
+    }
+
+    internal void OnBookkeepingFailed(Worker worker, Exception exception)
+    {
+        try
+        {
+            Log.BookkeepingFailed(_logger, exception, _queue.Name, worker.Name);
+        }
+        catch (Exception)
+        {
+            // The logger itself is what failed; there is nowhere left to report it.
         }
     }
 
@@ -325,8 +363,16 @@ internal sealed partial class WorkerPool
             if (_liveCount == 0 && _closed)
             {
                 _allExited.TrySetResult();
+                return;
             }
-            else if (!_closed && !_paused && _leader is null)
+
+            if (!_closed && _started && _liveCount < _target && !Reader.Completion.IsCompleted)
+            {
+                // A worker died outside any job (a bug, or a fault in a posted callback): replace it.
+                SpawnToTargetLocked();
+            }
+
+            if (!_closed && !_paused && _leader is null)
             {
                 // Whoever exits must not leave parked followers without a leader.
                 SignalOneFollowerLocked();
@@ -419,5 +465,8 @@ internal sealed partial class WorkerPool
 
         [LoggerMessage(4, LogLevel.Critical, "Queue '{Queue}': worker {Worker} faulted outside any job.", EventName = "WorkerFaulted")]
         public static partial void WorkerFaulted(ILogger logger, Exception exception, string queue, string worker);
+
+        [LoggerMessage(5, LogLevel.Error, "Queue '{Queue}': worker {Worker} failed in bookkeeping after a job (a logger or metrics listener threw); the job was already accounted for.", EventName = "BookkeepingFailed")]
+        public static partial void BookkeepingFailed(ILogger logger, Exception exception, string queue, string worker);
     }
 }

@@ -1,3 +1,5 @@
+using System.Runtime.ExceptionServices;
+
 namespace WorkQueue.Workers;
 
 /// <summary>
@@ -15,6 +17,7 @@ internal sealed class WorkerSynchronizationContext : SynchronizationContext
     private Thread? _owner;
     private bool _signaled;
     private bool _closed;
+    private long _wakeups;
 
     public WorkerSynchronizationContext()
     {
@@ -91,7 +94,14 @@ internal sealed class WorkerSynchronizationContext : SynchronizationContext
     }
 
     /// <summary>
-    /// Runs posted continuations on the calling (owner) thread until signalled or until the timeout passes.
+    /// Gets how many times the owner entered or woke from a wait: a diagnostic for tests, since a parked worker must
+    /// stay blocked (this stays constant) for as long as nothing is posted or signalled.
+    /// </summary>
+    public long Wakeups => Volatile.Read(ref _wakeups);
+
+    /// <summary>
+    /// Runs posted continuations on the calling (owner) thread until signalled or until the timeout passes. A signal
+    /// wins over further continuations, so a stream of them cannot keep the owner from returning.
     /// </summary>
     /// <returns><see langword="true"/> when signalled; <see langword="false"/> when the timeout passed.</returns>
     public bool WaitForSignal(int millisecondsTimeout)
@@ -102,18 +112,26 @@ internal sealed class WorkerSynchronizationContext : SynchronizationContext
             (SendOrPostCallback Callback, object? State) next;
             lock (_gate)
             {
+                _wakeups++;
                 while (_posted.Count == 0 && !_signaled)
                 {
-                    long remaining = deadline == long.MaxValue ? Timeout.Infinite : deadline - Environment.TickCount64;
-                    if (remaining <= 0)
+                    int wait = Timeout.Infinite;
+                    if (deadline != long.MaxValue)
                     {
-                        return false;
+                        long remaining = deadline - Environment.TickCount64;
+                        if (remaining <= 0)
+                        {
+                            return false;
+                        }
+
+                        wait = (int)Math.Min(remaining, int.MaxValue);
                     }
 
-                    Monitor.Wait(_gate, (int)Math.Min(remaining, int.MaxValue));
+                    Monitor.Wait(_gate, wait);
+                    _wakeups++;
                 }
 
-                if (_posted.Count == 0)
+                if (_signaled)
                 {
                     _signaled = false;
                     return true;
@@ -122,10 +140,7 @@ internal sealed class WorkerSynchronizationContext : SynchronizationContext
                 next = _posted.Dequeue();
             }
 
-            // Continuations run outside the lock. An exception here belongs to a fire-and-forget piece of a job (the
-            // awaited ones surface through the job's task); like the thread pool, let it crash the process loudly
-            // rather than lose it silently.
-            next.Callback(next.State);
+            Run(next);
         }
     }
 
@@ -137,8 +152,9 @@ internal sealed class WorkerSynchronizationContext : SynchronizationContext
             return;
         }
 
-        // Continue on the captured context (this one): the completing thread posts here directly, so waking the worker
-        // never waits for a thread-pool thread.
+        // Continue on this context, whatever the job left current: the completing thread then posts here directly, so
+        // waking the worker never waits for a thread-pool thread.
+        SetSynchronizationContext(this);
         task.GetAwaiter().UnsafeOnCompleted(_signal);
         while (!task.IsCompleted)
         {
@@ -163,7 +179,26 @@ internal sealed class WorkerSynchronizationContext : SynchronizationContext
                 next = _posted.Dequeue();
             }
 
-            next.Callback(next.State);
+            Run(next);
+        }
+    }
+
+    /// <summary>
+    /// Runs a posted continuation. One that throws is a fire-and-forget piece of a job (an <c>async void</c> method, say):
+    /// awaited failures surface through the job's own task. It must neither unwind the worker nor be blamed on the job
+    /// the worker is running, so it is rethrown on the thread pool, which crashes the process as an unhandled exception
+    /// in <c>async void</c> code always does.
+    /// </summary>
+    private static void Run((SendOrPostCallback Callback, object? State) posted)
+    {
+        try
+        {
+            posted.Callback(posted.State);
+        }
+        catch (Exception ex)
+        {
+            var captured = ExceptionDispatchInfo.Capture(ex);
+            ThreadPool.UnsafeQueueUserWorkItem(static e => e.Throw(), captured, preferLocal: false);
         }
     }
 }

@@ -169,6 +169,30 @@ public sealed class WorkerPoolTests
         Assert.Equal(workers, harness.Queue.GetSnapshot().Workers);
     }
 
+    [Fact]
+    public async Task IdlePool_SixteenWorkers_NoWorkerWakesWhileIdle()
+    {
+        await using var harness = QueueHarness.Start(o => { o.MinWorkers = 16; o.MaxWorkers = 16; });
+        var pool = ((WorkQueue.Queueing.DefaultWorkQueue)harness.Queue).Pool;
+        var done = new CountdownSignal(100);
+        for (int i = 0; i < 100; i++)
+        {
+            Assert.True(harness.Queue.TryEnqueue(_ => done.Signal()));
+        }
+
+        await Wait.ForAsync(done.Task, "100 jobs");
+        await Wait.UntilAsync(() => harness.Queue.GetSnapshot().BusyWorkers == 0, "every worker is idle");
+
+        // Let the last lead hand-offs settle, then no worker may wake at all: no timers, no polling, no spinning.
+        await Task.Delay(200);
+        long before = pool.Wakeups;
+        await Task.Delay(500);
+        long after = pool.Wakeups;
+
+        Assert.Equal(16, harness.Queue.GetSnapshot().Workers);
+        Assert.Equal(before, after);
+    }
+
     private static void InterlockedMax(ref int target, int value)
     {
         int current;

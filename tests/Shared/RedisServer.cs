@@ -3,7 +3,7 @@ using System.Net;
 using System.Net.Sockets;
 using System.Text;
 
-namespace WorkQueue.AspNetCore.Tests.TestSupport;
+namespace WorkQueue.Testing;
 
 /// <summary>A real <c>redis-server</c> on a free loopback port, started for the tests and killed afterwards.</summary>
 public sealed class RedisServer : IAsyncDisposable
