@@ -217,7 +217,7 @@ public sealed class WorkQueueAdminAuthorizationTests : IAsyncLifetime
             b =>
             {
                 b.Services.AddWorkQueue();
-                b.Services.AddAuthentication(HeaderUserHandler.Scheme).AddScheme<AuthenticationSchemeOptions, HeaderUserHandler>(HeaderUserHandler.Scheme, null);
+                b.Services.AddAuthentication(HeaderUserHandler.SchemeName).AddScheme<AuthenticationSchemeOptions, HeaderUserHandler>(HeaderUserHandler.SchemeName, null);
                 b.Services.AddAuthorization(o => o.AddPolicy("admin", p => p.RequireClaim("role", "admin")));
             },
             app =>
@@ -250,7 +250,7 @@ public sealed class WorkQueueAdminAuthorizationTests : IAsyncLifetime
     private sealed class HeaderUserHandler(IOptionsMonitor<AuthenticationSchemeOptions> options, ILoggerFactory logger, UrlEncoder encoder)
         : AuthenticationHandler<AuthenticationSchemeOptions>(options, logger, encoder)
     {
-        public const string Scheme = "TestHeader";
+        public const string SchemeName = "TestHeader";
         public const string Header = "X-Test-Role";
 
         protected override Task<AuthenticateResult> HandleAuthenticateAsync()
@@ -260,8 +260,8 @@ public sealed class WorkQueueAdminAuthorizationTests : IAsyncLifetime
                 return Task.FromResult(AuthenticateResult.NoResult());
             }
 
-            var identity = new ClaimsIdentity([new Claim("role", role.ToString())], Scheme);
-            return Task.FromResult(AuthenticateResult.Success(new AuthenticationTicket(new ClaimsPrincipal(identity), Scheme)));
+            var identity = new ClaimsIdentity([new Claim("role", role.ToString())], SchemeName);
+            return Task.FromResult(AuthenticateResult.Success(new AuthenticationTicket(new ClaimsPrincipal(identity), SchemeName)));
         }
     }
 }
