@@ -36,10 +36,15 @@ public sealed class RedisWarmupOptions
     public TimeSpan RetryInterval { get; set; } = TimeSpan.FromSeconds(2);
 
     /// <summary>
-    /// Gets or sets a value indicating whether StackExchange.Redis reads sockets on its own dedicated high-priority
-    /// threads (<see cref="ConfigurationOptions.HighPrioritySocketThreads"/> in the installed 1.2.6), so that Redis
-    /// replies are still read when the CLR thread pool is starved.
+    /// Gets or sets StackExchange.Redis's <see cref="ConfigurationOptions.HighPrioritySocketThreads"/> (the installed
+    /// 1.2.6's only thread knob: the priority of its socket threads).
     /// </summary>
+    /// <remarks>
+    /// It does not make replies independent of the CLR thread pool: on .NET, 1.2.6 still reads replies through the pool,
+    /// so when the pool is starved synchronous calls time out with unread bytes waiting (<c>RedisTimeoutException ...
+    /// in: 31, ar: 0</c> was seen in the sample's Naive mode). Keep Redis calls on request paths asynchronous and
+    /// blocking work off the pool, which is what WorkQueue is for.
+    /// </remarks>
     /// <value>The default value is <see langword="true"/>.</value>
     public bool HighPrioritySocketThreads { get; set; } = true;
 

@@ -1,0 +1,137 @@
+using System.Diagnostics;
+using System.Text;
+
+namespace WorkQueue.Packaging.Tests.TestSupport;
+
+/// <summary>A started child process whose standard output and error are captured, interleaved, as they come.</summary>
+internal sealed class RunningProcess : IDisposable
+{
+    private readonly StringBuilder _output = new();
+    private readonly object _lock = new();
+    private readonly List<(string Prefix, TaskCompletionSource<string> Line)> _lineWaiters = [];
+    private bool _outputEnded;
+
+    public RunningProcess(ProcessStartInfo startInfo)
+    {
+        CommandLine = $"{Path.GetFileName(startInfo.FileName)} {string.Join(' ', startInfo.ArgumentList)}";
+        Process = new Process { StartInfo = startInfo };
+        Process.OutputDataReceived += (_, e) => OnLine(e.Data, endsOutput: true);
+        Process.ErrorDataReceived += (_, e) => OnLine(e.Data, endsOutput: false);
+        Process.Start();
+        Process.BeginOutputReadLine();
+        Process.BeginErrorReadLine();
+    }
+
+    public Process Process { get; }
+
+    public string CommandLine { get; }
+
+    public string Output
+    {
+        get
+        {
+            lock (_lock)
+            {
+                return _output.ToString();
+            }
+        }
+    }
+
+    /// <summary>
+    /// Completes with the first output line that starts with <paramref name="prefix"/>; fails if standard output ends
+    /// (the process exited) first.
+    /// </summary>
+    public Task<string> LineStartingWithAsync(string prefix)
+    {
+        var line = new TaskCompletionSource<string>(TaskCreationOptions.RunContinuationsAsynchronously);
+        lock (_lock)
+        {
+            foreach (var existing in _output.ToString().Split('\n'))
+            {
+                if (existing.StartsWith(prefix, StringComparison.Ordinal))
+                {
+                    line.SetResult(existing.TrimEnd('\r'));
+                    return line.Task;
+                }
+            }
+
+            if (!_outputEnded)
+            {
+                _lineWaiters.Add((prefix, line));
+                return line.Task;
+            }
+        }
+
+        line.SetException(new InvalidOperationException($"`{CommandLine}` exited without printing a line that starts with '{prefix}'."));
+        return line.Task;
+    }
+
+    /// <summary>Kills the process and all its children, and waits for them to go.</summary>
+    public void Kill()
+    {
+        try
+        {
+            if (!Process.HasExited)
+            {
+                Process.Kill(entireProcessTree: true);
+            }
+
+            Process.WaitForExit(10_000);
+        }
+        catch (InvalidOperationException)
+        {
+            // It was never started or has already been reaped.
+        }
+    }
+
+    public void Dispose()
+    {
+        Kill();
+        Process.Dispose();
+    }
+
+    private void OnLine(string? line, bool endsOutput)
+    {
+        if (line is null)
+        {
+            if (endsOutput)
+            {
+                FailLineWaiters();
+            }
+
+            return;
+        }
+
+        List<TaskCompletionSource<string>> matched = [];
+        lock (_lock)
+        {
+            _output.AppendLine(line);
+            foreach (var waiter in _lineWaiters.Where(w => line.StartsWith(w.Prefix, StringComparison.Ordinal)).ToList())
+            {
+                _lineWaiters.Remove(waiter);
+                matched.Add(waiter.Line);
+            }
+        }
+
+        foreach (var waiter in matched)
+        {
+            waiter.TrySetResult(line);
+        }
+    }
+
+    private void FailLineWaiters()
+    {
+        List<TaskCompletionSource<string>> waiters;
+        lock (_lock)
+        {
+            _outputEnded = true;
+            waiters = _lineWaiters.Select(w => w.Line).ToList();
+            _lineWaiters.Clear();
+        }
+
+        foreach (var waiter in waiters)
+        {
+            waiter.TrySetException(new InvalidOperationException($"`{CommandLine}` exited before printing the expected line."));
+        }
+    }
+}
