@@ -36,7 +36,7 @@ public sealed class WorkQueueAdminEndpointsTests : IAsyncLifetime
 
         Assert.Equal(HttpStatusCode.OK, response.StatusCode);
         using var json = JsonDocument.Parse(await response.Content.ReadAsStringAsync());
-        var names = json.RootElement.EnumerateArray().Select(q => q.GetProperty("name").GetString()).Order().ToArray();
+        var names = json.RootElement.EnumerateArray().Select(q => q.GetProperty("name").GetString()!).Order().ToArray();
         Assert.Equal(["default", "io"], names);
         var first = json.RootElement[0];
         Assert.True(first.TryGetProperty("totals", out var totals) && totals.TryGetProperty("enqueued", out _));
