@@ -32,7 +32,7 @@ internal sealed partial class DefaultWorkQueue
         }
 
         Exception? error = null;
-        var token = worker.BeginJob(item, _options.JobTimeout, _abandoning);
+        var token = worker.BeginJob(item, _options.JobTimeout, _abandonCts.Token);
         try
         {
             var job = item.Invoker.InvokeAsync(item.Target, item.State, _services, token);
@@ -48,7 +48,9 @@ internal sealed partial class DefaultWorkQueue
         var cancelReason = worker.CancelReason;
         if (cancelReason == JobCancelReason.None && token.IsCancellationRequested)
         {
-            cancelReason = JobCancelReason.Timeout;
+            // _abandoning is set before the queue's token is cancelled, so a job that saw the shutdown's cancellation
+            // before its worker was marked is still classified as cancelled by the shutdown, not as timed out.
+            cancelReason = _abandoning ? JobCancelReason.Shutdown : JobCancelReason.Timeout;
         }
 
         if (!worker.EndJob())

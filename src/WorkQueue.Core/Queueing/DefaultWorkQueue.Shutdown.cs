@@ -108,7 +108,15 @@ internal sealed partial class DefaultWorkQueue
 
         // Completing the writer fails any enqueue still waiting for space (it is counted as rejected).
         _channel.Writer.TryComplete();
-        _abandonCts.Cancel();
+        try
+        {
+            // Cancels retry delays and the token of every running job without a timeout of its own.
+            _abandonCts.Cancel();
+        }
+        catch (AggregateException ex)
+        {
+            Log.CallbackFailed(_logger, ex, Name, "job cancellation");
+        }
         foreach (var id in _pendingRetries.Keys)
         {
             if (_pendingRetries.TryRemove(id, out var retry))

@@ -216,7 +216,8 @@ internal sealed partial class DefaultWorkQueue : IWorkQueue, IQueueGaugeSource, 
     {
         await StopAsync(TimeSpan.Zero).ConfigureAwait(false);
         _scaler.Dispose();
-        _abandonCts.Dispose();
+
+        // _abandonCts is not disposed: it has no timer to release, and work a job left running may still use its token.
     }
 
     private bool TryWrite(JobInvoker invoker, object? target, object? state)

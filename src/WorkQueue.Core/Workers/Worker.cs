@@ -17,10 +17,9 @@ internal sealed class Worker
     private readonly WorkerPool _pool;
     private readonly Thread _thread;
     private CancellationTokenSource _waitCts = new();
-    private CancellationTokenSource _jobCts = new();
+    private CancellationTokenSource? _jobCts;
     private int _jobState;
     private int _cancelReason;
-    private bool _jobHasTimer;
     private WorkItem _current;
 
     public Worker(WorkerPool pool, string name)
@@ -42,40 +41,45 @@ internal sealed class Worker
     public void Signal() => Context.Signal();
 
     /// <summary>Marks a job as running and returns the token it runs with.</summary>
-    public CancellationToken BeginJob(in WorkItem item, TimeSpan? timeout, bool abandoning)
+    /// <param name="item">The job.</param>
+    /// <param name="timeout">The job's timeout, if any.</param>
+    /// <param name="shutdownToken">The queue's token, cancelled when the shutdown deadline passes.</param>
+    public CancellationToken BeginJob(in WorkItem item, TimeSpan? timeout, CancellationToken shutdownToken)
     {
-        // A new source per job, never a reset one: work a previous job left running still holds that job's token, and
-        // must not see this job's timeout or cancellation (nor lose its own registrations).
-        _jobCts = new CancellationTokenSource();
         _cancelReason = (int)JobCancelReason.None;
         _current = item;
+        CancellationToken token;
+        if (timeout is { } limit)
+        {
+            // A new source per job, never a reset one: work a previous job left running still holds that job's token,
+            // and must not see this job's timeout. Shutdown cancels it through CancelForShutdown.
+            _jobCts = new CancellationTokenSource(limit);
+            token = _jobCts.Token;
+        }
+        else
+        {
+            // Without a timeout the only cancellation is the shutdown's, which is every job's: the queue's own token
+            // serves, and a job costs no allocation.
+            _jobCts = null;
+            token = shutdownToken;
+        }
 
         // Publish Running before reading the shutdown flag; the shutdown sets its flag before scanning workers, so one
         // of the two sees the other (both are full fences).
         Interlocked.Exchange(ref _jobState, Running);
-        if (abandoning || _pool.IsAbandoning)
+        if (_pool.IsAbandoning)
         {
             CancelForShutdown();
         }
-        else if (timeout is { } limit)
-        {
-            _jobCts.CancelAfter(limit);
-            _jobHasTimer = true;
-        }
 
-        return _jobCts.Token;
+        return token;
     }
 
     /// <summary>Ends the current job; <see langword="false"/> when the shutdown already reported it as still running.</summary>
     public bool EndJob()
     {
         // Stop a pending timeout timer; the source itself is left to the GC because the job's leftovers may still use it.
-        if (_jobHasTimer)
-        {
-            _jobCts.CancelAfter(Timeout.Infinite);
-            _jobHasTimer = false;
-        }
-
+        _jobCts?.CancelAfter(Timeout.Infinite);
         if (Interlocked.CompareExchange(ref _jobState, Idle, Running) == Running)
         {
             return true;
@@ -85,7 +89,7 @@ internal sealed class Worker
         return false;
     }
 
-    /// <summary>Cancels the running job's token because the shutdown deadline passed.</summary>
+    /// <summary>Marks the running job as cancelled by the shutdown and cancels its own token source, if it has one.</summary>
     public void CancelForShutdown()
     {
         if (Volatile.Read(ref _jobState) != Running)
@@ -96,7 +100,7 @@ internal sealed class Worker
         Volatile.Write(ref _cancelReason, (int)JobCancelReason.Shutdown);
         try
         {
-            _jobCts.Cancel();
+            Volatile.Read(ref _jobCts)?.Cancel();
         }
         catch (AggregateException)
         {
