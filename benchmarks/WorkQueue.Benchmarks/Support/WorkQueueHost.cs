@@ -1,0 +1,63 @@
+using Microsoft.Extensions.DependencyInjection;
+
+namespace WorkQueue.Benchmarks.Support;
+
+/// <summary>
+/// The default <see cref="IWorkQueue"/> of a plain <see cref="ServiceProvider"/> (no host), the way a console app or a
+/// test would use it: resolving the queue starts its workers; <see cref="Dispose"/> drains and stops it.
+/// </summary>
+public sealed class WorkQueueHost : IDisposable
+{
+    private readonly ServiceProvider _services;
+
+    private WorkQueueHost(ServiceProvider services)
+    {
+        _services = services;
+        Queue = services.GetRequiredService<IWorkQueue>();
+    }
+
+    /// <summary>Gets the queue.</summary>
+    public IWorkQueue Queue { get; }
+
+    /// <summary>Creates the service provider and resolves (so starts) the default queue.</summary>
+    /// <param name="configure">Configures the default queue.</param>
+    /// <returns>The started queue.</returns>
+    public static WorkQueueHost Start(Action<WorkQueueOptions> configure) =>
+        new(new ServiceCollection().AddWorkQueue(configure).Services.BuildServiceProvider());
+
+    /// <summary>Creates a queue with a fixed number of workers: autoscaling off, <c>MinWorkers = MaxWorkers</c>.</summary>
+    /// <param name="workers">The number of workers.</param>
+    /// <param name="capacity">The queue's capacity.</param>
+    /// <returns>The started queue.</returns>
+    public static WorkQueueHost StartFixed(int workers, int capacity) => Start(o =>
+    {
+        o.MinWorkers = workers;
+        o.MaxWorkers = workers;
+        o.AutoScale.Enabled = false;
+        o.Capacity = capacity;
+    });
+
+    /// <summary>Waits until the queue reports <paramref name="workers"/> live workers.</summary>
+    /// <param name="workers">The expected worker count.</param>
+    /// <exception cref="TimeoutException">The workers did not start within 10 seconds.</exception>
+    public void WaitForWorkers(int workers)
+    {
+        var deadline = DateTime.UtcNow.AddSeconds(10);
+        while (Queue.GetSnapshot().Workers != workers)
+        {
+            if (DateTime.UtcNow > deadline)
+            {
+                throw new TimeoutException($"WorkQueue has {Queue.GetSnapshot().Workers} workers, expected {workers}.");
+            }
+
+            Thread.Sleep(1);
+        }
+    }
+
+    /// <summary>Stops the queue (10 s drain) and disposes the service provider.</summary>
+    public void Dispose()
+    {
+        Queue.StopAsync(TimeSpan.FromSeconds(10)).GetAwaiter().GetResult();
+        _services.DisposeAsync().AsTask().GetAwaiter().GetResult();
+    }
+}

@@ -1,0 +1,189 @@
+using System.Threading.Tasks.Dataflow;
+using BenchmarkDotNet.Attributes;
+using BenchmarkDotNet.Columns;
+using BenchmarkDotNet.Configs;
+using Microsoft.Extensions.Logging.Abstractions;
+using WorkQueue.Benchmarks.Alternatives;
+using WorkQueue.Benchmarks.Support;
+
+namespace WorkQueue.Benchmarks;
+
+/// <summary>
+/// Scenario 2: end-to-end throughput of trivial jobs. One invocation enqueues <see cref="Jobs"/> jobs from the benchmark
+/// thread and returns when the last of them has run; <c>OperationsPerInvoke</c> makes the result read per job, and the
+/// <c>Op/s</c> column is jobs per second.
+/// </summary>
+/// <remarks>
+/// Every job is the same: decrement a shared countdown (the last one sets an event). The raw channel and the docs'
+/// <c>QueuedHostedService</c> have a single consumer by design, so <see cref="Workers"/> does not change them: they are
+/// the same reference on every row.
+/// </remarks>
+[MemoryDiagnoser]
+[Config(typeof(Config))]
+public class ThroughputBenchmarks
+{
+    /// <summary>The jobs per invocation.</summary>
+    public const int Jobs = 10_000;
+
+    /// <summary>The bounded capacity of every bounded candidate: a whole batch fits.</summary>
+    public const int Capacity = Jobs;
+
+    private static readonly TimeSpan BatchTimeout = TimeSpan.FromSeconds(30);
+
+    private readonly Order _order = new(42);
+    private readonly JobCountdown _countdown = new();
+    private ChannelConsumer<Order>? _channel;
+    private BackgroundTaskQueue? _backgroundTaskQueue;
+    private QueuedHostedService? _hostedService;
+    private Func<CancellationToken, ValueTask>? _backgroundWorkItem;
+    private SleepPollingConsumer<Order>? _polling;
+    private BlockingCollectionConsumer<Order>? _blockingCollection;
+    private ActionBlock<Order>? _actionBlock;
+    private WorkQueueHost? _workQueue;
+    private CountdownHandler? _handler;
+
+    /// <summary>Gets or sets the number of consuming threads (workers, polling threads, degree of parallelism).</summary>
+    [Params(1, 2, 8)]
+    public int Workers { get; set; }
+
+    [GlobalSetup(Target = nameof(RawChannel_SingleConsumer))]
+    public void SetupChannel() => _channel = new ChannelConsumer<Order>(Capacity, _ => _countdown.Signal());
+
+    [GlobalSetup(Target = nameof(MsDocs_QueuedHostedService_SingleConsumer))]
+    public void SetupHostedService()
+    {
+        _backgroundTaskQueue = new BackgroundTaskQueue(Capacity);
+        _hostedService = new QueuedHostedService(_backgroundTaskQueue, NullLogger<QueuedHostedService>.Instance);
+        _hostedService.StartAsync(CancellationToken.None).GetAwaiter().GetResult();
+        _backgroundWorkItem = _ =>
+        {
+            _countdown.Signal();
+            return default;
+        };
+    }
+
+    [GlobalSetup(Target = nameof(ConcurrentQueue_Sleep1msPolling))]
+    public void SetupPolling() => _polling = new SleepPollingConsumer<Order>(Workers, sleepMilliseconds: 1, _ => _countdown.Signal());
+
+    [GlobalSetup(Target = nameof(BlockingCollection_DedicatedThreads))]
+    public void SetupBlockingCollection() =>
+        _blockingCollection = new BlockingCollectionConsumer<Order>(Workers, Capacity, _ => _countdown.Signal());
+
+    [GlobalSetup(Target = nameof(Dataflow_ActionBlock))]
+    public void SetupActionBlock() => _actionBlock = new ActionBlock<Order>(
+        _ => _countdown.Signal(),
+        new ExecutionDataflowBlockOptions { MaxDegreeOfParallelism = Workers, BoundedCapacity = Capacity });
+
+    [GlobalSetup(Target = nameof(WorkQueue_TypedPayload))]
+    public void SetupWorkQueue()
+    {
+        _handler = new CountdownHandler(_countdown);
+        _workQueue = WorkQueueHost.StartFixed(Workers, Capacity);
+        _workQueue.WaitForWorkers(Workers);
+    }
+
+    [GlobalCleanup]
+    public void Cleanup()
+    {
+        _channel?.Dispose();
+        _hostedService?.StopAsync(CancellationToken.None).GetAwaiter().GetResult();
+        _hostedService?.Dispose();
+        _polling?.Dispose();
+        _blockingCollection?.Dispose();
+        if (_actionBlock is not null)
+        {
+            _actionBlock.Complete();
+            _actionBlock.Completion.GetAwaiter().GetResult();
+        }
+
+        _workQueue?.Dispose();
+        _countdown.Dispose();
+    }
+
+    [Benchmark(Baseline = true, OperationsPerInvoke = Jobs, Description = "raw Channel + 1 consumer (limit)")]
+    public void RawChannel_SingleConsumer()
+    {
+        _countdown.Reset(Jobs);
+        for (int i = 0; i < Jobs; i++)
+        {
+            if (!_channel!.TryWrite(_order))
+            {
+                throw new InvalidOperationException("The channel was full.");
+            }
+        }
+
+        _countdown.Wait(BatchTimeout, nameof(RawChannel_SingleConsumer));
+    }
+
+    [Benchmark(OperationsPerInvoke = Jobs, Description = "MS docs QueuedHostedService (1 consumer)")]
+    public void MsDocs_QueuedHostedService_SingleConsumer()
+    {
+        _countdown.Reset(Jobs);
+        for (int i = 0; i < Jobs; i++)
+        {
+            _backgroundTaskQueue!.QueueBackgroundWorkItemAsync(_backgroundWorkItem!).GetAwaiter().GetResult();
+        }
+
+        _countdown.Wait(BatchTimeout, nameof(MsDocs_QueuedHostedService_SingleConsumer));
+    }
+
+    [Benchmark(OperationsPerInvoke = Jobs, Description = "ConcurrentQueue + Sleep(1) polling threads")]
+    public void ConcurrentQueue_Sleep1msPolling()
+    {
+        _countdown.Reset(Jobs);
+        for (int i = 0; i < Jobs; i++)
+        {
+            _polling!.Enqueue(_order);
+        }
+
+        _countdown.Wait(BatchTimeout, nameof(ConcurrentQueue_Sleep1msPolling));
+    }
+
+    [Benchmark(OperationsPerInvoke = Jobs, Description = "BlockingCollection + threads")]
+    public void BlockingCollection_DedicatedThreads()
+    {
+        _countdown.Reset(Jobs);
+        for (int i = 0; i < Jobs; i++)
+        {
+            _blockingCollection!.Add(_order);
+        }
+
+        _countdown.Wait(BatchTimeout, nameof(BlockingCollection_DedicatedThreads));
+    }
+
+    [Benchmark(OperationsPerInvoke = Jobs, Description = "Dataflow ActionBlock (MaxDegreeOfParallelism)")]
+    public void Dataflow_ActionBlock()
+    {
+        _countdown.Reset(Jobs);
+        for (int i = 0; i < Jobs; i++)
+        {
+            if (!_actionBlock!.Post(_order))
+            {
+                throw new InvalidOperationException("The ActionBlock declined the job.");
+            }
+        }
+
+        _countdown.Wait(BatchTimeout, nameof(Dataflow_ActionBlock));
+    }
+
+    [Benchmark(OperationsPerInvoke = Jobs, Description = "WorkQueue TryEnqueue(handler, payload)")]
+    public void WorkQueue_TypedPayload()
+    {
+        _countdown.Reset(Jobs);
+        var queue = _workQueue!.Queue;
+        for (int i = 0; i < Jobs; i++)
+        {
+            if (!queue.TryEnqueue(_handler!, _order))
+            {
+                throw new InvalidOperationException("WorkQueue rejected the job.");
+            }
+        }
+
+        _countdown.Wait(BatchTimeout, nameof(WorkQueue_TypedPayload));
+    }
+
+    private sealed class Config : ManualConfig
+    {
+        public Config() => AddColumn(StatisticColumn.OperationsPerSecond);
+    }
+}

@@ -1,0 +1,107 @@
+using BenchmarkDotNet.Attributes;
+using BenchmarkDotNet.Columns;
+using BenchmarkDotNet.Configs;
+using BenchmarkDotNet.Jobs;
+using Perfolizer.Mathematics.OutlierDetection;
+using WorkQueue.Benchmarks.Alternatives;
+using WorkQueue.Benchmarks.Support;
+
+namespace WorkQueue.Benchmarks;
+
+/// <summary>
+/// Scenario 3: how soon a job starts after it is enqueued on an idle queue (one consumer, parked).
+/// </summary>
+/// <remarks>
+/// Every iteration is one sample: <c>[IterationSetup]</c> leaves the consumer idle for <see cref="IdleGap"/>, then the
+/// benchmark enqueues one job whose first action is to set a flag, and spins (yielding, never sleeping) until it sees
+/// the flag. The time is therefore enqueue + wake-up + job start + one cache-line transfer back. Outliers are kept and
+/// the table shows P50/P95/P99 across the samples.
+/// </remarks>
+[MemoryDiagnoser]
+[Config(typeof(Config))]
+public class WakeUpLatencyBenchmarks
+{
+    /// <summary>How long the consumer is left idle before each sample.</summary>
+    public static readonly TimeSpan IdleGap = TimeSpan.FromMilliseconds(2);
+
+    private static readonly TimeSpan StartTimeout = TimeSpan.FromSeconds(10);
+
+    private readonly Order _order = new(42);
+    private readonly StartSignal _started = new();
+    private SleepPollingConsumer<Order>? _polling;
+    private BlockingCollectionConsumer<Order>? _blockingCollection;
+    private WorkQueueHost? _workQueue;
+    private StartSignalHandler? _handler;
+
+    [GlobalSetup(Target = nameof(ConcurrentQueue_Sleep1msPolling))]
+    public void SetupPolling() => _polling = new SleepPollingConsumer<Order>(threads: 1, sleepMilliseconds: 1, _ => _started.Set());
+
+    [GlobalSetup(Target = nameof(BlockingCollection_DedicatedThread))]
+    public void SetupBlockingCollection() =>
+        _blockingCollection = new BlockingCollectionConsumer<Order>(threads: 1, capacity: 1_000, _ => _started.Set());
+
+    [GlobalSetup(Target = nameof(WorkQueue_OneIdleWorker))]
+    public void SetupWorkQueue()
+    {
+        _handler = new StartSignalHandler(_started);
+        _workQueue = WorkQueueHost.StartFixed(workers: 1, capacity: 1_000);
+        _workQueue.WaitForWorkers(1);
+    }
+
+    [GlobalCleanup]
+    public void Cleanup()
+    {
+        _polling?.Dispose();
+        _blockingCollection?.Dispose();
+        _workQueue?.Dispose();
+    }
+
+    [IterationSetup]
+    public void LeaveIdle()
+    {
+        _started.Reset();
+        Thread.Sleep(IdleGap);
+    }
+
+    [Benchmark(Baseline = true, Description = "ConcurrentQueue + Sleep(1) polling thread")]
+    public void ConcurrentQueue_Sleep1msPolling()
+    {
+        _polling!.Enqueue(_order);
+        _started.SpinUntilSet(StartTimeout, nameof(ConcurrentQueue_Sleep1msPolling));
+    }
+
+    [Benchmark(Description = "BlockingCollection + thread")]
+    public void BlockingCollection_DedicatedThread()
+    {
+        _blockingCollection!.Add(_order);
+        _started.SpinUntilSet(StartTimeout, nameof(BlockingCollection_DedicatedThread));
+    }
+
+    [Benchmark(Description = "WorkQueue, 1 idle worker")]
+    public void WorkQueue_OneIdleWorker()
+    {
+        if (!_workQueue!.Queue.TryEnqueue(_handler!, _order))
+        {
+            throw new InvalidOperationException("WorkQueue rejected the job.");
+        }
+
+        _started.SpinUntilSet(StartTimeout, nameof(WorkQueue_OneIdleWorker));
+    }
+
+    private sealed class Config : ManualConfig
+    {
+        public Config()
+        {
+            // One sample per iteration (the iteration setup idles the consumer), many iterations, outliers kept: the
+            // tail is the point. This mutates whatever job the command line chose.
+            AddJob(Job.Default
+                .WithInvocationCount(1)
+                .WithUnrollFactor(1)
+                .WithWarmupCount(BenchmarkSettings.Quick ? 5 : 20)
+                .WithIterationCount(BenchmarkSettings.WakeUpSamples)
+                .WithOutlierMode(OutlierMode.DontRemove)
+                .AsMutator());
+            AddColumn(StatisticColumn.P50, StatisticColumn.P95, new PercentileColumn(99), StatisticColumn.Max);
+        }
+    }
+}
