@@ -1,0 +1,345 @@
+#!/usr/bin/env python3
+"""Turns the raw output of compare.sh (one directory per mode) into one Markdown table.
+
+    analyze.py report --out RESULTS.md --command "compare.sh ..." MODE_DIR [MODE_DIR ...]
+    analyze.py jtl FILE.jtl          # the load metrics of one JMeter CSV result file, as JSON
+    analyze.py wrk FILE.out          # the same for the output of wrk with sign.lua
+    analyze.py threads APP.log       # the peak CLR thread-pool thread count in an app log
+
+Each MODE_DIR holds meta.env (key=value lines written by compare.sh), app.log, and load.jtl (JMeter) or wrk.out (wrk).
+Standard library only (Python 3.11).
+
+Definitions (also printed under the table):
+  requests  completed samples (any response or error) during the load;
+  TPS       requests / load span (first sample's start to last sample's end; wrk: its own duration);
+  latency   over all samples (wrk: its histogram, which leaves out responses slower than --timeout);
+  errors    non-200 responses + connection errors + timeouts (JMeter: unsuccessful samples);
+  stall     the longest run of consecutive one-second windows whose completed-sample count is under half the median
+            per-second count (with a median of 0: the longest run of empty windows). JMeter: windows start when the
+            ramp-up is over and last while samples were still being started, at least for the nominal duration unless
+            every response was in; wrk: from its start for its duration;
+  peak pool threads   max of `threadpool threads=N` in the app log (logged every DiagnosticsIntervalMs);
+  effects done after  seconds from the end of the load until pay:stats:completed == pay:stats:accepted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import math
+import os
+import platform
+import re
+import statistics
+import sys
+from pathlib import Path
+
+THREADS_RE = re.compile(r"threadpool threads=(\d+) pending=(\d+)")
+
+
+def percentile(sorted_values: list[float], p: float) -> float:
+    """Nearest-rank percentile of an already sorted list."""
+    if not sorted_values:
+        return math.nan
+    rank = max(1, math.ceil(p / 100 * len(sorted_values)))
+    return sorted_values[rank - 1]
+
+
+def stall(per_second: list[int]) -> dict:
+    """Longest run of windows under half the median count."""
+    if not per_second:
+        return {"seconds": None, "start": None, "median": None}
+    median = statistics.median(per_second)
+    # With a median of 0 (nothing completed in most windows) no window is "under half"; count the empty ones instead.
+    under = (lambda n: n < median / 2) if median > 0 else (lambda n: n == 0)
+    best, best_start, run, run_start = 0, None, 0, 0
+    for i, n in enumerate(per_second):
+        if under(n):
+            if run == 0:
+                run_start = i
+            run += 1
+            if run > best:
+                best, best_start = run, run_start
+        else:
+            run = 0
+    return {"seconds": best, "start": best_start, "median": median}
+
+
+def analyze_jtl(path: Path, duration_s: float | None = None, rampup_s: float = 0) -> dict:
+    starts, ends, elapsed = [], [], []
+    codes: dict[str, int] = {}
+    errors = 0
+    labels: dict[str, int] = {}
+    new_ok = 0
+    with open(path, newline="", encoding="utf-8", errors="replace") as f:
+        for row in csv.DictReader(f):
+            label = row.get("label", "")
+            if not label.startswith("callback"):
+                continue
+            try:
+                ts, el = int(row["timeStamp"]), int(row["elapsed"])
+            except (KeyError, ValueError):
+                continue
+            starts.append(ts)
+            ends.append(ts + el)
+            elapsed.append(el)
+            code = row.get("responseCode", "?")
+            codes[code] = codes.get(code, 0) + 1
+            labels[label] = labels.get(label, 0) + 1
+            ok = row.get("success", "").lower() == "true"
+            if not ok:
+                errors += 1
+            if ok and code == "200" and label == "callback new":
+                new_ok += 1
+    if not starts:
+        return {"requests": 0, "errors": 0, "codes": {}, "per_second": [], "note": "no samples in the JTL"}
+    t0 = min(starts)
+    span = (max(ends) - t0) / 1000
+    # Windows start once every thread has started (after the ramp-up) and run while load was being generated: up to
+    # the last sample's start, or for the nominal duration when samples hung longer than that (nothing completing is
+    # exactly what a stall looks like), but never past the last response.
+    w0 = t0 + int(rampup_s * 1000)
+    last_start_s = (max(starts) - w0) / 1000
+    nominal_s = min((duration_s or 0) - rampup_s, (max(ends) - w0) / 1000)
+    n_windows = max(0, int(max(last_start_s, nominal_s)))
+    per_second = [0] * n_windows
+    for e in ends:
+        i = (e - w0) // 1000
+        if 0 <= i < n_windows:
+            per_second[i] += 1
+    elapsed.sort()
+    return {
+        "requests": len(elapsed),
+        "span_s": span,
+        "tps": len(elapsed) / span if span > 0 else math.nan,
+        "mean_ms": statistics.fmean(elapsed),
+        "p50_ms": percentile(elapsed, 50),
+        "p99_ms": percentile(elapsed, 99),
+        "max_ms": elapsed[-1],
+        "errors": errors,
+        "codes": codes,
+        "sent": {"new": labels.get("callback new", 0), "duplicate": labels.get("callback duplicate", 0)},
+        "new_ok": new_ok,
+        "per_second": per_second,
+        "stall": stall(per_second),
+    }
+
+
+def analyze_wrk(path: Path) -> dict:
+    summary, latency, sent, codes, seconds = {}, {}, {}, {}, {}
+    errors_text = []
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        parts = line.split()
+        if not parts:
+            continue
+        if parts[0] in ("PC_SUMMARY", "PC_LATENCY_US", "PC_SENT"):
+            target = {"PC_SUMMARY": summary, "PC_LATENCY_US": latency, "PC_SENT": sent}[parts[0]]
+            for kv in parts[1:]:
+                k, _, v = kv.partition("=")
+                target[k] = float(v)
+        elif parts[0] == "PC_CODE" and len(parts) == 3:
+            codes[parts[1]] = codes.get(parts[1], 0) + int(parts[2])
+        elif parts[0] == "PC_SECOND" and len(parts) == 3:
+            seconds[int(parts[1])] = int(parts[2])
+        elif "error" in line.lower() or "unable" in line.lower():
+            errors_text.append(line.strip())
+    if not summary:
+        return {"requests": 0, "errors": 0, "codes": codes, "per_second": [],
+                "note": "no PC_SUMMARY line in wrk output" + (": " + "; ".join(errors_text[:3]) if errors_text else "")}
+    duration = summary["duration_us"] / 1e6
+    requests = int(summary["requests"])
+    nan_if_none = (lambda v: v) if requests else (lambda v: math.nan)
+    non_200 = sum(n for c, n in codes.items() if c != "200")
+    conn_errors = int(summary["connect"] + summary["read"] + summary["write"] + summary["timeout"])
+    n_windows = int(duration)
+    per_second = [seconds.get(i, 0) for i in range(n_windows)]
+    return {
+        "requests": requests,
+        "span_s": duration,
+        "tps": requests / duration if duration > 0 else math.nan,
+        "mean_ms": nan_if_none(latency.get("mean", math.nan) / 1000),
+        "p50_ms": nan_if_none(latency.get("p50", math.nan) / 1000),
+        "p99_ms": nan_if_none(latency.get("p99", math.nan) / 1000),
+        "max_ms": nan_if_none(latency.get("max", math.nan) / 1000),
+        "errors": non_200 + conn_errors,
+        "error_detail": {k: int(summary[k]) for k in ("connect", "read", "write", "timeout")} | {"non-200": non_200},
+        "codes": codes,
+        "sent": {k: int(v) for k, v in sent.items()},
+        "unanswered": max(0, int(sum(sent.values())) - sum(codes.values())),
+        "per_second": per_second,
+        "stall": stall(per_second),
+    }
+
+
+def analyze_threads(path: Path) -> dict:
+    peak, peak_pending, samples = None, None, 0
+    if path.exists():
+        for m in THREADS_RE.finditer(path.read_text(encoding="utf-8", errors="replace")):
+            samples += 1
+            t, p = int(m.group(1)), int(m.group(2))
+            peak = t if peak is None else max(peak, t)
+            peak_pending = p if peak_pending is None else max(peak_pending, p)
+    return {"peak_threads": peak, "peak_pending": peak_pending, "samples": samples}
+
+
+def read_meta(path: Path) -> dict:
+    meta = {}
+    if path.exists():
+        for line in path.read_text(encoding="utf-8").splitlines():
+            k, sep, v = line.partition("=")
+            if sep:
+                meta[k.strip()] = v.strip()
+    return meta
+
+
+def machine() -> str:
+    model = "unknown CPU"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    mem = "?"
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                mem = f"{int(line.split()[1]) / 1024 / 1024:.1f} GiB"
+                break
+    except OSError:
+        pass
+    return f"{os.cpu_count()} CPUs (nproc {len(os.sched_getaffinity(0))}), {model}, {mem} RAM, {platform.system()} {platform.release()}"
+
+
+def fmt(value, digits=1) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "n/a"
+    if isinstance(value, float):
+        return f"{value:.{digits}f}"
+    return str(value)
+
+
+def mode_row(mode_dir: Path) -> tuple[dict, dict, dict]:
+    meta = read_meta(mode_dir / "meta.env")
+    tool = meta.get("tool", "jmeter")
+    if tool == "wrk":
+        load = analyze_wrk(mode_dir / "wrk.out") if (mode_dir / "wrk.out").exists() else {"note": "wrk.out missing"}
+    else:
+        load = analyze_jtl(mode_dir / "load.jtl", float(meta.get("duration_s", 0) or 0),
+                           float(meta.get("rampup_s", 0) or 0)) if (mode_dir / "load.jtl").exists() else {"note": "load.jtl missing"}
+    threads = analyze_threads(mode_dir / "app.log")
+    return meta, load, threads
+
+
+def compress(per_second: list[int]) -> str:
+    return " ".join(str(n) for n in per_second) if per_second else "(none)"
+
+
+def report(args) -> int:
+    rows, details = [], []
+    header = ("| mode | tool | requests | TPS | mean ms | p50 ms | p99 ms | errors | stall s | peak pool threads "
+              "| effects done after s | accepted / completed |")
+    rows.append(header)
+    rows.append("|" + " --- |" * 12)
+    for d in args.mode_dirs:
+        mode_dir = Path(d)
+        meta, load, threads = mode_row(mode_dir)
+        st = load.get("stall") or {}
+        stall_text = "n/a" if st.get("seconds") is None else (
+            f"{st['seconds']}" + (f" (from t={st['start']} s)" if st["seconds"] else ""))
+        drain = meta.get("drain_s", "n/a")
+        cap = meta.get("drain_cap_s", "")
+        if drain.startswith(">"):
+            drain = f"> {cap or drain[1:]} (not done)"
+        elif drain == "stuck":
+            drain = f"never (stuck {meta.get('stuck_after_s', '?')} s)"
+        rows.append("| " + " | ".join([
+            meta.get("mode", mode_dir.name),
+            meta.get("tool", "?"),
+            fmt(load.get("requests")),
+            fmt(load.get("tps"), 0),
+            fmt(load.get("mean_ms"), 1),
+            fmt(load.get("p50_ms"), 1),
+            fmt(load.get("p99_ms"), 1),
+            fmt(load.get("errors")),
+            stall_text,
+            fmt(threads.get("peak_threads")),
+            drain,
+            f"{meta.get('accepted', '?')} / {meta.get('completed', '?')}",
+        ]) + " |")
+        lines = [f"### {meta.get('mode', mode_dir.name)} ({meta.get('tool', '?')})", ""]
+        if load.get("note"):
+            lines.append(f"- **problem:** {load['note']}")
+        lines.append(f"- response codes: {json.dumps(load.get('codes', {}), sort_keys=True)}"
+                     + (f"; error detail: {json.dumps(load['error_detail'])}" if load.get("error_detail") else ""))
+        sent = load.get("sent") or {}
+        lines.append(f"- callbacks sent: {sent.get('new', '?')} new, {sent.get('duplicate', '?')} duplicates"
+                     + (f"; new ones answered 200: {load['new_ok']}" if "new_ok" in load else "")
+                     + f"; Redis pay:stats:accepted = {meta.get('accepted', '?')}")
+        if "unanswered" in load:
+            lines.append(f"- requests still unanswered when wrk stopped (not counted as errors): {load['unanswered']}")
+        lines.append(f"- load span {fmt(load.get('span_s'), 1)} s, max latency {fmt(load.get('max_ms'), 0)} ms; "
+                     f"median per-second count {fmt((load.get('stall') or {}).get('median'))}")
+        lines.append(f"- completed samples per second: {compress(load.get('per_second', []))}")
+        lines.append(f"- thread pool: peak {fmt(threads.get('peak_threads'))} threads, peak pending "
+                     f"{fmt(threads.get('peak_pending'))} work items ({threads.get('samples', 0)} samples)")
+        lines.append(f"- app ready {meta.get('app_ready_s', '?')} s after start; load ran "
+                     f"{meta.get('load_s', '?')} s (tool exit {meta.get('load_rc', '?')}); app held no client "
+                     f"connection {meta.get('server_idle_s', '?')} s after the load; app stopped "
+                     f"{meta.get('app_stop_s', '?')} s after SIGINT; "
+                     f"load average before: {meta.get('loadavg_before', '?')}, after: {meta.get('loadavg_after', '?')}")
+        lines.append(f"- raw files: `{mode_dir}`")
+        details.append("\n".join(lines))
+
+    title = args.title or "PayCallbackApi load comparison"
+    out = [f"## {title}", "", *rows, "",
+           "requests = completed samples; TPS = requests / load span; latency over all samples; errors = non-200 "
+           "responses + connection errors + timeouts; stall = longest run of consecutive 1-s windows with fewer "
+           "than half the median per-second completions (if that median is 0: the longest run of empty windows; t = seconds after the ramp-up); peak pool threads = "
+           "max CLR ThreadPool.ThreadCount logged by the app; effects done after = seconds from the end of the load "
+           "until pay:stats:completed = pay:stats:accepted (polled every 0.5 s; 'never (stuck N s)' = no progress for "
+           "N s with the app idle: those callbacks' failed effects are never retried).", ""]
+    if args.settings:
+        out += [f"Settings: {args.settings}", ""]
+    out += [f"Machine: {machine()}. Date: {args.date or ''}.", ""]
+    if args.command:
+        out += [f"Command: `{args.command}`", ""]
+    out += ["<details><summary>Per-mode details</summary>", "", "\n\n".join(details), "", "</details>", ""]
+    text = "\n".join(out)
+    print(text)
+    if args.out:
+        Path(args.out).write_text(text, encoding="utf-8")
+    return 0
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="cmd", required=True)
+    r = sub.add_parser("report")
+    r.add_argument("--out")
+    r.add_argument("--command")
+    r.add_argument("--date")
+    r.add_argument("--title")
+    r.add_argument("--settings")
+    r.add_argument("mode_dirs", nargs="+")
+    for name in ("jtl", "wrk", "threads"):
+        p = sub.add_parser(name)
+        p.add_argument("file")
+        if name == "jtl":
+            p.add_argument("--duration", type=float, help="nominal load duration, s")
+            p.add_argument("--rampup", type=float, default=0, help="ramp-up, s (excluded from the windows)")
+    args = parser.parse_args(argv)
+    if args.cmd == "report":
+        return report(args)
+    if args.cmd == "jtl":
+        result = analyze_jtl(Path(args.file), args.duration, args.rampup)
+    else:
+        result = {"wrk": analyze_wrk, "threads": analyze_threads}[args.cmd](Path(args.file))
+    print(json.dumps(result, indent=2, default=str))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
