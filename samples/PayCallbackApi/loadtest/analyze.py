@@ -239,10 +239,10 @@ def compress(per_second: list[int]) -> str:
 
 def report(args) -> int:
     rows, details = [], []
-    header = ("| mode | tool | requests | TPS | mean ms | p50 ms | p99 ms | errors | stall s | peak pool threads "
-              "| effects done after s | accepted / completed |")
+    header = ("| mode | tool | requests | TPS | mean ms | p50 ms | p99 ms | errors | of which 503 | stall s "
+              "| peak pool threads | effects done after s | accepted / completed |")
     rows.append(header)
-    rows.append("|" + " --- |" * 12)
+    rows.append("|" + " --- |" * 13)
     for d in args.mode_dirs:
         mode_dir = Path(d)
         meta, load, threads = mode_row(mode_dir)
@@ -264,6 +264,7 @@ def report(args) -> int:
             fmt(load.get("p50_ms"), 1),
             fmt(load.get("p99_ms"), 1),
             fmt(load.get("errors")),
+            fmt((load.get("codes") or {}).get("503", 0)),
             stall_text,
             fmt(threads.get("peak_threads")),
             drain,
@@ -296,7 +297,8 @@ def report(args) -> int:
     title = args.title or "PayCallbackApi load comparison"
     out = [f"## {title}", "", *rows, "",
            "requests = completed samples; TPS = requests / load span; latency over all samples; errors = non-200 "
-           "responses + connection errors + timeouts; stall = longest run of consecutive 1-s windows with fewer "
+           "responses + connection errors + timeouts; of which 503 = the errors that are the app's deliberate "
+           "backpressure (queue full: 503 + Retry-After, the callback released for the gateway's retry); stall = longest run of consecutive 1-s windows with fewer "
            "than half the median per-second completions (if that median is 0: the longest run of empty windows; t = seconds after the ramp-up); peak pool threads = "
            "max CLR ThreadPool.ThreadCount logged by the app; effects done after = seconds from the end of the load "
            "until pay:stats:completed = pay:stats:accepted (polled every 0.5 s; 'never (stuck N s)' = no progress for "
