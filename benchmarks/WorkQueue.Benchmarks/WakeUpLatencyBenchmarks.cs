@@ -48,6 +48,14 @@ public class WakeUpLatencyBenchmarks
         _workQueue.WaitForWorkers(1);
     }
 
+    [GlobalSetup(Target = nameof(WorkQueue_OneIdleWorker_Spin))]
+    public void SetupWorkQueueSpin()
+    {
+        _handler = new StartSignalHandler(_started);
+        _workQueue = WorkQueueHost.StartFixed(workers: 1, capacity: 1_000, spinBeforeParking: true);
+        _workQueue.WaitForWorkers(1);
+    }
+
     [GlobalCleanup]
     public void Cleanup()
     {
@@ -78,14 +86,19 @@ public class WakeUpLatencyBenchmarks
     }
 
     [Benchmark(Description = "WorkQueue, 1 idle worker")]
-    public void WorkQueue_OneIdleWorker()
+    public void WorkQueue_OneIdleWorker() => EnqueueAndWaitForStart(nameof(WorkQueue_OneIdleWorker));
+
+    [Benchmark(Description = "WorkQueue, 1 idle worker, SpinBeforeParking = true")]
+    public void WorkQueue_OneIdleWorker_Spin() => EnqueueAndWaitForStart(nameof(WorkQueue_OneIdleWorker_Spin));
+
+    private void EnqueueAndWaitForStart(string name)
     {
         if (!_workQueue!.Queue.TryEnqueue(_handler!, _order))
         {
             throw new InvalidOperationException("WorkQueue rejected the job.");
         }
 
-        _started.SpinUntilSet(StartTimeout, nameof(WorkQueue_OneIdleWorker));
+        _started.SpinUntilSet(StartTimeout, name);
     }
 
     private sealed class Config : ManualConfig

@@ -28,13 +28,15 @@ public sealed class WorkQueueHost : IDisposable
     /// <summary>Creates a queue with a fixed number of workers: autoscaling off, <c>MinWorkers = MaxWorkers</c>.</summary>
     /// <param name="workers">The number of workers.</param>
     /// <param name="capacity">The queue's capacity.</param>
+    /// <param name="spinBeforeParking">The <see cref="WorkQueueOptions.SpinBeforeParking"/> setting (off by default).</param>
     /// <returns>The started queue.</returns>
-    public static WorkQueueHost StartFixed(int workers, int capacity) => Start(o =>
+    public static WorkQueueHost StartFixed(int workers, int capacity, bool spinBeforeParking = false) => Start(o =>
     {
         o.MinWorkers = workers;
         o.MaxWorkers = workers;
         o.AutoScale.Enabled = false;
         o.Capacity = capacity;
+        o.SpinBeforeParking = spinBeforeParking;
     });
 
     /// <summary>Waits until the queue reports <paramref name="workers"/> live workers.</summary>

@@ -73,7 +73,10 @@ internal sealed partial class DefaultWorkQueue : IWorkQueue, IQueueGaugeSource, 
             ? Channel.CreateBounded<WorkItem>(channelOptions, OnItemDropped)
             : Channel.CreateBounded<WorkItem>(channelOptions);
 
-        _pool = new WorkerPool(this, _channel.Reader, options.MinWorkers, options.MaxWorkers, options.IdleTimeout, _logger);
+        _pool = new WorkerPool(this, _channel.Reader, options.MinWorkers, options.MaxWorkers, options.IdleTimeout, _logger)
+        {
+            SpinBeforeParking = options.SpinBeforeParking,
+        };
         _scaler = new AutoScaler(options.AutoScale, _pool, name, OldestWait, IsIdle, _logger);
         _metrics.Register(this);
     }
@@ -93,6 +96,9 @@ internal sealed partial class DefaultWorkQueue : IWorkQueue, IQueueGaugeSource, 
     public bool IsAbandoning => _abandoning;
 
     internal WorkerPool Pool => _pool;
+
+    /// <summary>Gets a number that changes whenever a job is offered: what a spinning worker watches, lock-free.</summary>
+    internal long EnqueueVersion => Volatile.Read(ref _enqueueAttempts);
 
     private long InFlight
     {

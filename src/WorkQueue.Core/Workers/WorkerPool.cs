@@ -47,6 +47,13 @@ internal sealed partial class WorkerPool
 
     public int IdleTimeoutMilliseconds { get; }
 
+    public bool SpinBeforeParking { get; init; }
+
+    /// <summary>Gets a value indicating whether a worker is waiting on the channel now.</summary>
+    public bool HasLeader => Volatile.Read(ref _leader) is not null;
+
+    public long EnqueueVersion => _queue.EnqueueVersion;
+
     public int LiveCount => Volatile.Read(ref _liveCount);
 
     public int BusyCount => Volatile.Read(ref _busy);

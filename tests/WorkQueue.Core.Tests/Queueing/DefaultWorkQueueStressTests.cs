@@ -45,6 +45,7 @@ public sealed class DefaultWorkQueueStressTests(ITestOutputHelper output)
             o.Retry.BaseDelay = TimeSpan.FromMilliseconds(1);
             o.Retry.MaxDelay = TimeSpan.FromMilliseconds(2);
             o.ShutdownGracePeriod = TimeSpan.FromSeconds(10);
+            o.SpinBeforeParking = seed % 4 < 2;
             o.OnJobDropped = job => outcomes.Record(outcomes.Dropped, ((StressJob)job.Payload!).Id);
             o.OnJobDeadLettered = dead => outcomes.Record(outcomes.DeadLettered, ((StressJob)dead.Job.Payload!).Id);
         });

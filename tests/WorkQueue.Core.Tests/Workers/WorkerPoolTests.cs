@@ -153,12 +153,14 @@ public sealed class WorkerPoolTests
     }
 
     [Theory]
-    [InlineData(1)]
-    [InlineData(8)]
-    public async Task TryEnqueue_IdlePool_EveryLoneJobWakesAWorker(int workers)
+    [InlineData(1, false)]
+    [InlineData(8, false)]
+    [InlineData(1, true)]
+    [InlineData(8, true)]
+    public async Task TryEnqueue_IdlePool_EveryLoneJobWakesAWorker(int workers, bool spin)
     {
         // Each job arrives at an idle pool, so it is the leader hand-off alone that must wake a worker every time.
-        await using var harness = QueueHarness.Start(o => { o.MinWorkers = workers; o.MaxWorkers = workers; });
+        await using var harness = QueueHarness.Start(o => { o.MinWorkers = workers; o.MaxWorkers = workers; o.SpinBeforeParking = spin; });
         for (int i = 0; i < 2000; i++)
         {
             var ran = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
@@ -169,10 +171,12 @@ public sealed class WorkerPoolTests
         Assert.Equal(workers, harness.Queue.GetSnapshot().Workers);
     }
 
-    [Fact]
-    public async Task IdlePool_SixteenWorkers_NoWorkerWakesWhileIdle()
+    [Theory]
+    [InlineData(false)]
+    [InlineData(true)]
+    public async Task IdlePool_SixteenWorkers_NoWorkerWakesWhileIdle(bool spin)
     {
-        await using var harness = QueueHarness.Start(o => { o.MinWorkers = 16; o.MaxWorkers = 16; });
+        await using var harness = QueueHarness.Start(o => { o.MinWorkers = 16; o.MaxWorkers = 16; o.SpinBeforeParking = spin; });
         var pool = ((WorkQueue.Queueing.DefaultWorkQueue)harness.Queue).Pool;
         var done = new CountdownSignal(100);
         for (int i = 0; i < 100; i++)
