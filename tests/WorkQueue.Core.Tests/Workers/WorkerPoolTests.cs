@@ -187,8 +187,19 @@ public sealed class WorkerPoolTests
         await Wait.ForAsync(done.Task, "100 jobs");
         await Wait.UntilAsync(() => harness.Queue.GetSnapshot().BusyWorkers == 0, "every worker is idle");
 
-        // Let the last lead hand-offs settle, then no worker may wake at all: no timers, no polling, no spinning.
-        await Task.Delay(200);
+        // Let the last lead hand-offs settle (the counter stops moving; on a loaded machine that can take a while),
+        // then no worker may wake at all for half a second: no timers, no polling, no spinning.
+        long settled = pool.Wakeups;
+        await Wait.UntilAsync(
+            () =>
+            {
+                Thread.Sleep(100);
+                long now = pool.Wakeups;
+                bool quiet = now == settled;
+                settled = now;
+                return quiet;
+            },
+            "the workers stop waking after the last job");
         long before = pool.Wakeups;
         await Task.Delay(500);
         long after = pool.Wakeups;
