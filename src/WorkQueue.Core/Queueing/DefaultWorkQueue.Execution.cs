@@ -32,7 +32,7 @@ internal sealed partial class DefaultWorkQueue
         }
 
         Exception? error = null;
-        var token = worker.BeginJob(item, _options.JobTimeout, _abandonCts.Token);
+        var token = worker.BeginJob(item, _options.JobTimeout);
         try
         {
             var job = item.Invoker.InvokeAsync(item.Target, item.State, _services, token);
@@ -48,9 +48,8 @@ internal sealed partial class DefaultWorkQueue
         var cancelReason = worker.CancelReason;
         if (cancelReason == JobCancelReason.None && token.IsCancellationRequested)
         {
-            // _abandoning is set before the queue's token is cancelled, so a job that saw the shutdown's cancellation
-            // before its worker was marked is still classified as cancelled by the shutdown, not as timed out.
-            cancelReason = _abandoning ? JobCancelReason.Shutdown : JobCancelReason.Timeout;
+            // Only a timeout cancels a job's token other than through CancelForShutdown (which marks the reason first).
+            cancelReason = JobCancelReason.Timeout;
         }
 
         if (!worker.EndJob())
@@ -183,6 +182,13 @@ internal sealed partial class DefaultWorkQueue
         _abandonedJobs.Enqueue(job);
         Interlocked.Increment(ref _abandoned);
         CheckDrained();
-        Log.JobAbandoned(_logger, Name, job.Job.Id, job.Job.Name, reason);
+        try
+        {
+            Log.JobAbandoned(_logger, Name, job.Job.Id, job.Job.Name, reason);
+        }
+        catch (Exception)
+        {
+            // The job is in the report; a failing logger must not stop the shutdown halfway.
+        }
     }
 }

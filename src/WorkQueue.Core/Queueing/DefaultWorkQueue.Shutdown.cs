@@ -9,6 +9,9 @@ internal sealed partial class DefaultWorkQueue
         if (drainTimeout != Timeout.InfiniteTimeSpan)
         {
             ArgumentOutOfRangeException.ThrowIfLessThan(drainTimeout, TimeSpan.Zero);
+
+            // The longest finite wait Task.WaitAsync accepts; checked here, before the queue stops accepting.
+            ArgumentOutOfRangeException.ThrowIfGreaterThan(drainTimeout, TimeSpan.FromMilliseconds(uint.MaxValue - 1));
         }
 
         TaskCompletionSource<ShutdownReport> stop;
@@ -62,7 +65,7 @@ internal sealed partial class DefaultWorkQueue
         // Pairs with the interlocked increment in TryWrite/WriteAsync: either the enqueue sees _accepting == false, or
         // this thread sees its attempt in InFlight and waits for it.
         Interlocked.MemoryBarrier();
-        Log.Stopping(_logger, Name, Depth, _pool.BusyCount);
+        TryLog(() => Log.Stopping(_logger, Name, Depth, _pool.BusyCount));
 
         // A paused queue could never drain: stopping resumes it, so queued jobs get their chance before the deadline.
         _pool.Resume();
@@ -89,14 +92,17 @@ internal sealed partial class DefaultWorkQueue
         _metrics.Unregister(this);
 
         var report = new ShutdownReport(Name, drained, [.. _abandonedJobs], stopwatch.Elapsed);
-        if (drained)
+        TryLog(() =>
         {
-            Log.Drained(_logger, Name, stopwatch.Elapsed.TotalMilliseconds);
-        }
-        else
-        {
-            Log.StoppedWithAbandoned(_logger, Name, report.Abandoned.Count, stopwatch.Elapsed.TotalMilliseconds);
-        }
+            if (drained)
+            {
+                Log.Drained(_logger, Name, stopwatch.Elapsed.TotalMilliseconds);
+            }
+            else
+            {
+                Log.StoppedWithAbandoned(_logger, Name, report.Abandoned.Count, stopwatch.Elapsed.TotalMilliseconds);
+            }
+        });
 
         return report;
     }
@@ -108,15 +114,9 @@ internal sealed partial class DefaultWorkQueue
 
         // Completing the writer fails any enqueue still waiting for space (it is counted as rejected).
         _channel.Writer.TryComplete();
-        try
-        {
-            // Cancels retry delays and the token of every running job without a timeout of its own.
-            _abandonCts.Cancel();
-        }
-        catch (AggregateException ex)
-        {
-            Log.CallbackFailed(_logger, ex, Name, "job cancellation");
-        }
+
+        // Cancels the retry delays (on the thread pool: nothing registered there may hold up the shutdown).
+        _ = _abandonCts.CancelAsync();
         foreach (var id in _pendingRetries.Keys)
         {
             if (_pendingRetries.TryRemove(id, out var retry))
@@ -125,13 +125,30 @@ internal sealed partial class DefaultWorkQueue
             }
         }
 
-        while (_channel.Reader.TryRead(out var item))
+        try
         {
-            ReportAbandoned(item, AbandonReason.NotStarted);
+            while (_channel.Reader.TryRead(out var item))
+            {
+                ReportAbandoned(item, AbandonReason.NotStarted);
+            }
         }
+        finally
+        {
+            _pool.CancelRunningJobs();
+            _pool.Close();
+        }
+    }
 
-        _pool.CancelRunningJobs();
-        _pool.Close();
+    private static void TryLog(Action log)
+    {
+        try
+        {
+            log();
+        }
+        catch (Exception)
+        {
+            // A failing logger must not fault the shutdown.
+        }
     }
 
     private static async Task<bool> WaitAsync(Task task, TimeSpan timeout, CancellationToken cancellationToken)

@@ -223,7 +223,7 @@ internal sealed partial class DefaultWorkQueue : IWorkQueue, IQueueGaugeSource, 
         await StopAsync(TimeSpan.Zero).ConfigureAwait(false);
         _scaler.Dispose();
 
-        // _abandonCts is not disposed: it has no timer to release, and work a job left running may still use its token.
+        // _abandonCts is not disposed: it has no timer to release, and retry delays may still be registered on it.
     }
 
     private bool TryWrite(JobInvoker invoker, object? target, object? state)

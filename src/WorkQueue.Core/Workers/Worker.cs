@@ -47,26 +47,14 @@ internal sealed class Worker
     /// <summary>Marks a job as running and returns the token it runs with.</summary>
     /// <param name="item">The job.</param>
     /// <param name="timeout">The job's timeout, if any.</param>
-    /// <param name="shutdownToken">The queue's token, cancelled when the shutdown deadline passes.</param>
-    public CancellationToken BeginJob(in WorkItem item, TimeSpan? timeout, CancellationToken shutdownToken)
+    public CancellationToken BeginJob(in WorkItem item, TimeSpan? timeout)
     {
         _cancelReason = (int)JobCancelReason.None;
         _current = item;
-        CancellationToken token;
-        if (timeout is { } limit)
-        {
-            // A new source per job, never a reset one: work a previous job left running still holds that job's token,
-            // and must not see this job's timeout. Shutdown cancels it through CancelForShutdown.
-            _jobCts = new CancellationTokenSource(limit);
-            token = _jobCts.Token;
-        }
-        else
-        {
-            // Without a timeout the only cancellation is the shutdown's, which is every job's: the queue's own token
-            // serves, and a job costs no allocation.
-            _jobCts = null;
-            token = shutdownToken;
-        }
+
+        // A new source per job, never a reset or shared one: work a job left running still holds its token, and must
+        // neither see a later job's timeout nor keep registrations alive on a long-lived source.
+        _jobCts = timeout is { } limit ? new CancellationTokenSource(limit) : new CancellationTokenSource();
 
         // Publish Running before reading the shutdown flag; the shutdown sets its flag before scanning workers, so one
         // of the two sees the other (both are full fences).
@@ -76,14 +64,14 @@ internal sealed class Worker
             CancelForShutdown();
         }
 
-        return token;
+        return _jobCts.Token;
     }
 
     /// <summary>Ends the current job; <see langword="false"/> when the shutdown already reported it as still running.</summary>
     public bool EndJob()
     {
         // Stop a pending timeout timer; the source itself is left to the GC because the job's leftovers may still use it.
-        _jobCts?.CancelAfter(Timeout.Infinite);
+        Volatile.Read(ref _jobCts)?.CancelAfter(Timeout.Infinite);
         if (Interlocked.CompareExchange(ref _jobState, Idle, Running) == Running)
         {
             return true;
@@ -102,14 +90,10 @@ internal sealed class Worker
         }
 
         Volatile.Write(ref _cancelReason, (int)JobCancelReason.Shutdown);
-        try
-        {
-            Volatile.Read(ref _jobCts)?.Cancel();
-        }
-        catch (AggregateException)
-        {
-            // A job's own cancellation callback threw; the job still gets its chance to end.
-        }
+
+        // The token reads as cancelled at once; the job's callbacks run on the thread pool, so one that blocks (or Sends
+        // to this busy worker) cannot hold up the shutdown. Their exceptions land in the returned task, unobserved.
+        _ = Volatile.Read(ref _jobCts)?.CancelAsync();
     }
 
     /// <summary>Takes the running job away from the worker so the shutdown can report it as still running.</summary>
@@ -151,6 +135,7 @@ internal sealed class Worker
     {
         var reader = _pool.Reader;
         bool justResigned = false;
+        bool spunSinceWork = false;
         while (true)
         {
             // A job may have replaced the context; every job and every wait starts on this worker's own, so that
@@ -170,6 +155,7 @@ internal sealed class Worker
                 }
 
                 justResigned = false;
+                spunSinceWork = false;
                 try
                 {
                     _pool.Execute(item, this);
@@ -190,9 +176,13 @@ internal sealed class Worker
                 return;
             }
 
-            if (SpinForWork())
+            if (!spunSinceWork && _pool.SpinBeforeParking)
             {
-                continue;
+                spunSinceWork = true;
+                if (SpinForWork())
+                {
+                    continue;
+                }
             }
 
             switch (_pool.Park(this))
@@ -227,29 +217,38 @@ internal sealed class Worker
     /// <summary>
     /// Spins briefly for a job before parking: a producer that is only just behind this worker then hands over its next
     /// job without paying for a futex wake-up, and the worker without sleeping. Bounded like SemaphoreSlim's spin, and
-    /// only done by the worker that would otherwise lead (if another worker already waits on the channel, it gets the
-    /// next job anyway).
+    /// only done by one worker at a time that would otherwise lead (if another worker already waits on the channel, it
+    /// gets the next job anyway).
     /// </summary>
     /// <returns><see langword="true"/> when a job was offered meanwhile.</returns>
     private bool SpinForWork()
     {
-        if (!_pool.SpinBeforeParking || _pool.IsPaused || _pool.HasLeader)
+        // One spinner at a time, once per idle period (the caller's flag): more would only compete for the next job
+        // and for the producer's cores.
+        if (_pool.IsPaused || _pool.HasLeader || !_pool.TryBeginSpin())
         {
             return false;
         }
 
-        long seen = _pool.EnqueueVersion;
-        var spinner = default(SpinWait);
-        for (int i = 0; i < SpinIterations; i++)
+        try
         {
-            spinner.SpinOnce(sleep1Threshold: -1);
-            if (_pool.EnqueueVersion != seen)
+            long seen = _pool.EnqueueVersion;
+            var spinner = default(SpinWait);
+            for (int i = 0; i < SpinIterations; i++)
             {
-                return true;
+                spinner.SpinOnce(sleep1Threshold: -1);
+                if (_pool.EnqueueVersion != seen)
+                {
+                    return true;
+                }
             }
-        }
 
-        return false;
+            return false;
+        }
+        finally
+        {
+            _pool.EndSpin();
+        }
     }
 
     /// <returns><see langword="false"/> when the channel is completed and empty.</returns>

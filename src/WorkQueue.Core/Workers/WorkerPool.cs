@@ -23,6 +23,7 @@ internal sealed partial class WorkerPool
     private int _busy;
     private int _target;
     private int _nextWorkerNumber;
+    private int _spinning;
     private WorkerMode _mode = WorkerMode.Auto;
     private volatile bool _paused;
     private bool _started;
@@ -53,6 +54,10 @@ internal sealed partial class WorkerPool
     public bool HasLeader => Volatile.Read(ref _leader) is not null;
 
     public long EnqueueVersion => _queue.EnqueueVersion;
+
+    public bool TryBeginSpin() => Interlocked.CompareExchange(ref _spinning, 1, 0) == 0;
+
+    public void EndSpin() => Volatile.Write(ref _spinning, 0);
 
     public int LiveCount => Volatile.Read(ref _liveCount);
 

@@ -143,14 +143,18 @@ public sealed class DefaultWorkQueueShutdownTests
         Assert.Same(await first, await second);
     }
 
-    [Fact]
-    public async Task StopAsync_NegativeTimeout_ThrowsNamingDrainTimeout()
+    [Theory]
+    [InlineData(-1.0)]
+    [InlineData(50.0 * 24 * 60 * 60)]
+    public async Task StopAsync_TimeoutOutOfRange_ThrowsNamingDrainTimeoutAndKeepsAccepting(double seconds)
     {
         await using var harness = QueueHarness.Start();
 
-        var ex = Assert.Throws<ArgumentOutOfRangeException>(() => { _ = harness.Queue.StopAsync(TimeSpan.FromSeconds(-1)); });
+        var ex = Assert.Throws<ArgumentOutOfRangeException>(() => { _ = harness.Queue.StopAsync(TimeSpan.FromSeconds(seconds)); });
 
         Assert.Equal("drainTimeout", ex.ParamName);
+        Assert.True(harness.Queue.GetSnapshot().IsAccepting);
+        Assert.True(harness.Queue.TryEnqueue(_ => { }));
     }
 
     [Fact]

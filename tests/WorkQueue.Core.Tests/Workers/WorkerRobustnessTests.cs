@@ -87,6 +87,24 @@ public sealed class WorkerRobustnessTests
     }
 
     [Fact]
+    public async Task StopAsync_FinishedJobsLeftRegistrationsOnTheirTokens_NoneFiresAtShutdown()
+    {
+        await using var harness = QueueHarness.Start(o => { o.MinWorkers = 1; o.MaxWorkers = 1; });
+        int fired = 0;
+        var done = new CountdownSignal(1000);
+        for (int i = 0; i < 1000; i++)
+        {
+            // A registration that is never disposed: it must die with the job's own token source.
+            Assert.True(harness.Queue.TryEnqueue(ct => { ct.Register(() => Interlocked.Increment(ref fired)); done.Signal(); }));
+        }
+
+        await Wait.ForAsync(done.Task, "1000 jobs");
+        await Wait.ForAsync(harness.Queue.StopAsync(TimeSpan.Zero), "the stop");
+
+        Assert.Equal(0, Volatile.Read(ref fired));
+    }
+
+    [Fact]
     public async Task StopAsync_PausedQueue_ResumesAndDrains()
     {
         await using var harness = QueueHarness.Start();
