@@ -24,6 +24,7 @@ internal sealed class Worker
     private CancellationTokenSource? _jobCts;
     private int _jobState;
     private int _cancelReason;
+    private bool _jobHasTimer;
     private WorkItem _current;
 
     public Worker(WorkerPool pool, string name)
@@ -55,6 +56,7 @@ internal sealed class Worker
         // A new source per job, never a reset or shared one: work a job left running still holds its token, and must
         // neither see a later job's timeout nor keep registrations alive on a long-lived source.
         _jobCts = timeout is { } limit ? new CancellationTokenSource(limit) : new CancellationTokenSource();
+        _jobHasTimer = timeout is not null;
 
         // Publish Running before reading the shutdown flag; the shutdown sets its flag before scanning workers, so one
         // of the two sees the other (both are full fences).
@@ -71,7 +73,12 @@ internal sealed class Worker
     public bool EndJob()
     {
         // Stop a pending timeout timer; the source itself is left to the GC because the job's leftovers may still use it.
-        Volatile.Read(ref _jobCts)?.CancelAfter(Timeout.Infinite);
+        // Only when there is one: CancelAfter on a source without a timer would allocate one.
+        if (_jobHasTimer)
+        {
+            _jobCts!.CancelAfter(Timeout.Infinite);
+        }
+
         if (Interlocked.CompareExchange(ref _jobState, Idle, Running) == Running)
         {
             return true;
