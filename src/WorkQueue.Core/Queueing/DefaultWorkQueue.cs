@@ -248,12 +248,14 @@ internal sealed partial class DefaultWorkQueue : IWorkQueue, IQueueGaugeSource, 
 
     private ValueTask WriteAsync(JobInvoker invoker, object? target, object? state, CancellationToken cancellationToken)
     {
+        // Every call is counted, so that Enqueued + Rejected always equals the calls made (a cancelled one included).
+        long id = Interlocked.Increment(ref _enqueueAttempts);
         if (cancellationToken.IsCancellationRequested)
         {
+            CountRejection("canceled");
             return ValueTask.FromCanceled(cancellationToken);
         }
 
-        long id = Interlocked.Increment(ref _enqueueAttempts);
         if (!_accepting)
         {
             return ValueTask.FromException(Reject(RejectionReason.QueueStopped));

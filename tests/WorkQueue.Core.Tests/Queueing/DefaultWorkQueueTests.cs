@@ -119,6 +119,19 @@ public sealed class DefaultWorkQueueTests
     }
 
     [Fact]
+    public async Task EnqueueAsync_TokenAlreadyCancelled_ThrowsAndCountsOneRejection()
+    {
+        await using var harness = QueueHarness.Start();
+        using var cts = new CancellationTokenSource();
+        cts.Cancel();
+
+        await Assert.ThrowsAnyAsync<OperationCanceledException>(async () => await harness.Queue.EnqueueAsync(_ => { }, cts.Token));
+
+        var totals = harness.Queue.GetSnapshot().Totals;
+        Assert.Equal((0L, 1L), (totals.Enqueued, totals.Rejected));
+    }
+
+    [Fact]
     public async Task EnqueueAsync_WaitTimesOut_ThrowsJobRejectedQueueFull()
     {
         await using var harness = QueueHarness.Start(o => { OneWorker(o); o.Capacity = 1; o.EnqueueTimeout = TimeSpan.FromMilliseconds(50); });
