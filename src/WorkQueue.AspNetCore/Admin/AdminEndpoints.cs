@@ -36,7 +36,8 @@ internal static class AdminEndpoints
 
         using var buffer = new MemoryStream();
         await request.Body.CopyToAsync(buffer, request.HttpContext.RequestAborted).ConfigureAwait(false);
-        if (buffer.Length == 0 || buffer.ToArray().All(b => b is (byte)' ' or (byte)'\t' or (byte)'\r' or (byte)'\n'))
+        var bytes = buffer.GetBuffer().AsMemory(0, (int)buffer.Length);
+        if (bytes.Span.Trim(" \t\r\n"u8).IsEmpty)
         {
             return Invalid("body", "A JSON body is required: {\"count\": n} or {\"mode\": \"auto\"}.");
         }
@@ -44,7 +45,7 @@ internal static class AdminEndpoints
         JsonElement body;
         try
         {
-            using var document = JsonDocument.Parse(buffer.ToArray());
+            using var document = JsonDocument.Parse(bytes);
             body = document.RootElement.Clone();
         }
         catch (JsonException ex)

@@ -4,10 +4,9 @@ using WorkQueue.Queueing;
 namespace WorkQueue.Hosting;
 
 /// <summary>
-/// Makes sure the queues exist (and so have started) before any hosted service's <c>StartAsync</c>, so before the web
-/// server takes traffic, and drains
-/// them after every hosted service has stopped (so after the server stopped taking requests), within the host's
-/// shutdown timeout.
+/// Takes the provider in its constructor, so the queues exist (and have started) before any hosted service's
+/// <c>StartAsync</c>, that is before the web server takes traffic; drains them after every hosted service has stopped
+/// (so after the server stopped taking requests), within the host's shutdown timeout.
 /// </summary>
 internal sealed class WorkQueueHostedService : IHostedLifecycleService
 {
@@ -18,11 +17,7 @@ internal sealed class WorkQueueHostedService : IHostedLifecycleService
         _provider = provider;
     }
 
-    public Task StartingAsync(CancellationToken cancellationToken)
-    {
-        _provider.StartAll();
-        return Task.CompletedTask;
-    }
+    public Task StartingAsync(CancellationToken cancellationToken) => Task.CompletedTask;
 
     public Task StartAsync(CancellationToken cancellationToken) => Task.CompletedTask;
 

@@ -182,13 +182,8 @@ internal sealed partial class DefaultWorkQueue
         _abandonedJobs.Enqueue(job);
         Interlocked.Increment(ref _abandoned);
         CheckDrained();
-        try
-        {
-            Log.JobAbandoned(_logger, Name, job.Job.Id, job.Job.Name, reason);
-        }
-        catch (Exception)
-        {
-            // The job is in the report; a failing logger must not stop the shutdown halfway.
-        }
+
+        // The job is in the report; a failing logger must not stop the shutdown halfway.
+        TryLog(() => Log.JobAbandoned(_logger, Name, job.Job.Id, job.Job.Name, reason));
     }
 }

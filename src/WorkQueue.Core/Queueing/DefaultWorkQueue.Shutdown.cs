@@ -139,18 +139,6 @@ internal sealed partial class DefaultWorkQueue
         }
     }
 
-    private static void TryLog(Action log)
-    {
-        try
-        {
-            log();
-        }
-        catch (Exception)
-        {
-            // A failing logger must not fault the shutdown.
-        }
-    }
-
     private static async Task<bool> WaitAsync(Task task, TimeSpan timeout, CancellationToken cancellationToken)
     {
         try

@@ -339,14 +339,20 @@ internal sealed partial class DefaultWorkQueue : IWorkQueue, IQueueGaugeSource, 
         }
         catch (Exception ex)
         {
-            try
-            {
-                Log.CallbackFailed(_logger, ex, Name, nameof(WorkQueueOptions.OnJobDropped));
-            }
-            catch (Exception)
-            {
-                // The logger is what failed.
-            }
+            TryLog(() => Log.CallbackFailed(_logger, ex, Name, nameof(WorkQueueOptions.OnJobDropped)));
+        }
+    }
+
+    /// <summary>Logs on a path that must not fail (shutdown, a drop callback): a logger that throws is ignored.</summary>
+    private static void TryLog(Action log)
+    {
+        try
+        {
+            log();
+        }
+        catch (Exception)
+        {
+            // The logger is what failed; there is nowhere left to report it.
         }
     }
 

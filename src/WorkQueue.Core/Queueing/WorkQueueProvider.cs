@@ -51,7 +51,7 @@ internal sealed class WorkQueueProvider : IWorkQueueProvider, IAsyncDisposable
         return found;
     }
 
-    public void StartAll()
+    private void StartAll()
     {
         foreach (var queue in _queues.Values)
         {

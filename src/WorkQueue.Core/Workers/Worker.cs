@@ -88,7 +88,7 @@ internal sealed class Worker
         return false;
     }
 
-    /// <summary>Marks the running job as cancelled by the shutdown and cancels its own token source, if it has one.</summary>
+    /// <summary>Marks the running job as cancelled by the shutdown and cancels its token source.</summary>
     public void CancelForShutdown()
     {
         if (Volatile.Read(ref _jobState) != Running)
