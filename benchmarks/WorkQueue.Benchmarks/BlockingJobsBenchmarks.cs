@@ -88,7 +88,7 @@ public class BlockingJobsBenchmarks
         if (_workQueue is not null)
         {
             // Let the backlog go rather than wait for it: the measurement is over.
-            _workQueue.Queue.StopAsync(TimeSpan.FromSeconds(2)).GetAwaiter().GetResult();
+            _workQueue.Control.StopAsync(TimeSpan.FromSeconds(2)).GetAwaiter().GetResult();
             _workQueue.Dispose();
         }
     }

@@ -58,7 +58,7 @@ public class EnqueueBenchmarks
         _handler = new CountingHandler(_executed);
         _workQueue = WorkQueueHost.StartFixed(workers: 1, Capacity);
         _workQueue.WaitForWorkers(1);
-        _workQueue.Queue.Pause();
+        _workQueue.Control.Pause();
     }
 
     [GlobalCleanup]
@@ -140,7 +140,7 @@ public class EnqueueBenchmarks
     [IterationCleanup(Targets = [nameof(WorkQueueDelegate), nameof(WorkQueueTypedPayload)])]
     public void DrainWorkQueue()
     {
-        var queue = _workQueue.Queue;
+        var queue = _workQueue.Control;
         queue.Resume();
         _executed.WaitFor(_submitted, DrainTimeout, "WorkQueue");
         queue.Pause();

@@ -76,7 +76,7 @@ public class IdleCpuBenchmarks
 
     [Benchmark(Description = "WorkQueue with 64 idle workers")]
     public double WorkQueue_64IdleWorkers_ProcessCpuOverWindow() =>
-        MeasureWindow(nameof(WorkQueue_64IdleWorkers_ProcessCpuOverWindow), () => _workQueue!.Queue.GetSnapshot().Workers);
+        MeasureWindow(nameof(WorkQueue_64IdleWorkers_ProcessCpuOverWindow), () => _workQueue!.Control.GetSnapshot().Workers);
 
     private static void Settle() => Thread.Sleep(BenchmarkSettings.Quick ? TimeSpan.FromMilliseconds(200) : TimeSpan.FromSeconds(1));
 

@@ -1,18 +1,23 @@
 namespace WorkQueue;
 
 /// <summary>
-/// A named, bounded queue of background jobs served by its own capped pool of dedicated worker threads.
+/// Enqueues background jobs on a named, bounded queue served by its own capped pool of dedicated worker threads.
 /// </summary>
 /// <remarks>
 /// <para>
-/// Jobs never run on the enqueuing thread and never on the CLR thread pool: each worker is a dedicated thread with its
-/// own single-threaded synchronization context, so the awaits of an async job resume on its worker and <c>N</c> workers
-/// mean at most <c>N</c> jobs in flight. (An await with <c>ConfigureAwait(false)</c> inside a job opts out of that and
-/// resumes on the thread pool.)
+/// This is the producer side, the one to inject where work is enqueued. Pausing, resizing, stopping and snapshots are
+/// on <see cref="IWorkQueueControl"/>, reached through <see cref="IWorkQueueProvider"/>, so code that only enqueues
+/// cannot stop a queue.
+/// </para>
+/// <para>
+/// Jobs never run on the enqueuing thread and never on the CLR thread pool: they start on the queue's dedicated
+/// threads, and the awaits of an async job resume on those threads (any of them), so a job that blocks holds one of
+/// the queue's threads, never a pool thread. (An await with <c>ConfigureAwait(false)</c> inside a job opts out of
+/// that and resumes on the thread pool.)
 /// </para>
 /// <para>
 /// Every accepted job is run, retried, dead-lettered, dropped (<see cref="QueueFullMode.DropOldest"/>, reported), or
-/// reported by <see cref="StopAsync(TimeSpan, CancellationToken)"/>.
+/// reported by <see cref="IWorkQueueControl.StopAsync(TimeSpan, CancellationToken)"/>.
 /// </para>
 /// </remarks>
 public interface IWorkQueue
@@ -23,7 +28,7 @@ public interface IWorkQueue
     /// <summary>
     /// Enqueues a synchronous job without waiting.
     /// </summary>
-    /// <param name="job">The job. It may block: it blocks only its worker.</param>
+    /// <param name="job">The job. It may block, even on async code (<c>.Result</c>): it blocks only its own thread.</param>
     /// <returns><see langword="true"/> if the job was accepted; <see langword="false"/> if the queue is full or stopped.</returns>
     /// <exception cref="ArgumentNullException"><paramref name="job"/> is <see langword="null"/>.</exception>
     bool TryEnqueue(Action<CancellationToken> job);
@@ -106,49 +111,4 @@ public interface IWorkQueue
     /// <exception cref="OperationCanceledException"><paramref name="cancellationToken"/> was cancelled first.</exception>
     ValueTask EnqueueAsync<THandler, TPayload>(TPayload payload, CancellationToken cancellationToken = default)
         where THandler : class, IJobHandler<TPayload>;
-
-    /// <summary>
-    /// Gets a point-in-time view of the queue: depth, workers, totals and recent latencies.
-    /// </summary>
-    /// <returns>The snapshot.</returns>
-    WorkQueueSnapshot GetSnapshot();
-
-    /// <summary>
-    /// Gets the most recent dead-lettered jobs (up to <see cref="WorkQueueOptions.DeadLetterCapacity"/>), oldest first.
-    /// </summary>
-    /// <returns>The dead-lettered jobs.</returns>
-    IReadOnlyList<DeadLetteredJob> GetDeadLetters();
-
-    /// <summary>
-    /// Sets a manual worker count that holds until <see cref="UseAutoScaling"/> is called. Growing starts workers now;
-    /// shrinking retires idle workers now and busy workers when their current job ends.
-    /// </summary>
-    /// <param name="count">The number of workers, from 1 to <see cref="WorkQueueOptions.MaxWorkers"/>.</param>
-    /// <exception cref="ArgumentOutOfRangeException"><paramref name="count"/> is below 1 or above the queue's <c>MaxWorkers</c>.</exception>
-    void SetWorkerCount(int count);
-
-    /// <summary>
-    /// Hands the worker count back to the autoscaler.
-    /// </summary>
-    void UseAutoScaling();
-
-    /// <summary>
-    /// Stops starting jobs; running jobs finish and new jobs are still accepted.
-    /// </summary>
-    void Pause();
-
-    /// <summary>
-    /// Starts jobs again after <see cref="Pause"/>.
-    /// </summary>
-    void Resume();
-
-    /// <summary>
-    /// Stops accepting jobs, lets queued, running and retrying jobs finish until the drain timeout (or
-    /// <paramref name="cancellationToken"/>), then cancels what is left and reports every job that did not complete.
-    /// Calling it again returns the same report.
-    /// </summary>
-    /// <param name="drainTimeout">How long to let jobs finish, or <see cref="Timeout.InfiniteTimeSpan"/> to rely on the token.</param>
-    /// <param name="cancellationToken">Ends the drain early, as the host's shutdown timeout does.</param>
-    /// <returns>The shutdown report.</returns>
-    Task<ShutdownReport> StopAsync(TimeSpan drainTimeout, CancellationToken cancellationToken = default);
 }

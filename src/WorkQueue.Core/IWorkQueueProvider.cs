@@ -3,19 +3,19 @@ using System.Diagnostics.CodeAnalysis;
 namespace WorkQueue;
 
 /// <summary>
-/// Gives access to every registered queue by name.
+/// Gives access to every registered queue by name, and stops them together.
 /// </summary>
 /// <remarks>
-/// The default queue is also registered as <see cref="IWorkQueue"/>, and each queue as a keyed
-/// <see cref="IWorkQueue"/> service under its name (<c>[FromKeyedServices("io")] IWorkQueue io</c>).
+/// The default queue is also registered as <see cref="IWorkQueue"/>, and each queue as a keyed <see cref="IWorkQueue"/>
+/// service under its name, matched case-insensitively (<c>[FromKeyedServices("io")] IWorkQueue io</c>).
 /// </remarks>
 public interface IWorkQueueProvider
 {
-    /// <summary>Gets every registered queue.</summary>
-    IReadOnlyCollection<IWorkQueue> Queues { get; }
+    /// <summary>Gets every registered queue's control side.</summary>
+    IReadOnlyCollection<IWorkQueueControl> Queues { get; }
 
     /// <summary>
-    /// Gets the queue with the given name.
+    /// Gets the producer side of the queue with the given name.
     /// </summary>
     /// <param name="name">The queue's name (case-insensitive).</param>
     /// <returns>The queue.</returns>
@@ -23,10 +23,22 @@ public interface IWorkQueueProvider
     IWorkQueue GetQueue(string name);
 
     /// <summary>
-    /// Gets the queue with the given name, if one is registered.
+    /// Gets the control side of the queue with the given name, if one is registered.
     /// </summary>
     /// <param name="name">The queue's name (case-insensitive).</param>
-    /// <param name="queue">The queue, when found.</param>
+    /// <param name="queue">The queue's control side, when found.</param>
     /// <returns><see langword="true"/> when a queue has that name.</returns>
-    bool TryGetQueue(string name, [NotNullWhen(true)] out IWorkQueue? queue);
+    bool TryGetControl(string name, [NotNullWhen(true)] out IWorkQueueControl? queue);
+
+    /// <summary>
+    /// Stops every queue together, as the host does when it stops: new jobs from outside any job are refused at once;
+    /// jobs enqueued by running jobs (of any queue) are still accepted, so work already accepted flows through queues
+    /// that feed each other; the queues stop when no job is queued, running or waiting to retry in any of them, or at
+    /// the deadline, when what is left is cancelled and reported. Calling it again returns the same reports.
+    /// </summary>
+    /// <param name="drainTimeout">How long to let jobs finish, or <see cref="Timeout.InfiniteTimeSpan"/> to rely on the token.</param>
+    /// <param name="cancellationToken">Ends the drain early, as the host's shutdown timeout does.</param>
+    /// <returns>One report per queue.</returns>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="drainTimeout"/> is negative (other than infinite) or longer than about 49.7 days.</exception>
+    Task<IReadOnlyList<ShutdownReport>> StopAsync(TimeSpan drainTimeout, CancellationToken cancellationToken = default);
 }

@@ -39,11 +39,24 @@ public sealed class WorkQueueOptions
     public int MinWorkers { get; set; } = 1;
 
     /// <summary>
-    /// Gets or sets the most workers the pool may run: the hard cap on jobs in flight for this queue.
+    /// Gets or sets the most dedicated threads the pool may run.
     /// </summary>
     /// <value>The default value is 16.</value>
     [Range(1, 1024)]
     public int MaxWorkers { get; set; } = 16;
+
+    /// <summary>
+    /// Gets or sets the most jobs that may run at once, or <see langword="null"/> for one job per thread.
+    /// </summary>
+    /// <remarks>
+    /// An async job holds no thread while it awaits: its thread takes the next job while the queue is under this limit,
+    /// and its continuations run on any of the queue's threads. Set it above <see cref="MaxWorkers"/> for I/O-bound
+    /// async jobs (200 concurrent outbound calls on a handful of threads); leave it unset for blocking jobs, where
+    /// each running job holds its thread anyway.
+    /// </remarks>
+    /// <value>The default value is <see langword="null"/>: at most as many jobs as threads, as before 0.2.</value>
+    [Range(1, 1_000_000)]
+    public int? MaxConcurrency { get; set; }
 
     /// <summary>
     /// Gets or sets how long a worker above <see cref="MinWorkers"/> stays idle before it retires (automatic mode only).
@@ -58,6 +71,14 @@ public sealed class WorkQueueOptions
     /// </summary>
     /// <value>The default value is <see langword="null"/>.</value>
     public TimeSpan? JobTimeout { get; set; }
+
+    /// <summary>
+    /// Gets or sets how long a job may run without returning before it is reported as stuck (snapshot, admin JSON,
+    /// log), when it has no <see cref="JobTimeout"/>; with one, a job is stuck once it outlives its timeout.
+    /// </summary>
+    /// <value>The default value is 5 minutes.</value>
+    [Range(typeof(TimeSpan), "00:00:00.001", "49.00:00:00")]
+    public TimeSpan StuckJobThreshold { get; set; } = TimeSpan.FromMinutes(5);
 
     /// <summary>
     /// Gets or sets how long <c>EnqueueAsync</c> waits for space in <see cref="QueueFullMode.Wait"/> mode before it

@@ -18,20 +18,29 @@ public sealed record WorkQueueSnapshot
     /// <summary>Gets what happens to a job enqueued while the queue is full.</summary>
     public required QueueFullMode FullMode { get; init; }
 
-    /// <summary>Gets the number of worker threads alive now.</summary>
+    /// <summary>Gets the number of the queue's dedicated threads alive now.</summary>
     public required int Workers { get; init; }
 
-    /// <summary>Gets the number of workers running a job now.</summary>
+    /// <summary>Gets the number of threads executing job code now (starting a job or running one of its continuations).</summary>
     public required int BusyWorkers { get; init; }
 
-    /// <summary>Gets the number of workers the pool is heading for.</summary>
+    /// <summary>Gets the number of threads the pool is heading for.</summary>
     public required int TargetWorkers { get; init; }
 
-    /// <summary>Gets the fewest workers kept in automatic mode.</summary>
+    /// <summary>Gets the fewest threads kept in automatic mode.</summary>
     public required int MinWorkers { get; init; }
 
-    /// <summary>Gets the most workers the pool may run.</summary>
+    /// <summary>Gets the most threads the pool may run.</summary>
     public required int MaxWorkers { get; init; }
+
+    /// <summary>Gets the number of jobs running now: started and not yet ended, including async jobs that hold no thread while they await.</summary>
+    public required int RunningJobs { get; init; }
+
+    /// <summary>Gets the most jobs that may run at once now: <see cref="WorkQueueOptions.MaxConcurrency"/>, or the thread count when it is not set.</summary>
+    public required int MaxConcurrency { get; init; }
+
+    /// <summary>Gets the number of continuations of running async jobs waiting for a free thread.</summary>
+    public required int WaitingContinuations { get; init; }
 
     /// <summary>Gets who decides the worker count.</summary>
     public required WorkerMode Mode { get; init; }
@@ -50,4 +59,7 @@ public sealed record WorkQueueSnapshot
 
     /// <summary>Gets percentiles of how long recent job attempts ran.</summary>
     public required LatencySummary RunTime { get; init; }
+
+    /// <summary>Gets the running jobs that are reported as stuck (see <see cref="StuckJob"/>).</summary>
+    public required IReadOnlyList<StuckJob> StuckJobs { get; init; }
 }

@@ -5,7 +5,7 @@ namespace WorkQueue;
 /// </summary>
 /// <remarks>
 /// Every accepted job ends in exactly one of <see cref="Succeeded"/>, <see cref="DeadLettered"/>, <see cref="Dropped"/>
-/// or <see cref="Abandoned"/>, so <c>Enqueued = Succeeded + DeadLettered + Dropped + Abandoned + InFlight</c>.
+/// or <see cref="Abandoned"/>, so <c>Enqueued = Succeeded + DeadLettered + Dropped + Abandoned + Unfinished</c>.
 /// <see cref="Failed"/> counts failed attempts, including those that were then retried.
 /// </remarks>
 /// <param name="Enqueued">Jobs accepted.</param>
@@ -17,7 +17,7 @@ namespace WorkQueue;
 /// <param name="DeadLettered">Jobs that failed their last allowed attempt.</param>
 /// <param name="Dropped">Accepted jobs dropped by <see cref="QueueFullMode.DropOldest"/>.</param>
 /// <param name="Abandoned">Accepted jobs reported as not run when the queue stopped.</param>
-/// <param name="InFlight">Accepted jobs not yet finished: queued, running or waiting to be retried.</param>
+/// <param name="Unfinished">Accepted jobs that have not ended yet: queued, running or waiting to be retried.</param>
 public sealed record WorkQueueTotals(
     long Enqueued,
     long Rejected,
@@ -28,4 +28,4 @@ public sealed record WorkQueueTotals(
     long DeadLettered,
     long Dropped,
     long Abandoned,
-    long InFlight);
+    long Unfinished);

@@ -8,6 +8,6 @@ public enum WorkerMode
     /// <summary>The autoscaler adds workers under backlog and idle workers retire, within the configured limits.</summary>
     Auto,
 
-    /// <summary>A count set with <see cref="IWorkQueue.SetWorkerCount(int)"/> holds until <see cref="IWorkQueue.UseAutoScaling"/> is called.</summary>
+    /// <summary>A count set with <see cref="IWorkQueueControl.SetWorkerCount(int)"/> holds until <see cref="IWorkQueueControl.UseAutoScaling"/> is called.</summary>
     Manual,
 }

@@ -14,10 +14,14 @@ public sealed class WorkQueueHost : IDisposable
     {
         _services = services;
         Queue = services.GetRequiredService<IWorkQueue>();
+        Control = services.GetRequiredService<IWorkQueueProvider>().Queues.Single(q => q.Name == Queue.Name);
     }
 
     /// <summary>Gets the queue.</summary>
     public IWorkQueue Queue { get; }
+
+    /// <summary>Gets the default queue's control side (snapshots, pause, stop).</summary>
+    public IWorkQueueControl Control { get; }
 
     /// <summary>Creates the service provider and resolves (so starts) the default queue.</summary>
     /// <param name="configure">Configures the default queue.</param>
@@ -45,11 +49,11 @@ public sealed class WorkQueueHost : IDisposable
     public void WaitForWorkers(int workers)
     {
         var deadline = DateTime.UtcNow.AddSeconds(10);
-        while (Queue.GetSnapshot().Workers != workers)
+        while (Control.GetSnapshot().Workers != workers)
         {
             if (DateTime.UtcNow > deadline)
             {
-                throw new TimeoutException($"WorkQueue has {Queue.GetSnapshot().Workers} workers, expected {workers}.");
+                throw new TimeoutException($"WorkQueue has {Control.GetSnapshot().Workers} workers, expected {workers}.");
             }
 
             Thread.Sleep(1);
@@ -59,7 +63,7 @@ public sealed class WorkQueueHost : IDisposable
     /// <summary>Stops the queue (10 s drain) and disposes the service provider.</summary>
     public void Dispose()
     {
-        Queue.StopAsync(TimeSpan.FromSeconds(10)).GetAwaiter().GetResult();
+        Control.StopAsync(TimeSpan.FromSeconds(10)).GetAwaiter().GetResult();
         _services.DisposeAsync().AsTask().GetAwaiter().GetResult();
     }
 }

@@ -11,11 +11,11 @@ internal static class AdminEndpoints
         TypedResults.Ok(queues.Queues.Select(q => AdminResponses.FromSnapshot(q.GetSnapshot())).ToArray());
 
     public static Results<Ok<QueueState>, ProblemHttpResult> GetOne(string queue, IWorkQueueProvider queues) =>
-        queues.TryGetQueue(queue, out var q) ? TypedResults.Ok(AdminResponses.FromSnapshot(q.GetSnapshot())) : UnknownQueue(queue);
+        queues.TryGetControl(queue, out var q) ? TypedResults.Ok(AdminResponses.FromSnapshot(q.GetSnapshot())) : UnknownQueue(queue);
 
     public static Results<Ok<DepthState>, ProblemHttpResult> GetDepth(string queue, IWorkQueueProvider queues)
     {
-        if (!queues.TryGetQueue(queue, out var q))
+        if (!queues.TryGetControl(queue, out var q))
         {
             return UnknownQueue(queue);
         }
@@ -25,11 +25,11 @@ internal static class AdminEndpoints
     }
 
     public static Results<Ok<WorkersState>, ProblemHttpResult> GetWorkers(string queue, IWorkQueueProvider queues) =>
-        queues.TryGetQueue(queue, out var q) ? TypedResults.Ok(AdminResponses.WorkersFrom(q.GetSnapshot())) : UnknownQueue(queue);
+        queues.TryGetControl(queue, out var q) ? TypedResults.Ok(AdminResponses.WorkersFrom(q.GetSnapshot())) : UnknownQueue(queue);
 
     public static async Task<Results<Ok<WorkersState>, ValidationProblem, ProblemHttpResult>> PutWorkers(string queue, HttpRequest request, IWorkQueueProvider queues)
     {
-        if (!queues.TryGetQueue(queue, out var q))
+        if (!queues.TryGetControl(queue, out var q))
         {
             return UnknownQueue(queue);
         }
@@ -107,7 +107,7 @@ internal static class AdminEndpoints
 
     public static Results<Ok<PauseState>, ProblemHttpResult> Pause(string queue, IWorkQueueProvider queues)
     {
-        if (!queues.TryGetQueue(queue, out var q))
+        if (!queues.TryGetControl(queue, out var q))
         {
             return UnknownQueue(queue);
         }
@@ -118,7 +118,7 @@ internal static class AdminEndpoints
 
     public static Results<Ok<PauseState>, ProblemHttpResult> Resume(string queue, IWorkQueueProvider queues)
     {
-        if (!queues.TryGetQueue(queue, out var q))
+        if (!queues.TryGetControl(queue, out var q))
         {
             return UnknownQueue(queue);
         }

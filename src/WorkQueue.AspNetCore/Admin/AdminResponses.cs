@@ -9,11 +9,13 @@ internal static class AdminResponses
         s.Capacity,
         ToJson(s.FullMode),
         WorkersFrom(s),
+        new JobsState(s.RunningJobs, s.MaxConcurrency, s.WaitingContinuations),
         s.IsPaused,
         s.IsAccepting,
         s.Totals,
         Latency.From(s.QueueWait),
-        Latency.From(s.RunTime));
+        Latency.From(s.RunTime),
+        [.. s.StuckJobs.Select(j => new StuckJobState(j.Id, j.Name, j.Attempt, j.RunningFor.TotalMilliseconds, j.Reason))]);
 
     public static WorkersState WorkersFrom(WorkQueueSnapshot s) =>
         new(s.Name, s.Workers, s.BusyWorkers, s.TargetWorkers, s.MinWorkers, s.MaxWorkers, ToJson(s.Mode));
@@ -34,12 +36,20 @@ internal sealed record QueueState(
     int Capacity,
     string FullMode,
     WorkersState Workers,
+    JobsState Jobs,
     bool Paused,
     bool Accepting,
     WorkQueueTotals Totals,
     Latency QueueWaitMs,
-    Latency RunTimeMs);
+    Latency RunTimeMs,
+    StuckJobState[] StuckJobs);
 
+/// <summary>Jobs running now (async jobs that await hold no thread), the concurrency limit, and continuations waiting for a thread.</summary>
+internal sealed record JobsState(int Running, int MaxConcurrency, int WaitingContinuations);
+
+internal sealed record StuckJobState(long Id, string Job, int Attempt, double RunningForMs, string Reason);
+
+/// <summary>The queue's threads: alive, executing job code (busy), the target and the limits, and who sets the count.</summary>
 internal sealed record WorkersState(string Queue, int Current, int Busy, int Target, int Min, int Max, string Mode);
 
 internal sealed record DepthState(string Queue, int Depth, int Capacity);

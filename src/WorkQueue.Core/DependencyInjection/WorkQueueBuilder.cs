@@ -1,5 +1,4 @@
 using Microsoft.Extensions.DependencyInjection;
-using Microsoft.Extensions.DependencyInjection.Extensions;
 using WorkQueue.Internal;
 
 namespace WorkQueue.DependencyInjection;
@@ -17,13 +16,14 @@ internal sealed class WorkQueueBuilder : IWorkQueueBuilder
     {
         ArgumentException.ThrowIfNullOrWhiteSpace(name);
         Services.Configure<WorkQueueRegistry>(r => r.QueueNames.Add(name));
-        var options = Services.AddOptions<WorkQueueOptions>(name).ValidateOnStart();
+
+        // One options name per queue whatever the case it is written in, as configuration keys are.
+        var options = Services.AddOptions<WorkQueueOptions>(WorkQueueRegistry.OptionsName(name)).ValidateOnStart();
         if (configure is not null)
         {
             options.Configure(configure);
         }
 
-        Services.TryAddKeyedSingleton<IWorkQueue>(name, (sp, _) => sp.GetRequiredService<IWorkQueueProvider>().GetQueue(name));
         return this;
     }
 }

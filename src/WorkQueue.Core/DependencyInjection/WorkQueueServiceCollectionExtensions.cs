@@ -18,10 +18,11 @@ public static class WorkQueueServiceCollectionExtensions
 {
     /// <summary>
     /// Adds WorkQueue with its default queue (<see cref="WorkQueueOptions.DefaultQueueName"/>), resolvable as
-    /// <see cref="IWorkQueue"/>. The queues' workers start when the queues are first resolved; in a .NET Generic Host
-    /// (ASP.NET Core included) that happens before the server takes traffic, and the queues drain when the host stops
-    /// (without a host, call <see cref="IWorkQueue.StopAsync(TimeSpan, CancellationToken)"/>). Calling it again adds
-    /// nothing twice.
+    /// <see cref="IWorkQueue"/>. The queues' threads start when the queues are first resolved; in a .NET Generic Host
+    /// (ASP.NET Core included) that happens before the server takes traffic, and the queues drain together when the host
+    /// stops (without a host, call <see cref="IWorkQueueProvider.StopAsync(TimeSpan, CancellationToken)"/>). Every queue
+    /// is also a keyed <see cref="IWorkQueue"/> under its name, matched case-insensitively. Calling it again adds nothing
+    /// twice.
     /// </summary>
     /// <remarks>
     /// When the container has an <c>IConfiguration</c> (any host does), each section under <c>WorkQueue:Queues</c>
@@ -41,12 +42,18 @@ public static class WorkQueueServiceCollectionExtensions
         services.TryAddSingleton<WorkQueueMetrics>();
         services.TryAddSingleton<WorkQueueProvider>();
         services.TryAddSingleton<IWorkQueueProvider>(sp => sp.GetRequiredService<WorkQueueProvider>());
+        services.TryAddSingleton(WorkQueueEnvironment.Default);
         services.TryAddSingleton<IWorkQueue>(sp => sp.GetRequiredService<IWorkQueueProvider>().GetQueue(WorkQueueOptions.DefaultQueueName));
+
+        // Any string key: keyed services match keys exactly, queue names ignore case.
+        services.TryAddKeyedSingleton<IWorkQueue>(KeyedService.AnyKey, static (sp, key) => key is string name
+            ? sp.GetRequiredService<IWorkQueueProvider>().GetQueue(name)
+            : throw new InvalidOperationException($"A keyed IWorkQueue is resolved by the queue's name (a string), not by '{key}'."));
         services.TryAddEnumerable(ServiceDescriptor.Singleton<IHostedService, WorkQueueHostedService>());
         services.TryAddEnumerable(ServiceDescriptor.Singleton<IValidateOptions<WorkQueueOptions>, WorkQueueOptionsValidator>());
         services.TryAddEnumerable(ServiceDescriptor.Singleton<IValidateOptions<WorkQueueOptions>, WorkQueueOptionsRulesValidator>());
         services.TryAddEnumerable(ServiceDescriptor.Singleton<IPostConfigureOptions<WorkQueueOptions>, WorkQueueConfiguration>());
-        services.TryAddEnumerable(ServiceDescriptor.Singleton<IConfigureOptions<WorkQueueRegistry>, WorkQueueConfiguration>());
+        services.TryAddEnumerable(ServiceDescriptor.Singleton<IPostConfigureOptions<WorkQueueRegistry>, WorkQueueConfiguration>());
 
         return new WorkQueueBuilder(services).AddQueue(WorkQueueOptions.DefaultQueueName, configureDefaultQueue);
     }

@@ -5,8 +5,9 @@ namespace WorkQueue.Hosting;
 
 /// <summary>
 /// Takes the provider in its constructor, so the queues exist (and have started) before any hosted service's
-/// <c>StartAsync</c>, that is before the web server takes traffic; drains them after every hosted service has stopped
-/// (so after the server stopped taking requests), within the host's shutdown timeout.
+/// <c>StartAsync</c>, that is before the web server takes traffic; stops them together after every hosted service has
+/// stopped (so after the server stopped taking requests): work already accepted flows through queues that feed each
+/// other until none is left, or until the host's shutdown timeout.
 /// </summary>
 internal sealed class WorkQueueHostedService : IHostedLifecycleService
 {
@@ -28,5 +29,5 @@ internal sealed class WorkQueueHostedService : IHostedLifecycleService
     public Task StopAsync(CancellationToken cancellationToken) => Task.CompletedTask;
 
     public Task StoppedAsync(CancellationToken cancellationToken) =>
-        _provider.StopAllAsync(Timeout.InfiniteTimeSpan, cancellationToken);
+        _provider.StopAsync(Timeout.InfiniteTimeSpan, cancellationToken);
 }

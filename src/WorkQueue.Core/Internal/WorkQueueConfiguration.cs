@@ -8,7 +8,7 @@ namespace WorkQueue.Internal;
 /// Reads queues from the host's configuration (<c>WorkQueue:Queues:{name}</c>), when there is one: each child section
 /// declares a queue, and its values override what code configured, so operators can tune a deployment without a build.
 /// </summary>
-internal sealed class WorkQueueConfiguration : IPostConfigureOptions<WorkQueueOptions>, IConfigureOptions<WorkQueueRegistry>
+internal sealed class WorkQueueConfiguration : IPostConfigureOptions<WorkQueueOptions>, IPostConfigureOptions<WorkQueueRegistry>
 {
     public const string QueuesSection = "WorkQueue:Queues";
 
@@ -19,7 +19,8 @@ internal sealed class WorkQueueConfiguration : IPostConfigureOptions<WorkQueueOp
         _configuration = services.GetService<IConfiguration>();
     }
 
-    public void Configure(WorkQueueRegistry options)
+    // Runs after the code's AddQueue calls, so a name declared in both keeps the code's spelling.
+    public void PostConfigure(string? name, WorkQueueRegistry options)
     {
         if (_configuration is null)
         {

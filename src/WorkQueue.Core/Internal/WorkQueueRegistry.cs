@@ -1,7 +1,11 @@
 namespace WorkQueue.Internal;
 
-/// <summary>The names of the registered queues, gathered through the options system.</summary>
+/// <summary>The names of the registered queues, gathered through the options system, matched case-insensitively.</summary>
 internal sealed class WorkQueueRegistry
 {
+    /// <summary>Gets the names as first declared (code before configuration); lookups ignore case.</summary>
     public HashSet<string> QueueNames { get; } = new(StringComparer.OrdinalIgnoreCase);
+
+    /// <summary>Gets the options name a queue's settings live under: one per queue whatever the case it is written in.</summary>
+    public static string OptionsName(string queueName) => queueName.ToLowerInvariant();
 }

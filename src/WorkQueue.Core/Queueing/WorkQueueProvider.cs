@@ -7,66 +7,142 @@ using WorkQueue.Telemetry;
 
 namespace WorkQueue.Queueing;
 
-/// <summary>Creates and starts every registered queue (validating its options), and stops them together.</summary>
+/// <summary>Creates and starts every registered queue (validating its options), and stops them, together or one at a time.</summary>
 internal sealed class WorkQueueProvider : IWorkQueueProvider, IAsyncDisposable
 {
-    private readonly Dictionary<string, DefaultWorkQueue> _queues = new(StringComparer.OrdinalIgnoreCase);
+    private readonly Dictionary<string, QueueRuntime> _queues = new(StringComparer.OrdinalIgnoreCase);
+    private readonly object _stopLock = new();
+    private readonly TimeProvider _time;
+    private Task<IReadOnlyList<ShutdownReport>>? _stopAll;
 
     public WorkQueueProvider(
         IOptions<WorkQueueRegistry> registry,
         IOptionsMonitor<WorkQueueOptions> options,
         IServiceProvider services,
-        WorkQueueMetrics metrics)
+        WorkQueueMetrics metrics,
+        WorkQueueEnvironment environment)
     {
+        _time = environment.Time;
+
         // Logging is optional: without AddLogging() the queues log nowhere rather than fail.
         var loggerFactory = (ILoggerFactory?)services.GetService(typeof(ILoggerFactory)) ?? NullLoggerFactory.Instance;
         foreach (var name in registry.Value.QueueNames)
         {
             // Get() runs the validators: a bad setting fails here with a message that names it.
-            _queues.Add(name, new DefaultWorkQueue(name, options.Get(name), services, metrics, loggerFactory));
+            var queueOptions = options.Get(WorkQueueRegistry.OptionsName(name));
+            _queues.Add(name, new QueueRuntime(name, queueOptions, this, services, metrics, environment, loggerFactory));
         }
 
-        Queues = [.. _queues.Values];
+        Queues = [.. _queues.Values.Select(q => q.Control)];
 
-        // Workers start as soon as the queues exist, so plain DI (no host) works too. Under a host, the hosted service
+        // Threads start as soon as the queues exist, so plain DI (no host) works too. Under a host, the hosted service
         // is what first resolves this provider, in StartingAsync: before any server takes traffic.
-        StartAll();
-    }
-
-    public IReadOnlyCollection<IWorkQueue> Queues { get; }
-
-    public IWorkQueue GetQueue(string name)
-    {
-        ArgumentNullException.ThrowIfNull(name);
-        return TryGetQueue(name, out var queue)
-            ? queue
-            : throw new ArgumentException($"No WorkQueue queue is named '{name}'. Registered queues: {string.Join(", ", _queues.Keys)}.", nameof(name));
-    }
-
-    public bool TryGetQueue(string name, [NotNullWhen(true)] out IWorkQueue? queue)
-    {
-        ArgumentNullException.ThrowIfNull(name);
-        bool found = _queues.TryGetValue(name, out var q);
-        queue = q;
-        return found;
-    }
-
-    private void StartAll()
-    {
         foreach (var queue in _queues.Values)
         {
             queue.Start();
         }
     }
 
-    public async Task<ShutdownReport[]> StopAllAsync(TimeSpan drainTimeout, CancellationToken cancellationToken) =>
-        await Task.WhenAll(_queues.Values.Select(q => q.StopAsync(drainTimeout, cancellationToken))).ConfigureAwait(false);
+    public IReadOnlyCollection<IWorkQueueControl> Queues { get; }
 
-    public async ValueTask DisposeAsync()
+    /// <summary>Gets the object that marks code running inside this provider's jobs (see <see cref="JobFlow"/>).</summary>
+    public object FlowMarker => this;
+
+    public IWorkQueue GetQueue(string name) => Find(name).Producer;
+
+    public bool TryGetControl(string name, [NotNullWhen(true)] out IWorkQueueControl? queue)
     {
-        foreach (var queue in _queues.Values)
+        ArgumentNullException.ThrowIfNull(name);
+        bool found = _queues.TryGetValue(name, out var runtime);
+        queue = runtime?.Control;
+        return found;
+    }
+
+    /// <summary>Gets a queue's runtime, for tests and the packages built on this one.</summary>
+    internal QueueRuntime Find(string name)
+    {
+        ArgumentNullException.ThrowIfNull(name);
+        return _queues.TryGetValue(name, out var runtime)
+            ? runtime
+            : throw new ArgumentException($"No WorkQueue queue is named '{name}'. Registered queues: {string.Join(", ", _queues.Keys)}.", nameof(name));
+    }
+
+    public Task<IReadOnlyList<ShutdownReport>> StopAsync(TimeSpan drainTimeout, CancellationToken cancellationToken = default)
+    {
+        CheckDrainTimeout(drainTimeout);
+        TaskCompletionSource<ShutdownReport[]> start;
+        QueueRuntime[] joining;
+        Task<IReadOnlyList<ShutdownReport>> all;
+        lock (_stopLock)
         {
-            await queue.DisposeAsync().ConfigureAwait(false);
+            if (_stopAll is not null)
+            {
+                return _stopAll;
+            }
+
+            // Queues already stopping on their own keep their stop; the others stop together.
+            joining = [.. _queues.Values.Where(q => q.StopTask is null)];
+            start = new TaskCompletionSource<ShutdownReport[]>(TaskCreationOptions.RunContinuationsAsynchronously);
+            for (int i = 0; i < joining.Length; i++)
+            {
+                joining[i].StopTask = SelectAsync(start.Task, i);
+            }
+
+            all = _stopAll = CollectAsync([.. _queues.Values.Select(q => q.StopTask!)]);
+        }
+
+        // Started outside the lock: with a zero timeout the whole stop (cancelling jobs' tokens) can run synchronously.
+        _ = RunGroupAsync(start, joining, drainTimeout, cancellationToken);
+        return all;
+    }
+
+    public Task<ShutdownReport> StopQueueAsync(QueueRuntime queue, TimeSpan drainTimeout, CancellationToken cancellationToken)
+    {
+        CheckDrainTimeout(drainTimeout);
+        TaskCompletionSource<ShutdownReport[]> start;
+        lock (_stopLock)
+        {
+            if (queue.StopTask is { } existing)
+            {
+                return existing;
+            }
+
+            start = new TaskCompletionSource<ShutdownReport[]>(TaskCreationOptions.RunContinuationsAsynchronously);
+            queue.StopTask = SelectAsync(start.Task, 0);
+        }
+
+        _ = RunGroupAsync(start, [queue], drainTimeout, cancellationToken);
+        return queue.StopTask;
+    }
+
+    public async ValueTask DisposeAsync() => await StopAsync(TimeSpan.Zero).ConfigureAwait(false);
+
+    private async Task RunGroupAsync(TaskCompletionSource<ShutdownReport[]> result, QueueRuntime[] queues, TimeSpan drainTimeout, CancellationToken cancellationToken)
+    {
+        try
+        {
+            result.TrySetResult(queues.Length == 0 ? [] : await new ShutdownGroup(queues, _time).RunAsync(drainTimeout, cancellationToken).ConfigureAwait(false));
+        }
+        catch (Exception ex)
+        {
+            result.TrySetException(ex);
+        }
+    }
+
+    private static async Task<ShutdownReport> SelectAsync(Task<ShutdownReport[]> group, int index) =>
+        (await group.ConfigureAwait(false))[index];
+
+    private static async Task<IReadOnlyList<ShutdownReport>> CollectAsync(Task<ShutdownReport>[] stops) =>
+        await Task.WhenAll(stops).ConfigureAwait(false);
+
+    private static void CheckDrainTimeout(TimeSpan drainTimeout)
+    {
+        if (drainTimeout != Timeout.InfiniteTimeSpan)
+        {
+            ArgumentOutOfRangeException.ThrowIfLessThan(drainTimeout, TimeSpan.Zero);
+
+            // The longest finite wait Task.WaitAsync accepts; checked before any queue stops accepting.
+            ArgumentOutOfRangeException.ThrowIfGreaterThan(drainTimeout, TimeSpan.FromMilliseconds(uint.MaxValue - 1));
         }
     }
 }

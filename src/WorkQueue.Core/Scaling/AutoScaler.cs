@@ -1,11 +1,10 @@
-using System.Diagnostics;
 using Microsoft.Extensions.Logging;
 using WorkQueue.Workers;
 
 namespace WorkQueue.Scaling;
 
 /// <summary>
-/// Grows a pool when jobs wait longer than <see cref="AutoScaleOptions.TargetQueueWait"/>. Each started job reports its
+/// Grows a pool (in threads) when jobs wait longer than <see cref="AutoScaleOptions.TargetQueueWait"/>. Each started job reports its
 /// wait (the fast path: no timer involved). A sampling timer covers the case where every worker is stuck in a long job
 /// and nothing starts; it runs only while the queue has work and disarms itself when the queue goes idle, so an idle
 /// queue costs no CPU. Scale-ups are at least <see cref="AutoScaleOptions.ScaleUpCooldown"/> apart; scale-down is
@@ -19,13 +18,14 @@ internal sealed partial class AutoScaler : IDisposable
     private readonly Func<bool> _isIdle;
     private readonly string _queueName;
     private readonly ILogger _logger;
-    private readonly Timer _timer;
+    private readonly ITimer _timer;
+    private readonly TimeProvider _time;
     private readonly long _targetTicks;
     private int _armed;
     private long _lastScaleUp;
     private volatile bool _stopped;
 
-    public AutoScaler(AutoScaleOptions options, WorkerPool pool, string queueName, Func<TimeSpan?> oldestWait, Func<bool> isIdle, ILogger logger)
+    public AutoScaler(AutoScaleOptions options, WorkerPool pool, string queueName, Func<TimeSpan?> oldestWait, Func<bool> isIdle, TimeProvider time, ILogger logger)
     {
         _options = options;
         _pool = pool;
@@ -34,7 +34,10 @@ internal sealed partial class AutoScaler : IDisposable
         _isIdle = isIdle;
         _logger = logger;
         _targetTicks = options.TargetQueueWait.Ticks;
-        _timer = new Timer(static s => ((AutoScaler)s!).Sample(), this, Timeout.Infinite, Timeout.Infinite);
+        _time = time;
+
+        // On the engine's timer thread, not a thread-pool timer: sampling must go on while the pool is starved.
+        _timer = time.CreateTimer(static s => ((AutoScaler)s!).Sample(), this, Timeout.InfiniteTimeSpan, Timeout.InfiniteTimeSpan);
     }
 
     /// <summary>Called by a worker as it starts a job, with how long that job waited.</summary>
@@ -59,7 +62,7 @@ internal sealed partial class AutoScaler : IDisposable
     public void Stop()
     {
         _stopped = true;
-        _timer.Change(Timeout.Infinite, Timeout.Infinite);
+        _timer.Change(Timeout.InfiniteTimeSpan, Timeout.InfiniteTimeSpan);
     }
 
     public void Dispose()
@@ -70,9 +73,29 @@ internal sealed partial class AutoScaler : IDisposable
 
     private void Sample()
     {
+        try
+        {
+            SampleCore();
+        }
+        catch (Exception ex)
+        {
+            // A throwing logger must not end the timer thread (or, on a pool timer, the process).
+            try
+            {
+                Log.SampleFailed(_logger, ex, _queueName);
+            }
+            catch (Exception)
+            {
+                // The logger is what failed; there is nowhere left to report it.
+            }
+        }
+    }
+
+    private void SampleCore()
+    {
         if (_stopped)
         {
-            _timer.Change(Timeout.Infinite, Timeout.Infinite);
+            _timer.Change(Timeout.InfiniteTimeSpan, Timeout.InfiniteTimeSpan);
             return;
         }
 
@@ -85,7 +108,7 @@ internal sealed partial class AutoScaler : IDisposable
         {
             // Stop the timer before clearing the flag: a job that starts after the clear re-arms it (and its arming
             // cannot be undone by this stop). The exchange is a full fence against the worker's busy-count increment.
-            _timer.Change(Timeout.Infinite, Timeout.Infinite);
+            _timer.Change(Timeout.InfiniteTimeSpan, Timeout.InfiniteTimeSpan);
             Interlocked.Exchange(ref _armed, 0);
 
             // A job may have started between the idle check and the clear without arming (it saw _armed == 1).
@@ -103,9 +126,9 @@ internal sealed partial class AutoScaler : IDisposable
             return;
         }
 
-        long now = Stopwatch.GetTimestamp();
+        long now = _time.GetTimestamp();
         long last = Volatile.Read(ref _lastScaleUp);
-        if (last != 0 && Stopwatch.GetElapsedTime(last, now) < _options.ScaleUpCooldown)
+        if (last != 0 && _time.GetElapsedTime(last, now) < _options.ScaleUpCooldown)
         {
             return;
         }
@@ -126,5 +149,8 @@ internal sealed partial class AutoScaler : IDisposable
     {
         [LoggerMessage(20, LogLevel.Information, "Queue '{Queue}': added {Added} worker(s), now {Count}; a job waited {WaitMs:F1} ms.", EventName = "ScaledUp")]
         public static partial void ScaledUp(ILogger logger, string queue, int added, int count, double waitMs);
+
+        [LoggerMessage(21, LogLevel.Error, "Queue '{Queue}': an autoscaler sample failed (a logger threw); sampling carries on.", EventName = "ScaleSampleFailed")]
+        public static partial void SampleFailed(ILogger logger, Exception exception, string queue);
     }
 }

@@ -14,4 +14,8 @@ internal interface IQueueGaugeSource
     int CurrentWorkers { get; }
 
     int BusyWorkers { get; }
+
+    int RunningJobs { get; }
+
+    int WaitingContinuations { get; }
 }

@@ -14,6 +14,13 @@ internal sealed class WorkQueueMetrics
     public const string QueueTag = "workqueue.queue";
     public const string OutcomeTag = "workqueue.job.outcome";
     public const string ReasonTag = "workqueue.rejection.reason";
+    public const string DetectionTag = "workqueue.detection";
+
+    /// <summary>A continuation arrived from another thread while its job's own thread was still running it synchronously.</summary>
+    public const string SyncPartDetection = "sync_part";
+
+    /// <summary>Every thread was busy in job code while continuations waited, so a thread was added.</summary>
+    public const string BlockedThreadsDetection = "blocked_threads";
 
     private readonly Meter _meter;
     private readonly ConcurrentDictionary<string, IQueueGaugeSource> _queues = new();
@@ -22,6 +29,8 @@ internal sealed class WorkQueueMetrics
     private readonly Counter<long> _dropped;
     private readonly Counter<long> _retried;
     private readonly Counter<long> _deadLettered;
+    private readonly Counter<long> _syncOverAsync;
+    private readonly Counter<long> _stuck;
     private readonly Histogram<double> _duration;
     private readonly Histogram<double> _queueWait;
 
@@ -33,6 +42,8 @@ internal sealed class WorkQueueMetrics
         _dropped = _meter.CreateCounter<long>("workqueue.job.dropped", "{job}", "Accepted jobs dropped to make room (DropOldest).");
         _retried = _meter.CreateCounter<long>("workqueue.job.retried", "{job}", "Failed attempts scheduled to run again.");
         _deadLettered = _meter.CreateCounter<long>("workqueue.job.dead_lettered", "{job}", "Jobs that failed their last attempt.");
+        _syncOverAsync = _meter.CreateCounter<long>("workqueue.job.sync_over_async", "{event}", "Signs of jobs blocking their thread on async code (sync-over-async), by how they were detected.");
+        _stuck = _meter.CreateCounter<long>("workqueue.job.stuck", "{job}", "Running jobs reported as stuck.");
         _duration = _meter.CreateHistogram<double>(
             "workqueue.job.duration",
             "s",
@@ -46,7 +57,9 @@ internal sealed class WorkQueueMetrics
         _meter.CreateObservableGauge("workqueue.queue.depth", () => Observe(static q => q.Depth), "{job}", "Jobs waiting to start.");
         _meter.CreateObservableGauge("workqueue.queue.capacity", () => Observe(static q => q.Capacity), "{job}", "The most jobs a queue holds.");
         _meter.CreateObservableGauge("workqueue.workers.current", () => Observe(static q => q.CurrentWorkers), "{worker}", "Worker threads alive.");
-        _meter.CreateObservableGauge("workqueue.workers.busy", () => Observe(static q => q.BusyWorkers), "{worker}", "Workers running a job.");
+        _meter.CreateObservableGauge("workqueue.workers.busy", () => Observe(static q => q.BusyWorkers), "{worker}", "Worker threads executing job code.");
+        _meter.CreateObservableGauge("workqueue.jobs.running", () => Observe(static q => q.RunningJobs), "{job}", "Jobs started and not yet ended, async jobs that hold no thread included.");
+        _meter.CreateObservableGauge("workqueue.continuations.waiting", () => Observe(static q => q.WaitingContinuations), "{continuation}", "Continuations of running async jobs waiting for a thread.");
     }
 
     public void Register(IQueueGaugeSource queue) => _queues[queue.Name] = queue;
@@ -90,6 +103,22 @@ internal sealed class WorkQueueMetrics
         if (_deadLettered.Enabled)
         {
             _deadLettered.Add(1, queueTag);
+        }
+    }
+
+    public void SyncOverAsync(in KeyValuePair<string, object?> queueTag, string detection)
+    {
+        if (_syncOverAsync.Enabled)
+        {
+            _syncOverAsync.Add(1, queueTag, new KeyValuePair<string, object?>(DetectionTag, detection));
+        }
+    }
+
+    public void Stuck(in KeyValuePair<string, object?> queueTag)
+    {
+        if (_stuck.Enabled)
+        {
+            _stuck.Add(1, queueTag);
         }
     }
 

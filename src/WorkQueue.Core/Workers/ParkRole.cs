@@ -1,14 +1,14 @@
 namespace WorkQueue.Workers;
 
-/// <summary>What an idle worker does while the channel is empty.</summary>
+/// <summary>What a thread that found nothing to do becomes.</summary>
 internal enum ParkRole
 {
-    /// <summary>Wait on the channel for the next job.</summary>
+    /// <summary>The one thread that waits on the channel for the next job.</summary>
     Leader,
 
-    /// <summary>Park until the pool hands over the lead or asks the worker to re-check its state.</summary>
+    /// <summary>Parked until signalled (or its idle timeout passes).</summary>
     Follower,
 
-    /// <summary>The queue is closed: exit.</summary>
-    Exit,
+    /// <summary>Work arrived while it was parking: look again.</summary>
+    Retry,
 }

@@ -1,67 +1,77 @@
 using System.Threading.Channels;
 using Microsoft.Extensions.Logging;
 using WorkQueue.Internal;
-using WorkQueue.Queueing;
+using WorkQueue.Telemetry;
 
 namespace WorkQueue.Workers;
 
 /// <summary>
-/// The capped set of dedicated worker threads behind one queue: how many there are, which one leads, which are parked.
-/// All membership changes happen under <see cref="_lock"/>; no user code ever runs under it.
+/// One queue's small private scheduler: a capped set of dedicated threads, the jobs they start (from the channel and
+/// from due retries) and the continuations of the queue's async jobs, which any of its threads may run. This file holds
+/// membership and scaling; <c>WorkerPool.Scheduling.cs</c> how work is taken and run; <c>WorkerPool.Monitoring.cs</c> the
+/// checks for blocked threads and stuck jobs. Membership changes happen under <see cref="_lock"/>; no user code runs
+/// under it.
 /// </summary>
 internal sealed partial class WorkerPool
 {
     private readonly object _lock = new();
-    private readonly List<Worker> _workers = [];
-    private readonly List<Worker> _followers = [];
-    private readonly DefaultWorkQueue _queue;
+    private readonly List<WorkerThread> _threads = [];
+    private readonly WorkerPoolSettings _settings;
+    private readonly IJobExecutor _executor;
+    private readonly TimeProvider _time;
+    private readonly WorkQueueMetrics _metrics;
+    private readonly KeyValuePair<string, object?> _metricTag;
     private readonly ILogger _logger;
+    private readonly Func<long> _offers;
+    private readonly object? _flowMarker;
     private readonly TaskCompletionSource _allExited = new(TaskCreationOptions.RunContinuationsAsynchronously);
-    private Worker? _leader;
+    private readonly ParkingLot _parking;
     private int _liveCount;
-    private int _followerCount;
-    private int _busy;
     private int _target;
-    private int _nextWorkerNumber;
+    private int _compensation;
+    private int _nextThreadNumber;
     private int _spinning;
     private WorkerMode _mode = WorkerMode.Auto;
     private volatile bool _paused;
+    private volatile bool _closed;
+    private volatile bool _abandoning;
     private bool _started;
-    private bool _closed;
 
-    public WorkerPool(DefaultWorkQueue queue, ChannelReader<WorkItem> reader, int minWorkers, int maxWorkers, TimeSpan idleTimeout, ILogger logger)
+    public WorkerPool(
+        WorkerPoolSettings settings,
+        ChannelReader<WorkItem> reader,
+        IJobExecutor executor,
+        TimeProvider time,
+        WorkQueueMetrics metrics,
+        Func<long> offers,
+        object? flowMarker,
+        ILogger logger)
     {
-        _queue = queue;
+        _settings = settings;
         Reader = reader;
-        MinWorkers = minWorkers;
-        MaxWorkers = maxWorkers;
-        IdleTimeoutMilliseconds = (int)Math.Min(idleTimeout.TotalMilliseconds, int.MaxValue);
-        _target = minWorkers;
+        _executor = executor;
+        _time = time;
+        _metrics = metrics;
+        _metricTag = new KeyValuePair<string, object?>(WorkQueueMetrics.QueueTag, settings.QueueName);
+        _offers = offers;
+        _flowMarker = flowMarker;
         _logger = logger;
+        _target = settings.MinWorkers;
+        _parking = new ParkingLot(() => HasReadyWork);
+        _monitorTimer = time.CreateTimer(static s => ((WorkerPool)s!).OnMonitorTick(), this, Timeout.InfiniteTimeSpan, Timeout.InfiniteTimeSpan);
     }
 
     public ChannelReader<WorkItem> Reader { get; }
 
-    public int MinWorkers { get; }
+    public string QueueName => _settings.QueueName;
 
-    public int MaxWorkers { get; }
+    public int MinWorkers => _settings.MinWorkers;
 
-    public int IdleTimeoutMilliseconds { get; }
+    public int MaxWorkers => _settings.MaxWorkers;
 
-    public bool SpinBeforeParking { get; init; }
-
-    /// <summary>Gets a value indicating whether a worker is waiting on the channel now.</summary>
-    public bool HasLeader => Volatile.Read(ref _leader) is not null;
-
-    public long EnqueueVersion => _queue.EnqueueVersion;
-
-    public bool TryBeginSpin() => Interlocked.CompareExchange(ref _spinning, 1, 0) == 0;
-
-    public void EndSpin() => Volatile.Write(ref _spinning, 0);
+    public bool SpinBeforeParking => _settings.SpinBeforeParking;
 
     public int LiveCount => Volatile.Read(ref _liveCount);
-
-    public int BusyCount => Volatile.Read(ref _busy);
 
     public int Target => Volatile.Read(ref _target);
 
@@ -69,26 +79,51 @@ internal sealed partial class WorkerPool
 
     public bool IsPaused => _paused;
 
-    public bool IsAbandoning => _queue.IsAbandoning;
+    public bool IsAbandoning => _abandoning;
 
-    /// <summary>Gets the live workers' total wait passes (see <see cref="WorkerSynchronizationContext.Wakeups"/>).</summary>
-    internal long Wakeups
+    public bool HasLeader => _parking.HasLeader;
+
+    public long Offers => _offers();
+
+    /// <summary>Gets a value indicating whether a thread is parked and could take work now.</summary>
+    public bool HasIdleThread => _parking.ParkedCount > 0;
+
+    /// <summary>Gets the number of threads executing job code now.</summary>
+    public int BusyCount
     {
         get
         {
             lock (_lock)
             {
-                return _workers.Sum(w => w.Context.Wakeups);
+                return _threads.Count(t => t.CodeRun is not null);
             }
         }
     }
 
-    /// <summary>Gets a task that completes when the pool is closed and every worker thread has exited.</summary>
+    /// <summary>Gets the live threads' total wait passes: an idle pool's stays constant.</summary>
+    internal long Waits
+    {
+        get
+        {
+            lock (_lock)
+            {
+                return _threads.Sum(t => t.Waits);
+            }
+        }
+    }
+
+    /// <summary>Gets a task that completes when the pool is closed and every thread has exited.</summary>
     public Task AllExited => _allExited.Task;
 
     /// <summary>Gets how long a parked follower waits before it checks whether it may retire.</summary>
     public int FollowerTimeoutMilliseconds =>
-        _mode == WorkerMode.Auto && !_paused && LiveCount > MinWorkers ? IdleTimeoutMilliseconds : Timeout.Infinite;
+        _mode == WorkerMode.Auto && !_paused && LiveCount > MinWorkers
+            ? (int)Math.Min(_settings.IdleTimeout.TotalMilliseconds, int.MaxValue)
+            : Timeout.Infinite;
+
+    public bool TryBeginSpin() => Interlocked.CompareExchange(ref _spinning, 1, 0) == 0;
+
+    public void EndSpin() => Volatile.Write(ref _spinning, 0);
 
     /// <returns><see langword="true"/> if this call started the pool.</returns>
     public bool Start()
@@ -106,7 +141,7 @@ internal sealed partial class WorkerPool
         }
     }
 
-    /// <summary>Sets a manual worker count (already clamped by the caller) and moves the pool towards it now.</summary>
+    /// <summary>Sets a manual thread count (already checked by the caller) and moves the pool towards it now.</summary>
     public void SetManual(int count)
     {
         lock (_lock)
@@ -116,10 +151,10 @@ internal sealed partial class WorkerPool
             ApplyTargetLocked();
         }
 
-        Log.ManualCount(_logger, _queue.Name, count);
+        Log.ManualCount(_logger, QueueName, count);
     }
 
-    /// <summary>Hands the worker count back to the autoscaler, starting from the current count within the limits.</summary>
+    /// <summary>Hands the thread count back to the autoscaler, starting from the current count within the limits.</summary>
     public void SetAuto()
     {
         lock (_lock)
@@ -129,14 +164,14 @@ internal sealed partial class WorkerPool
             ApplyTargetLocked();
 
             // Followers parked in manual mode wait without a timeout; wake them so they park again with the idle timeout.
-            SignalAllLocked();
+            _parking.WakeAll();
         }
 
-        Log.AutoMode(_logger, _queue.Name);
+        Log.AutoMode(_logger, QueueName);
     }
 
-    /// <summary>Adds workers in automatic mode (half the current count, at least one, up to the cap).</summary>
-    /// <returns>The number of workers added.</returns>
+    /// <summary>Adds threads in automatic mode (half the current count, at least one, up to the cap) when every thread is busy.</summary>
+    /// <returns>The number of threads added.</returns>
     public int ScaleUp()
     {
         lock (_lock)
@@ -146,8 +181,8 @@ internal sealed partial class WorkerPool
                 return 0;
             }
 
-            // Only add threads when every worker is busy: a wait with idle workers is not a capacity problem.
-            if (Volatile.Read(ref _busy) < _liveCount)
+            // A wait with idle threads is not a capacity problem (the concurrency limit, or a burst being taken).
+            if (_parking.ParkedCount > 0)
             {
                 return 0;
             }
@@ -161,29 +196,32 @@ internal sealed partial class WorkerPool
 
     public void Pause()
     {
-        lock (_lock)
-        {
-            _paused = true;
-            _leader?.Signal();
-        }
+        _paused = true;
+        _parking.SignalLeader();
     }
 
     public void Resume()
     {
-        lock (_lock)
-        {
-            _paused = false;
-            SignalAllLocked();
-        }
+        _paused = false;
+        _parking.WakeAll();
     }
 
-    /// <summary>Called when the channel has been completed: every parked worker wakes up and exits.</summary>
+    /// <summary>Marks the queue as abandoning: runs starting from now are cancelled at once.</summary>
+    public void BeginAbandon()
+    {
+        _abandoning = true;
+        Interlocked.MemoryBarrier();
+    }
+
+    /// <summary>Called once the channel is completed: threads exit when no job is running and nothing waits.</summary>
     public void Close()
     {
         lock (_lock)
         {
             _closed = true;
-            SignalAllLocked();
+            _monitorTimer.Dispose();
+            _parking.WakeAll();
+            _parking.SignalLeader();
             if (_liveCount == 0)
             {
                 _allExited.TrySetResult();
@@ -191,134 +229,12 @@ internal sealed partial class WorkerPool
         }
     }
 
-    public void CancelRunningJobs()
+    internal void OnThreadStarted() => JobFlow.EnterThread(_flowMarker);
+
+    internal bool TryRetire(WorkerThread thread, bool idleTimedOut)
     {
-        Worker[] workers;
-        lock (_lock)
-        {
-            workers = [.. _workers];
-        }
-
-        foreach (var worker in workers)
-        {
-            worker.CancelForShutdown();
-        }
-    }
-
-    /// <summary>Takes every still-running job away from its worker, for the shutdown report.</summary>
-    public List<WorkItem> ClaimStillRunning()
-    {
-        Worker[] workers;
-        lock (_lock)
-        {
-            workers = [.. _workers];
-        }
-
-        var claimed = new List<WorkItem>();
-        foreach (var worker in workers)
-        {
-            if (worker.TryClaimStillRunning(out var item))
-            {
-                claimed.Add(item);
-            }
-        }
-
-        return claimed;
-    }
-
-    internal void Execute(in WorkItem item, Worker worker)
-    {
-        Interlocked.Increment(ref _busy);
-        try
-        {
-            _queue.Execute(item, worker);
-        }
-        finally
-        {
-            Interlocked.Decrement(ref _busy);
-        }
-    }
-
-    internal ParkRole Park(Worker worker)
-    {
-        lock (_lock)
-        {
-            if (_closed && Reader.Completion.IsCompleted)
-            {
-                return ParkRole.Exit;
-            }
-
-            if (_paused || _leader is not null)
-            {
-                _followers.Add(worker);
-                _followerCount = _followers.Count;
-                return ParkRole.Follower;
-            }
-
-            _leader = worker;
-            return ParkRole.Leader;
-        }
-    }
-
-    internal void Unpark(Worker worker)
-    {
-        lock (_lock)
-        {
-            if (_followers.Remove(worker))
-            {
-                _followerCount = _followers.Count;
-            }
-        }
-    }
-
-    /// <summary>The leader got a job (or stood down): hand the lead to the most recently parked follower.</summary>
-    internal void Resign(Worker worker)
-    {
-        lock (_lock)
-        {
-            if (_leader == worker)
-            {
-                _leader = null;
-            }
-
-            if (!_paused)
-            {
-                SignalOneFollowerLocked();
-            }
-        }
-    }
-
-    /// <summary>
-    /// A worker took a job. If nobody leads while followers are parked, wake one so that the next enqueue (or the rest of
-    /// a burst) finds a worker waiting on the channel.
-    /// </summary>
-    internal void OnItemTaken()
-    {
-        if (Volatile.Read(ref _followerCount) == 0 || Volatile.Read(ref _leader) is not null)
-        {
-            return;
-        }
-
-        lock (_lock)
-        {
-            if (_leader is null && !_paused)
-            {
-                SignalOneFollowerLocked();
-            }
-        }
-    }
-
-    internal bool LeaderShouldStandDown(Worker worker)
-    {
-        lock (_lock)
-        {
-            return _paused || _liveCount > _target || _closed;
-        }
-    }
-
-    internal bool TryRetire(Worker worker, bool idleTimedOut)
-    {
-        if (!idleTimedOut && Volatile.Read(ref _liveCount) <= Volatile.Read(ref _target))
+        int target = EffectiveTarget;
+        if (!idleTimedOut && Volatile.Read(ref _liveCount) <= target)
         {
             return false;
         }
@@ -326,88 +242,63 @@ internal sealed partial class WorkerPool
         int left;
         lock (_lock)
         {
-            if (_liveCount > _target)
+            if (_liveCount > EffectiveTarget)
             {
-                RemoveLocked(worker);
+                RemoveLocked(thread);
             }
             else if (idleTimedOut && _mode == WorkerMode.Auto && !_paused && _liveCount > MinWorkers)
             {
-                RemoveLocked(worker);
-                _target = _liveCount;
+                RemoveLocked(thread);
+                _target = Math.Max(MinWorkers, _liveCount - _compensation);
             }
             else
             {
                 return false;
             }
 
-            // This worker may have been handed the lead as it decided to retire: pass it on now, not at thread exit.
-            if (_leader is null && !_paused && !_closed)
-            {
-                SignalOneFollowerLocked();
-            }
-
             left = _liveCount;
         }
 
-        Log.WorkerRetired(_logger, _queue.Name, worker.Name, left);
+        TryLog(() => Log.WorkerRetired(_logger, QueueName, thread.Name, left));
         return true;
     }
 
-    internal void OnBookkeepingFailed(Worker worker, Exception exception)
-    {
-        try
-        {
-            Log.BookkeepingFailed(_logger, exception, _queue.Name, worker.Name);
-        }
-        catch (Exception)
-        {
-            // The logger itself is what failed; there is nowhere left to report it.
-        }
-    }
+    internal void OnThreadFaulted(WorkerThread thread, Exception exception) =>
+        TryLog(() => Log.WorkerFaulted(_logger, exception, QueueName, thread.Name));
 
-    internal void OnWorkerFaulted(Worker worker, Exception exception) => Log.WorkerFaulted(_logger, exception, _queue.Name, worker.Name);
-
-    internal void OnWorkerExited(Worker worker)
+    internal void OnThreadExited(WorkerThread thread)
     {
         lock (_lock)
         {
-            RemoveLocked(worker);
+            RemoveLocked(thread);
             if (_liveCount == 0 && _closed)
             {
                 _allExited.TrySetResult();
                 return;
             }
 
-            if (!_closed && _started && _liveCount < _target && !Reader.Completion.IsCompleted)
+            if (!_closed && _started && _liveCount < EffectiveTarget)
             {
-                // A worker died outside any job (a bug, or a fault in a posted callback): replace it.
+                // A thread died outside any job (a bug): replace it.
                 SpawnToTargetLocked();
             }
-
-            if (!_closed && !_paused && _leader is null)
-            {
-                // Whoever exits must not leave parked followers without a leader.
-                SignalOneFollowerLocked();
-            }
         }
+
+        // Whoever exits must not leave parked followers without a leader.
+        _parking.EnsureLeader();
     }
 
-    private void RemoveLocked(Worker worker)
+    /// <summary>Gets the target plus the threads added because every thread was blocked, within the cap.</summary>
+    private int EffectiveTarget => Math.Min(MaxWorkers, Volatile.Read(ref _target) + Volatile.Read(ref _compensation));
+
+    private void RemoveLocked(WorkerThread thread)
     {
-        if (_workers.Remove(worker))
+        if (_threads.Remove(thread))
         {
-            _liveCount = _workers.Count;
+            _liveCount = _threads.Count;
         }
 
-        if (_followers.Remove(worker))
-        {
-            _followerCount = _followers.Count;
-        }
-
-        if (_leader == worker)
-        {
-            _leader = null;
-        }
+        _parking.Remove(thread);
     }
 
     private void ApplyTargetLocked()
@@ -417,68 +308,47 @@ internal sealed partial class WorkerPool
             return;
         }
 
-        if (_liveCount < _target)
+        if (_liveCount < EffectiveTarget)
         {
             SpawnToTargetLocked();
         }
-        else if (_liveCount > _target)
+        else if (_liveCount > EffectiveTarget)
         {
-            // Idle workers retire now; busy ones when their current job ends.
-            SignalAllLocked();
+            // Idle threads retire now; busy ones when their current work ends.
+            _parking.WakeAll();
+            _parking.SignalLeader();
         }
     }
 
     private void SpawnToTargetLocked()
     {
-        while (_liveCount < _target)
+        while (_liveCount < EffectiveTarget)
         {
-            var worker = new Worker(this, $"WorkQueue:{_queue.Name}#{++_nextWorkerNumber}");
-            _workers.Add(worker);
-            _liveCount = _workers.Count;
-            worker.Start();
+            var thread = new WorkerThread(this, $"WorkQueue:{QueueName}#{++_nextThreadNumber}");
+            _threads.Add(thread);
+            _liveCount = _threads.Count;
+            thread.Start();
         }
     }
 
-    private void SignalOneFollowerLocked()
+    private WorkerThread[] ThreadsSnapshot()
     {
-        if (_followers.Count == 0)
+        lock (_lock)
         {
-            return;
+            return [.. _threads];
         }
-
-        var worker = _followers[^1];
-        _followers.RemoveAt(_followers.Count - 1);
-        _followerCount = _followers.Count;
-        worker.Signal();
     }
 
-    private void SignalAllLocked()
+    /// <summary>Logs on a path that must not fail: a logger that throws is ignored.</summary>
+    private static void TryLog(Action log)
     {
-        _leader?.Signal();
-        foreach (var follower in _followers)
+        try
         {
-            follower.Signal();
+            log();
         }
-
-        _followers.Clear();
-        _followerCount = 0;
-    }
-
-    private static partial class Log
-    {
-        [LoggerMessage(1, LogLevel.Information, "Queue '{Queue}': worker count set manually to {Count}.", EventName = "ManualWorkerCount")]
-        public static partial void ManualCount(ILogger logger, string queue, int count);
-
-        [LoggerMessage(2, LogLevel.Information, "Queue '{Queue}': worker count handed back to the autoscaler.", EventName = "AutoWorkerCount")]
-        public static partial void AutoMode(ILogger logger, string queue);
-
-        [LoggerMessage(3, LogLevel.Debug, "Queue '{Queue}': worker {Worker} retired; {Count} left.", EventName = "WorkerRetired")]
-        public static partial void WorkerRetired(ILogger logger, string queue, string worker, int count);
-
-        [LoggerMessage(4, LogLevel.Critical, "Queue '{Queue}': worker {Worker} faulted outside any job.", EventName = "WorkerFaulted")]
-        public static partial void WorkerFaulted(ILogger logger, Exception exception, string queue, string worker);
-
-        [LoggerMessage(5, LogLevel.Error, "Queue '{Queue}': worker {Worker} failed in bookkeeping after a job (a logger or metrics listener threw); the job was already accounted for.", EventName = "BookkeepingFailed")]
-        public static partial void BookkeepingFailed(ILogger logger, Exception exception, string queue, string worker);
+        catch (Exception)
+        {
+            // The logger is what failed; there is nowhere left to report it.
+        }
     }
 }

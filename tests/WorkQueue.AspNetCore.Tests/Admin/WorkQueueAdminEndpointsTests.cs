@@ -20,7 +20,10 @@ public sealed class WorkQueueAdminEndpointsTests : IAsyncLifetime
 
     private HttpClient Client => _app.Client;
 
-    private IWorkQueue Default => _app.Services.GetRequiredService<IWorkQueue>();
+    private IWorkQueueControl Default => Control("default");
+
+    private IWorkQueueControl Control(string name) =>
+        _app.Services.GetRequiredService<IWorkQueueProvider>().TryGetControl(name, out var control) ? control : throw new InvalidOperationException(name);
 
     public async Task InitializeAsync() =>
         _app = await TestApp.StartAsync(
@@ -60,7 +63,7 @@ public sealed class WorkQueueAdminEndpointsTests : IAsyncLifetime
         Default.Pause();
         for (int i = 0; i < 3; i++)
         {
-            Assert.True(Default.TryEnqueue(_ => { }));
+            Assert.True(Default.Queue.TryEnqueue(_ => { }));
         }
 
         using var json = await GetJsonAsync($"{Prefix}/default/depth");
@@ -157,7 +160,7 @@ public sealed class WorkQueueAdminEndpointsTests : IAsyncLifetime
         using var paused = await Client.PostAsync($"{Prefix}/io/pause", null);
         Assert.Equal(HttpStatusCode.OK, paused.StatusCode);
         var io = _app.Services.GetRequiredKeyedService<IWorkQueue>("io");
-        Assert.True(io.GetSnapshot().IsPaused);
+        Assert.True(Control("io").GetSnapshot().IsPaused);
         var ran = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
         Assert.True(io.TryEnqueue(_ => ran.SetResult()));
 

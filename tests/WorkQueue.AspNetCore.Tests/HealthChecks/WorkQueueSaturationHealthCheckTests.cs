@@ -23,7 +23,8 @@ public sealed class WorkQueueSaturationHealthCheckTests
                 web.MapHealthChecks("/health/live", new HealthCheckOptions { Predicate = _ => false });
             });
         var queue = app.Services.GetRequiredService<IWorkQueue>();
-        queue.Pause();
+        var control = app.Services.GetRequiredService<IWorkQueueProvider>().Queues.Single(q => q.Name == queue.Name);
+        control.Pause();
         for (int i = 0; i < 8; i++)
         {
             Assert.True(queue.TryEnqueue(_ => { }));
@@ -39,8 +40,8 @@ public sealed class WorkQueueSaturationHealthCheckTests
             Assert.Equal(HttpStatusCode.OK, live.StatusCode);
         }
 
-        queue.Resume();
-        await Wait.UntilAsync(() => queue.GetSnapshot().Depth == 0, "the queue drains");
+        control.Resume();
+        await Wait.UntilAsync(() => control.GetSnapshot().Depth == 0, "the queue drains");
         using var ready = await app.Client.GetAsync("/health/ready");
         Assert.Equal(HttpStatusCode.OK, ready.StatusCode);
     }

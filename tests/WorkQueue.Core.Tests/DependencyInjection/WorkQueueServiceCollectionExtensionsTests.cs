@@ -47,7 +47,7 @@ public sealed class WorkQueueServiceCollectionExtensionsTests
         }
 
         await Wait.ForAsync(fastDone.Task, "the default queue's jobs while io is jammed");
-        Assert.Equal(4, io.GetSnapshot().Depth);
+        Assert.Equal(4, harness.Provider.Find("io").Control.GetSnapshot().Depth);
         Assert.Equal(2, harness.Provider.Queues.Count);
         gate.Open();
     }
@@ -61,7 +61,7 @@ public sealed class WorkQueueServiceCollectionExtensionsTests
 
         Assert.Equal("name", ex.ParamName);
         Assert.Contains("'nope'", ex.Message);
-        Assert.False(harness.Provider.TryGetQueue("nope", out _));
+        Assert.False(harness.Provider.TryGetControl("nope", out _));
     }
 
     [Theory]
@@ -118,10 +118,12 @@ public sealed class WorkQueueServiceCollectionExtensionsTests
         await host.StartAsync();
 
         var provider = host.Services.GetRequiredService<IWorkQueueProvider>();
-        var defaults = provider.GetQueue("default").GetSnapshot();
+        Assert.True(provider.TryGetControl("default", out var defaultQueue));
+        var defaults = defaultQueue.GetSnapshot();
         Assert.Equal((3, 50, QueueFullMode.Reject), (defaults.MaxWorkers, defaults.Capacity, defaults.FullMode));
         Assert.Equal(4, host.Services.GetRequiredService<IOptionsMonitor<WorkQueueOptions>>().Get("default").Retry.MaxAttempts);
-        Assert.Equal(7, provider.GetQueue("reports").GetSnapshot().Capacity);
+        Assert.True(provider.TryGetControl("reports", out var reports));
+        Assert.Equal(7, reports.GetSnapshot().Capacity);
         await host.StopAsync();
     }
 
@@ -151,12 +153,50 @@ public sealed class WorkQueueServiceCollectionExtensionsTests
             Assert.True(queue.TryEnqueue(_ => Interlocked.Increment(ref ran)));
         }
 
+        var control = host.Services.GetRequiredService<IWorkQueueProvider>().Queues.Single();
         await host.StartAsync();
-        Assert.Equal(2, queue.GetSnapshot().Workers);
+        Assert.Equal(2, control.GetSnapshot().Workers);
         await host.StopAsync();
 
         Assert.Equal(100, ran);
-        Assert.False(queue.GetSnapshot().IsAccepting);
+        Assert.False(control.GetSnapshot().IsAccepting);
+    }
+
+    [Fact]
+    public async Task Host_ConfigurationWithOtherCase_AppliesToTheQueueDeclaredInCode()
+    {
+        var builder = Host.CreateApplicationBuilder();
+        builder.Configuration.AddInMemoryCollection(new Dictionary<string, string?>
+        {
+            ["WorkQueue:Queues:Default:MaxWorkers"] = "3",
+            ["WorkQueue:Queues:SMS:Capacity"] = "9",
+        });
+        builder.Services.AddWorkQueue(o => { o.MaxWorkers = 10; o.Capacity = 50; }).AddQueue("sms", o => o.MaxWorkers = 5);
+        using var host = builder.Build();
+        await host.StartAsync();
+
+        var provider = host.Services.GetRequiredService<IWorkQueueProvider>();
+        Assert.Equal(2, provider.Queues.Count);
+        Assert.True(provider.TryGetControl("DEFAULT", out var defaults));
+        Assert.Equal((3, 50), (defaults.GetSnapshot().MaxWorkers, defaults.GetSnapshot().Capacity));
+        Assert.True(provider.TryGetControl("Sms", out var sms));
+        Assert.Equal((5, 9), (sms.GetSnapshot().MaxWorkers, sms.GetSnapshot().Capacity));
+        Assert.Equal(["default", "sms"], provider.Queues.Select(q => q.Name).Order());
+        await host.StopAsync();
+    }
+
+    [Fact]
+    public async Task KeyedQueue_OtherCase_ResolvesTheSameQueueWithItsDeclaredName()
+    {
+        await using var harness = QueueHarness.Start(queues => { }, queues => queues.AddQueue("Sms"));
+
+        var upper = harness.Services.GetRequiredKeyedService<IWorkQueue>("SMS");
+        var lower = harness.Services.GetRequiredKeyedService<IWorkQueue>("sms");
+
+        Assert.Same(upper, lower);
+        Assert.Equal("Sms", upper.Name);
+        var ex = Assert.Throws<ArgumentException>(() => harness.Services.GetRequiredKeyedService<IWorkQueue>("nope"));
+        Assert.Contains("'nope'", ex.Message);
     }
 
     [Fact]

@@ -17,7 +17,7 @@ public sealed class DefaultWorkQueueShutdownTests
         }
 
         await Wait.ForAsync(gate.EnteredAsync(2), "two running jobs");
-        var stopping = harness.Queue.StopAsync(Wait.Generous);
+        var stopping = harness.Control.StopAsync(Wait.Generous);
         Assert.False(harness.Queue.TryEnqueue(_ => { }));
         gate.Open();
 
@@ -25,9 +25,9 @@ public sealed class DefaultWorkQueueShutdownTests
         Assert.True(report.Drained);
         Assert.Empty(report.Abandoned);
         Assert.Equal(50, ran);
-        var totals = harness.Queue.GetSnapshot().Totals;
-        Assert.Equal((50L, 50L, 0L), (totals.Enqueued, totals.Succeeded, totals.InFlight));
-        Assert.Equal(0, harness.Queue.GetSnapshot().Workers);
+        var totals = harness.Control.GetSnapshot().Totals;
+        Assert.Equal((50L, 50L, 0L), (totals.Enqueued, totals.Succeeded, totals.Unfinished));
+        Assert.Equal(0, harness.Control.GetSnapshot().Workers);
     }
 
     [Fact]
@@ -52,7 +52,7 @@ public sealed class DefaultWorkQueueShutdownTests
 
         Assert.False(harness.Queue.TryEnqueue(handler, 99));
 
-        var report = await Wait.ForAsync(harness.Queue.StopAsync(TimeSpan.FromMilliseconds(100)), "the stop");
+        var report = await Wait.ForAsync(harness.Control.StopAsync(TimeSpan.FromMilliseconds(100)), "the stop");
 
         Assert.False(report.Drained);
         Assert.Equal(21, report.Abandoned.Count);
@@ -61,7 +61,7 @@ public sealed class DefaultWorkQueueShutdownTests
         Assert.Equal(
             Enumerable.Range(1, 20),
             report.Abandoned.Where(a => a.Reason == AbandonReason.NotStarted).Select(a => (int)a.Job.Payload!).Order());
-        AssertAccountingAddsUp(harness.Queue.GetSnapshot().Totals, expectedEnqueued: 21);
+        AssertAccountingAddsUp(harness.Control.GetSnapshot().Totals, expectedEnqueued: 21);
         var ex = await Assert.ThrowsAsync<JobRejectedException>(async () => await harness.Queue.EnqueueAsync(handler, 100));
         Assert.Equal(RejectionReason.QueueStopped, ex.Reason);
     }
@@ -79,12 +79,12 @@ public sealed class DefaultWorkQueueShutdownTests
         Assert.True(harness.Queue.TryEnqueue(gate.Block));
         await Wait.ForAsync(gate.EnteredAsync(1), "the running job");
 
-        var report = await Wait.ForAsync(harness.Queue.StopAsync(TimeSpan.FromMilliseconds(50)), "the stop");
+        var report = await Wait.ForAsync(harness.Control.StopAsync(TimeSpan.FromMilliseconds(50)), "the stop");
 
         Assert.Equal(AbandonReason.StillRunning, Assert.Single(report.Abandoned).Reason);
         gate.Open();
-        await Wait.UntilAsync(() => harness.Queue.GetSnapshot().BusyWorkers == 0, "the ignored job returns");
-        var totals = harness.Queue.GetSnapshot().Totals;
+        await Wait.UntilAsync(() => harness.Control.GetSnapshot().BusyWorkers == 0, "the ignored job returns");
+        var totals = harness.Control.GetSnapshot().Totals;
         Assert.Equal((1L, 0L, 1L), (totals.Abandoned, totals.Succeeded, totals.Enqueued));
     }
 
@@ -100,13 +100,13 @@ public sealed class DefaultWorkQueueShutdownTests
         });
         Assert.True(harness.Queue.TryEnqueue(_ => { failed.TrySetResult(); throw new InvalidOperationException("fails"); }));
         await Wait.ForAsync(failed.Task, "the first attempt");
-        await Wait.UntilAsync(() => harness.Queue.GetSnapshot().Totals.Retried == 1, "the retry is scheduled");
+        await Wait.UntilAsync(() => harness.Control.GetSnapshot().Totals.Retried == 1, "the retry is scheduled");
 
-        var report = await Wait.ForAsync(harness.Queue.StopAsync(TimeSpan.FromMilliseconds(50)), "the stop");
+        var report = await Wait.ForAsync(harness.Control.StopAsync(TimeSpan.FromMilliseconds(50)), "the stop");
 
         var abandoned = Assert.Single(report.Abandoned);
         Assert.Equal(AbandonReason.RetryPending, abandoned.Reason);
-        AssertAccountingAddsUp(harness.Queue.GetSnapshot().Totals, expectedEnqueued: 1);
+        AssertAccountingAddsUp(harness.Control.GetSnapshot().Totals, expectedEnqueued: 1);
     }
 
     [Fact]
@@ -125,11 +125,11 @@ public sealed class DefaultWorkQueueShutdownTests
         }));
         await Wait.ForAsync(firstFailed.Task, "the first attempt");
 
-        var report = await Wait.ForAsync(harness.Queue.StopAsync(Wait.Generous), "the drain");
+        var report = await Wait.ForAsync(harness.Control.StopAsync(Wait.Generous), "the drain");
 
         Assert.True(report.Drained);
         Assert.Equal(2, attempts);
-        Assert.Equal(1, harness.Queue.GetSnapshot().Totals.Succeeded);
+        Assert.Equal(1, harness.Control.GetSnapshot().Totals.Succeeded);
     }
 
     [Fact]
@@ -137,8 +137,8 @@ public sealed class DefaultWorkQueueShutdownTests
     {
         await using var harness = QueueHarness.Start();
 
-        var first = harness.Queue.StopAsync(TimeSpan.FromSeconds(5));
-        var second = harness.Queue.StopAsync(TimeSpan.FromSeconds(1));
+        var first = harness.Control.StopAsync(TimeSpan.FromSeconds(5));
+        var second = harness.Control.StopAsync(TimeSpan.FromSeconds(1));
 
         Assert.Same(await first, await second);
     }
@@ -150,10 +150,10 @@ public sealed class DefaultWorkQueueShutdownTests
     {
         await using var harness = QueueHarness.Start();
 
-        var ex = Assert.Throws<ArgumentOutOfRangeException>(() => { _ = harness.Queue.StopAsync(TimeSpan.FromSeconds(seconds)); });
+        var ex = Assert.Throws<ArgumentOutOfRangeException>(() => { _ = harness.Control.StopAsync(TimeSpan.FromSeconds(seconds)); });
 
         Assert.Equal("drainTimeout", ex.ParamName);
-        Assert.True(harness.Queue.GetSnapshot().IsAccepting);
+        Assert.True(harness.Control.GetSnapshot().IsAccepting);
         Assert.True(harness.Queue.TryEnqueue(_ => { }));
     }
 
@@ -167,18 +167,18 @@ public sealed class DefaultWorkQueueShutdownTests
         Assert.True(harness.Queue.TryEnqueue(gate.BlockCancellable));
         var waiting = harness.Queue.EnqueueAsync(gate.BlockCancellable).AsTask();
 
-        var report = await Wait.ForAsync(harness.Queue.StopAsync(TimeSpan.FromMilliseconds(50)), "the stop");
+        var report = await Wait.ForAsync(harness.Control.StopAsync(TimeSpan.FromMilliseconds(50)), "the stop");
 
         var ex = await Assert.ThrowsAsync<JobRejectedException>(() => waiting);
         Assert.Equal(RejectionReason.QueueStopped, ex.Reason);
         Assert.Equal(2, report.Abandoned.Count);
-        AssertAccountingAddsUp(harness.Queue.GetSnapshot().Totals, expectedEnqueued: 2);
+        AssertAccountingAddsUp(harness.Control.GetSnapshot().Totals, expectedEnqueued: 2);
     }
 
     internal static void AssertAccountingAddsUp(WorkQueueTotals totals, long expectedEnqueued)
     {
         Assert.Equal(expectedEnqueued, totals.Enqueued);
-        Assert.Equal(0, totals.InFlight);
+        Assert.Equal(0, totals.Unfinished);
         Assert.Equal(totals.Enqueued, totals.Succeeded + totals.DeadLettered + totals.Dropped + totals.Abandoned);
     }
 

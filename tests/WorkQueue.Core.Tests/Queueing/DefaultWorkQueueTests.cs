@@ -47,6 +47,7 @@ public sealed class DefaultWorkQueueTests
     {
         await using var harness = QueueHarness.Start();
         var queue = harness.Queue;
+        var control = harness.Control;
 
         Assert.Equal("job", Assert.Throws<ArgumentNullException>(() => queue.TryEnqueue((Action<CancellationToken>)null!)).ParamName);
         Assert.Equal("job", Assert.Throws<ArgumentNullException>(() => queue.TryEnqueue((Func<CancellationToken, ValueTask>)null!)).ParamName);
@@ -60,6 +61,7 @@ public sealed class DefaultWorkQueueTests
         await using var harness = QueueHarness.Start(o => { OneWorker(o); o.Capacity = 2; });
         using var gate = new Gate();
         var queue = harness.Queue;
+        var control = harness.Control;
 
         Assert.True(queue.TryEnqueue(gate.Block));
         await Wait.ForAsync(gate.EnteredAsync(1), "the worker to be busy");
@@ -68,7 +70,7 @@ public sealed class DefaultWorkQueueTests
 
         Assert.False(queue.TryEnqueue(gate.Block));
 
-        var snapshot = queue.GetSnapshot();
+        var snapshot = control.GetSnapshot();
         Assert.Equal(2, snapshot.Depth);
         Assert.Equal(3, snapshot.Totals.Enqueued);
         Assert.Equal(1, snapshot.Totals.Rejected);
@@ -80,6 +82,7 @@ public sealed class DefaultWorkQueueTests
         await using var harness = QueueHarness.Start(o => { OneWorker(o); o.Capacity = 1; });
         using var gate = new Gate();
         var queue = harness.Queue;
+        var control = harness.Control;
         Assert.True(queue.TryEnqueue(gate.Block));
         await Wait.ForAsync(gate.EnteredAsync(1), "the worker to be busy");
         Assert.True(queue.TryEnqueue(gate.Block));
@@ -91,7 +94,7 @@ public sealed class DefaultWorkQueueTests
         gate.Open();
         await Wait.ForAsync(pending, "the waiting enqueue to be accepted");
         await Wait.ForAsync(ran.Task, "the job that waited for space to run");
-        Assert.Equal(0, queue.GetSnapshot().Totals.Rejected);
+        Assert.Equal(0, control.GetSnapshot().Totals.Rejected);
     }
 
     [Fact]
@@ -100,6 +103,7 @@ public sealed class DefaultWorkQueueTests
         await using var harness = QueueHarness.Start(o => { OneWorker(o); o.Capacity = 1; });
         using var gate = new Gate();
         var queue = harness.Queue;
+        var control = harness.Control;
         Assert.True(queue.TryEnqueue(gate.Block));
         await Wait.ForAsync(gate.EnteredAsync(1), "the worker to be busy");
         Assert.True(queue.TryEnqueue(gate.Block));
@@ -113,7 +117,7 @@ public sealed class DefaultWorkQueueTests
         var ran = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
         await queue.EnqueueAsync(_ => ran.SetResult());
         await Wait.ForAsync(ran.Task, "a later job");
-        var totals = queue.GetSnapshot().Totals;
+        var totals = control.GetSnapshot().Totals;
         Assert.Equal(1, totals.Rejected);
         Assert.Equal(0, totals.DeadLettered);
     }
@@ -127,7 +131,7 @@ public sealed class DefaultWorkQueueTests
 
         await Assert.ThrowsAnyAsync<OperationCanceledException>(async () => await harness.Queue.EnqueueAsync(_ => { }, cts.Token));
 
-        var totals = harness.Queue.GetSnapshot().Totals;
+        var totals = harness.Control.GetSnapshot().Totals;
         Assert.Equal((0L, 1L), (totals.Enqueued, totals.Rejected));
     }
 
@@ -137,6 +141,7 @@ public sealed class DefaultWorkQueueTests
         await using var harness = QueueHarness.Start(o => { OneWorker(o); o.Capacity = 1; o.EnqueueTimeout = TimeSpan.FromMilliseconds(50); });
         using var gate = new Gate();
         var queue = harness.Queue;
+        var control = harness.Control;
         Assert.True(queue.TryEnqueue(gate.Block));
         await Wait.ForAsync(gate.EnteredAsync(1), "the worker to be busy");
         Assert.True(queue.TryEnqueue(gate.Block));
@@ -153,6 +158,7 @@ public sealed class DefaultWorkQueueTests
         await using var harness = QueueHarness.Start(o => { OneWorker(o); o.Capacity = 1; o.FullMode = QueueFullMode.Reject; });
         using var gate = new Gate();
         var queue = harness.Queue;
+        var control = harness.Control;
         Assert.True(queue.TryEnqueue(gate.Block));
         await Wait.ForAsync(gate.EnteredAsync(1), "the worker to be busy");
         Assert.True(queue.TryEnqueue(gate.Block));
@@ -162,7 +168,7 @@ public sealed class DefaultWorkQueueTests
 
         Assert.Equal(RejectionReason.QueueFull, ex.Reason);
         Assert.Equal(WorkQueueOptions.DefaultQueueName, ex.QueueName);
-        Assert.Equal(2, queue.GetSnapshot().Totals.Rejected);
+        Assert.Equal(2, control.GetSnapshot().Totals.Rejected);
     }
 
     [Fact]
@@ -181,6 +187,7 @@ public sealed class DefaultWorkQueueTests
         });
         using var gate = new Gate();
         var queue = harness.Queue;
+        var control = harness.Control;
         Assert.True(queue.TryEnqueue(gate.Block));
         await Wait.ForAsync(gate.EnteredAsync(1), "the worker to be busy");
 
@@ -193,7 +200,7 @@ public sealed class DefaultWorkQueueTests
         var drop = Assert.Single(dropped);
         Assert.Equal("first", drop.Payload);
         Assert.Equal(["second", "third"], ran);
-        var totals = queue.GetSnapshot().Totals;
+        var totals = control.GetSnapshot().Totals;
         Assert.Equal(1, totals.Dropped);
         Assert.Equal(4, totals.Enqueued);
     }
@@ -209,7 +216,7 @@ public sealed class DefaultWorkQueueTests
         Assert.True(harness.Queue.TryEnqueue(_ => ran.SetResult()));
 
         await Wait.ForAsync(ran.Task, "a job after two failures");
-        var snapshot = harness.Queue.GetSnapshot();
+        var snapshot = harness.Control.GetSnapshot();
         Assert.Equal(1, snapshot.Workers);
         Assert.Equal(2, snapshot.Totals.DeadLettered);
     }
@@ -233,9 +240,9 @@ public sealed class DefaultWorkQueueTests
         Assert.Equal(3, attempts);
         Assert.Equal(3, job.Job.Attempt);
         Assert.Equal("attempt 3", job.Exception.Message);
-        var totals = harness.Queue.GetSnapshot().Totals;
+        var totals = harness.Control.GetSnapshot().Totals;
         Assert.Equal((3, 2, 1, 0L), (totals.Failed, totals.Retried, totals.DeadLettered, totals.Succeeded));
-        Assert.Single(harness.Queue.GetDeadLetters());
+        Assert.Single(harness.Control.GetDeadLetters());
     }
 
     [Fact]
@@ -256,8 +263,8 @@ public sealed class DefaultWorkQueueTests
         }));
 
         await Wait.ForAsync(succeeded.Task, "the second attempt");
-        await Wait.UntilAsync(() => harness.Queue.GetSnapshot().Totals.Succeeded == 1, "the success is counted");
-        var totals = harness.Queue.GetSnapshot().Totals;
+        await Wait.UntilAsync(() => harness.Control.GetSnapshot().Totals.Succeeded == 1, "the success is counted");
+        var totals = harness.Control.GetSnapshot().Totals;
         Assert.Equal((1, 1, 0L), (totals.Failed, totals.Retried, totals.DeadLettered));
     }
 
@@ -276,7 +283,7 @@ public sealed class DefaultWorkQueueTests
 
         var job = await Wait.ForAsync(deadLettered.Task, "the job to be dead-lettered");
         Assert.Equal(1, job.Job.Attempt);
-        Assert.Equal(0, harness.Queue.GetSnapshot().Totals.Retried);
+        Assert.Equal(0, harness.Control.GetSnapshot().Totals.Retried);
     }
 
     [Fact]
@@ -313,8 +320,8 @@ public sealed class DefaultWorkQueueTests
         }
 
         await Wait.ForAsync(done.Task, "five dead letters");
-        Assert.Equal([3, 4], harness.Queue.GetDeadLetters().Select(d => (int)d.Job.Payload!));
-        Assert.Equal(5, harness.Queue.GetSnapshot().Totals.DeadLettered);
+        Assert.Equal([3, 4], harness.Control.GetDeadLetters().Select(d => (int)d.Job.Payload!));
+        Assert.Equal(5, harness.Control.GetSnapshot().Totals.DeadLettered);
     }
 
     [Fact]
@@ -328,8 +335,8 @@ public sealed class DefaultWorkQueueTests
         }
 
         await Wait.ForAsync(done.Task, "20 jobs");
-        await Wait.UntilAsync(() => harness.Queue.GetSnapshot().RunTime.Samples == 20, "all run times are recorded");
-        var snapshot = harness.Queue.GetSnapshot();
+        await Wait.UntilAsync(() => harness.Control.GetSnapshot().RunTime.Samples == 20, "all run times are recorded");
+        var snapshot = harness.Control.GetSnapshot();
         Assert.Equal(20, snapshot.QueueWait.Samples);
         Assert.True(snapshot.QueueWait.P50 <= snapshot.QueueWait.P95 && snapshot.QueueWait.P95 <= snapshot.QueueWait.Max);
         Assert.Equal(WorkQueueOptions.DefaultQueueName, snapshot.Name);

@@ -20,6 +20,7 @@ public sealed class AutoScalerTests
         await using var harness = QueueHarness.Start(FastScaling);
         using var gate = new Gate();
         var queue = harness.Queue;
+        var control = harness.Control;
         for (int i = 0; i < 20; i++)
         {
             Assert.True(queue.TryEnqueue(gate.Block));
@@ -27,13 +28,13 @@ public sealed class AutoScalerTests
 
         // No job ever finishes while the gate is shut, so only the wait of queued jobs can drive this.
         await Wait.ForAsync(gate.EnteredAsync(6), "six workers running blocked jobs");
-        Assert.Equal(6, queue.GetSnapshot().Workers);
+        Assert.Equal(6, control.GetSnapshot().Workers);
         Assert.Equal(6, gate.MaxInside);
 
         gate.Open();
-        await Wait.UntilAsync(() => queue.GetSnapshot().Totals.Succeeded == 20, "the backlog clears");
-        await Wait.UntilAsync(() => queue.GetSnapshot().Workers == 1, "idle workers retire to MinWorkers");
-        Assert.Equal(WorkerMode.Auto, queue.GetSnapshot().Mode);
+        await Wait.UntilAsync(() => control.GetSnapshot().Totals.Succeeded == 20, "the backlog clears");
+        await Wait.UntilAsync(() => control.GetSnapshot().Workers == 1, "idle workers retire to MinWorkers");
+        Assert.Equal(WorkerMode.Auto, control.GetSnapshot().Mode);
     }
 
     [Fact]
@@ -42,7 +43,8 @@ public sealed class AutoScalerTests
         await using var harness = QueueHarness.Start(FastScaling);
         using var gate = new Gate();
         var queue = harness.Queue;
-        queue.SetWorkerCount(2);
+        var control = harness.Control;
+        control.SetWorkerCount(2);
         for (int i = 0; i < 10; i++)
         {
             Assert.True(queue.TryEnqueue(gate.Block));
@@ -52,10 +54,10 @@ public sealed class AutoScalerTests
 
         // The queued jobs wait far beyond the 20 ms target; in manual mode nothing may be added.
         await Task.Delay(300);
-        Assert.Equal(2, queue.GetSnapshot().Workers);
+        Assert.Equal(2, control.GetSnapshot().Workers);
         Assert.Equal(2, gate.Entered);
 
-        queue.UseAutoScaling();
+        control.UseAutoScaling();
 
         await Wait.ForAsync(gate.EnteredAsync(6), "the autoscaler to take over");
         gate.Open();
@@ -74,7 +76,7 @@ public sealed class AutoScalerTests
         await Wait.ForAsync(gate.EnteredAsync(1), "the first blocked job");
         await Task.Delay(300);
 
-        Assert.Equal(1, harness.Queue.GetSnapshot().Workers);
+        Assert.Equal(1, harness.Control.GetSnapshot().Workers);
         gate.Open();
     }
 }

@@ -11,6 +11,7 @@ internal sealed class QueueHarness : IAsyncDisposable
         Services = services;
         Provider = services.GetRequiredService<WorkQueueProvider>();
         Queue = services.GetRequiredService<IWorkQueue>();
+        Control = Provider.Find(WorkQueueOptions.DefaultQueueName).Control;
     }
 
     public ServiceProvider Services { get; }
@@ -18,6 +19,11 @@ internal sealed class QueueHarness : IAsyncDisposable
     public WorkQueueProvider Provider { get; }
 
     public IWorkQueue Queue { get; }
+
+    public IWorkQueueControl Control { get; }
+
+    /// <summary>Gets the runtime of the default queue, for tests that look inside (its pool, its ledger).</summary>
+    public QueueRuntime Runtime => Provider.Find(WorkQueueOptions.DefaultQueueName);
 
     public static QueueHarness Start(
         Action<WorkQueueOptions>? configure = null,
@@ -34,7 +40,7 @@ internal sealed class QueueHarness : IAsyncDisposable
 
     public async ValueTask DisposeAsync()
     {
-        await Provider.StopAllAsync(TimeSpan.FromSeconds(10), CancellationToken.None);
+        await Provider.StopAsync(TimeSpan.FromSeconds(10), CancellationToken.None);
         await Services.DisposeAsync();
     }
 }

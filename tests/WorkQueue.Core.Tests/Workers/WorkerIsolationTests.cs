@@ -32,7 +32,7 @@ public sealed class WorkerIsolationTests
             Assert.Equal(i, value);
         }
 
-        Assert.Equal(BlockingJobs, harness.Queue.GetSnapshot().BusyWorkers);
+        Assert.Equal(BlockingJobs, harness.Control.GetSnapshot().BusyWorkers);
         gate.Open();
     }
 
@@ -104,15 +104,15 @@ public sealed class WorkerIsolationTests
         var payload = new object();
 
         // Warm up: the channel's internal buffer grows (amortised) to hold Jobs items, then keeps that size.
-        harness.Queue.Pause();
+        harness.Control.Pause();
         for (int i = 0; i < Jobs; i++)
         {
             Assert.True(harness.Queue.TryEnqueue(handler, payload));
         }
 
-        harness.Queue.Resume();
-        await Wait.UntilAsync(() => harness.Queue.GetSnapshot().Totals.Succeeded == Jobs, "the warm-up jobs finish");
-        harness.Queue.Pause();
+        harness.Control.Resume();
+        await Wait.UntilAsync(() => harness.Control.GetSnapshot().Totals.Succeeded == Jobs, "the warm-up jobs finish");
+        harness.Control.Pause();
 
         long before = GC.GetAllocatedBytesForCurrentThread();
         int accepted = 0;
@@ -122,7 +122,7 @@ public sealed class WorkerIsolationTests
         }
 
         long allocated = GC.GetAllocatedBytesForCurrentThread() - before;
-        harness.Queue.Resume();
+        harness.Control.Resume();
         Assert.Equal(Jobs, accepted);
         Assert.Equal(0, allocated);
     }

@@ -10,16 +10,17 @@ public sealed class WorkerPoolTests
         await using var harness = QueueHarness.Start(o => { o.MinWorkers = 1; o.MaxWorkers = 8; o.AutoScale.Enabled = false; });
         using var gate = new Gate();
         var queue = harness.Queue;
+        var control = harness.Control;
         for (int i = 0; i < 6; i++)
         {
             Assert.True(queue.TryEnqueue(gate.Block));
         }
 
         await Wait.ForAsync(gate.EnteredAsync(1), "the first job");
-        queue.SetWorkerCount(4);
+        control.SetWorkerCount(4);
 
         await Wait.ForAsync(gate.EnteredAsync(4), "four jobs running at once");
-        var snapshot = queue.GetSnapshot();
+        var snapshot = control.GetSnapshot();
         Assert.Equal((4, 4, WorkerMode.Manual), (snapshot.Workers, snapshot.BusyWorkers, snapshot.Mode));
         Assert.Equal(4, gate.MaxInside);
         gate.Open();
@@ -31,17 +32,18 @@ public sealed class WorkerPoolTests
         await using var harness = QueueHarness.Start(o => { o.MinWorkers = 4; o.MaxWorkers = 8; });
         using var first = new Gate();
         var queue = harness.Queue;
+        var control = harness.Control;
         for (int i = 0; i < 4; i++)
         {
             Assert.True(queue.TryEnqueue(first.Block));
         }
 
         await Wait.ForAsync(first.EnteredAsync(4), "four busy workers");
-        queue.SetWorkerCount(1);
-        Assert.Equal(4, queue.GetSnapshot().Workers);
+        control.SetWorkerCount(1);
+        Assert.Equal(4, control.GetSnapshot().Workers);
 
         first.Open();
-        await Wait.UntilAsync(() => queue.GetSnapshot().Workers == 1, "three workers retire after their jobs");
+        await Wait.UntilAsync(() => control.GetSnapshot().Workers == 1, "three workers retire after their jobs");
 
         using var second = new Gate();
         second.Open();
@@ -63,10 +65,10 @@ public sealed class WorkerPoolTests
     {
         await using var harness = QueueHarness.Start(o => o.MaxWorkers = 8);
 
-        var ex = Assert.Throws<ArgumentOutOfRangeException>(() => harness.Queue.SetWorkerCount(count));
+        var ex = Assert.Throws<ArgumentOutOfRangeException>(() => harness.Control.SetWorkerCount(count));
 
         Assert.Equal("count", ex.ParamName);
-        Assert.Equal(WorkerMode.Auto, harness.Queue.GetSnapshot().Mode);
+        Assert.Equal(WorkerMode.Auto, harness.Control.GetSnapshot().Mode);
     }
 
     [Fact]
@@ -74,16 +76,17 @@ public sealed class WorkerPoolTests
     {
         await using var harness = QueueHarness.Start(o => { o.MinWorkers = 1; o.MaxWorkers = 4; o.IdleTimeout = TimeSpan.FromMilliseconds(20); });
         var queue = harness.Queue;
+        var control = harness.Control;
 
-        queue.SetWorkerCount(3);
-        await Wait.UntilAsync(() => queue.GetSnapshot().Workers == 3, "three workers start");
+        control.SetWorkerCount(3);
+        await Wait.UntilAsync(() => control.GetSnapshot().Workers == 3, "three workers start");
 
         // Idle retirement would act after 20 ms; give it many times that, then check nothing retired.
         var probe = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
         await Task.Delay(300);
         Assert.True(queue.TryEnqueue(_ => probe.SetResult()));
         await Wait.ForAsync(probe.Task, "a probe job");
-        Assert.Equal(3, queue.GetSnapshot().Workers);
+        Assert.Equal(3, control.GetSnapshot().Workers);
     }
 
     [Fact]
@@ -91,13 +94,14 @@ public sealed class WorkerPoolTests
     {
         await using var harness = QueueHarness.Start(o => { o.MinWorkers = 1; o.MaxWorkers = 4; o.IdleTimeout = TimeSpan.FromMilliseconds(50); });
         var queue = harness.Queue;
-        queue.SetWorkerCount(4);
-        await Wait.UntilAsync(() => queue.GetSnapshot().Workers == 4, "four workers start");
+        var control = harness.Control;
+        control.SetWorkerCount(4);
+        await Wait.UntilAsync(() => control.GetSnapshot().Workers == 4, "four workers start");
 
-        queue.UseAutoScaling();
+        control.UseAutoScaling();
 
-        await Wait.UntilAsync(() => queue.GetSnapshot().Workers == 1, "idle workers retire down to MinWorkers");
-        var snapshot = queue.GetSnapshot();
+        await Wait.UntilAsync(() => control.GetSnapshot().Workers == 1, "idle workers retire down to MinWorkers");
+        var snapshot = control.GetSnapshot();
         Assert.Equal((WorkerMode.Auto, 1), (snapshot.Mode, snapshot.TargetWorkers));
         var ran = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
         Assert.True(queue.TryEnqueue(_ => ran.SetResult()));
@@ -109,7 +113,8 @@ public sealed class WorkerPoolTests
     {
         await using var harness = QueueHarness.Start(o => { o.MinWorkers = 2; o.MaxWorkers = 2; });
         var queue = harness.Queue;
-        queue.Pause();
+        var control = harness.Control;
+        control.Pause();
         var done = new CountdownSignal(10);
         int started = 0;
         for (int i = 0; i < 10; i++)
@@ -120,13 +125,13 @@ public sealed class WorkerPoolTests
         // While paused the jobs must stay queued; this window only gives a wrongly started job time to show up.
         await Task.Delay(200);
         Assert.Equal(0, Volatile.Read(ref started));
-        Assert.True(queue.GetSnapshot().IsPaused);
-        Assert.Equal(10, queue.GetSnapshot().Depth);
+        Assert.True(control.GetSnapshot().IsPaused);
+        Assert.Equal(10, control.GetSnapshot().Depth);
 
-        queue.Resume();
+        control.Resume();
 
         await Wait.ForAsync(done.Task, "the ten jobs after resume");
-        Assert.False(queue.GetSnapshot().IsPaused);
+        Assert.False(control.GetSnapshot().IsPaused);
     }
 
     [Fact]
@@ -168,7 +173,7 @@ public sealed class WorkerPoolTests
             await Wait.ForAsync(ran.Task, $"lone job {i}");
         }
 
-        Assert.Equal(workers, harness.Queue.GetSnapshot().Workers);
+        Assert.Equal(workers, harness.Control.GetSnapshot().Workers);
     }
 
     [Theory]
@@ -177,7 +182,7 @@ public sealed class WorkerPoolTests
     public async Task IdlePool_SixteenWorkers_NoWorkerWakesWhileIdle(bool spin)
     {
         await using var harness = QueueHarness.Start(o => { o.MinWorkers = 16; o.MaxWorkers = 16; o.SpinBeforeParking = spin; });
-        var pool = ((WorkQueue.Queueing.DefaultWorkQueue)harness.Queue).Pool;
+        var pool = harness.Runtime.Pool;
         var done = new CountdownSignal(100);
         for (int i = 0; i < 100; i++)
         {
@@ -185,26 +190,26 @@ public sealed class WorkerPoolTests
         }
 
         await Wait.ForAsync(done.Task, "100 jobs");
-        await Wait.UntilAsync(() => harness.Queue.GetSnapshot().BusyWorkers == 0, "every worker is idle");
+        await Wait.UntilAsync(() => harness.Control.GetSnapshot().BusyWorkers == 0, "every worker is idle");
 
         // Let the last lead hand-offs settle (the counter stops moving; on a loaded machine that can take a while),
         // then no worker may wake at all for half a second: no timers, no polling, no spinning.
-        long settled = pool.Wakeups;
+        long settled = pool.Waits;
         await Wait.UntilAsync(
             () =>
             {
                 Thread.Sleep(100);
-                long now = pool.Wakeups;
+                long now = pool.Waits;
                 bool quiet = now == settled;
                 settled = now;
                 return quiet;
             },
             "the workers stop waking after the last job");
-        long before = pool.Wakeups;
+        long before = pool.Waits;
         await Task.Delay(500);
-        long after = pool.Wakeups;
+        long after = pool.Waits;
 
-        Assert.Equal(16, harness.Queue.GetSnapshot().Workers);
+        Assert.Equal(16, harness.Control.GetSnapshot().Workers);
         Assert.Equal(before, after);
     }
 

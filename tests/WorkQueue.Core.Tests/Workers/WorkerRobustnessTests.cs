@@ -31,7 +31,7 @@ public sealed class WorkerRobustnessTests
         var next = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
         Assert.True(harness.Queue.TryEnqueue(_ => next.SetResult()));
         await Wait.ForAsync(next.Task, "a later job on the same worker");
-        var snapshot = harness.Queue.GetSnapshot();
+        var snapshot = harness.Control.GetSnapshot();
         Assert.Equal((1, 2L), (snapshot.Workers, snapshot.Totals.Succeeded));
     }
 
@@ -47,7 +47,7 @@ public sealed class WorkerRobustnessTests
             first.SetResult();
         }));
         await Wait.ForAsync(first.Task, "the job that swaps the context");
-        await Wait.UntilAsync(() => harness.Queue.GetSnapshot().BusyWorkers == 0, "the worker is idle again");
+        await Wait.UntilAsync(() => harness.Control.GetSnapshot().BusyWorkers == 0, "the worker is idle again");
 
         for (int i = 0; i < 20; i++)
         {
@@ -99,7 +99,7 @@ public sealed class WorkerRobustnessTests
         }
 
         await Wait.ForAsync(done.Task, "1000 jobs");
-        await Wait.ForAsync(harness.Queue.StopAsync(TimeSpan.Zero), "the stop");
+        await Wait.ForAsync(harness.Control.StopAsync(TimeSpan.Zero), "the stop");
 
         Assert.Equal(0, Volatile.Read(ref fired));
     }
@@ -108,14 +108,14 @@ public sealed class WorkerRobustnessTests
     public async Task StopAsync_PausedQueue_ResumesAndDrains()
     {
         await using var harness = QueueHarness.Start();
-        harness.Queue.Pause();
+        harness.Control.Pause();
         int ran = 0;
         for (int i = 0; i < 10; i++)
         {
             Assert.True(harness.Queue.TryEnqueue(_ => Interlocked.Increment(ref ran)));
         }
 
-        var report = await Wait.ForAsync(harness.Queue.StopAsync(Timeout.InfiniteTimeSpan), "stopping a paused queue");
+        var report = await Wait.ForAsync(harness.Control.StopAsync(Timeout.InfiniteTimeSpan), "stopping a paused queue");
 
         Assert.True(report.Drained);
         Assert.Equal(10, ran);

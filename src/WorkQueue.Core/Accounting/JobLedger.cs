@@ -1,0 +1,102 @@
+using System.Collections.Concurrent;
+
+namespace WorkQueue.Accounting;
+
+/// <summary>
+/// Counts one queue's jobs. Every accepted job ends through exactly one of <see cref="Succeeded"/>,
+/// <see cref="DeadLettered"/>, <see cref="Dropped"/> or <see cref="Abandoned"/>, so
+/// <c>accepted = ended + unfinished</c> holds by construction; each ending (and each rejection, which a concurrent
+/// drain check may have counted as unfinished) tells the drain group, if the queue is stopping.
+/// </summary>
+internal sealed class JobLedger
+{
+    private readonly ConcurrentQueue<AbandonedJob> _abandonedJobs = new();
+    private long _attempts;
+    private long _rejected;
+    private long _started;
+    private long _succeeded;
+    private long _failed;
+    private long _retried;
+    private long _deadLettered;
+    private long _dropped;
+    private long _abandoned;
+    private volatile IDrainListener? _drain;
+
+    /// <summary>Gets a number that changes whenever a job is offered: what a spinning worker watches.</summary>
+    public long Offers => Volatile.Read(ref _attempts);
+
+    /// <summary>Gets the jobs that were abandoned, in the order they were reported.</summary>
+    public IReadOnlyList<AbandonedJob> AbandonedJobs => [.. _abandonedJobs];
+
+    /// <summary>Counts an enqueue attempt and returns its number, which doubles as the job's id.</summary>
+    public long Offer() => Interlocked.Increment(ref _attempts);
+
+    public void Rejected()
+    {
+        Interlocked.Increment(ref _rejected);
+        _drain?.OnJobEnded();
+    }
+
+    public void Started() => Interlocked.Increment(ref _started);
+
+    public void AttemptFailed() => Interlocked.Increment(ref _failed);
+
+    public void RetryScheduled() => Interlocked.Increment(ref _retried);
+
+    public void Succeeded() => End(ref _succeeded);
+
+    public void DeadLettered() => End(ref _deadLettered);
+
+    public void Dropped() => End(ref _dropped);
+
+    public void Abandoned(AbandonedJob job)
+    {
+        _abandonedJobs.Enqueue(job);
+        End(ref _abandoned);
+    }
+
+    /// <summary>Starts telling <paramref name="drain"/> about every ending, from now on.</summary>
+    public void Attach(IDrainListener drain) => _drain = drain;
+
+    /// <summary>
+    /// Reads the ended counters. A drain check reads every queue's ended counters before any accepted ones: all only
+    /// grow, and a job enqueued by a running job is counted before its parent ends, so the sum can be too high (the
+    /// drain waits a little longer), never too low.
+    /// </summary>
+    public long ReadEnded() =>
+        Volatile.Read(ref _succeeded) + Volatile.Read(ref _deadLettered) + Volatile.Read(ref _dropped) + Volatile.Read(ref _abandoned);
+
+    /// <summary>Reads the accepted count: rejections before attempts, so a rejection seen here is never one whose attempt is missed.</summary>
+    public long ReadAccepted()
+    {
+        long rejected = Volatile.Read(ref _rejected);
+        return Volatile.Read(ref _attempts) - rejected;
+    }
+
+    public long Unfinished
+    {
+        get
+        {
+            long ended = ReadEnded();
+            return Math.Max(0, ReadAccepted() - ended);
+        }
+    }
+
+    public WorkQueueTotals Totals => new(
+        Enqueued: Volatile.Read(ref _attempts) - Volatile.Read(ref _rejected),
+        Rejected: Volatile.Read(ref _rejected),
+        Started: Volatile.Read(ref _started),
+        Succeeded: Volatile.Read(ref _succeeded),
+        Failed: Volatile.Read(ref _failed),
+        Retried: Volatile.Read(ref _retried),
+        DeadLettered: Volatile.Read(ref _deadLettered),
+        Dropped: Volatile.Read(ref _dropped),
+        Abandoned: Volatile.Read(ref _abandoned),
+        Unfinished: Unfinished);
+
+    private void End(ref long counter)
+    {
+        Interlocked.Increment(ref counter);
+        _drain?.OnJobEnded();
+    }
+}

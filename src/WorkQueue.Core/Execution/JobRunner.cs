@@ -1,0 +1,239 @@
+using Microsoft.Extensions.Logging;
+using WorkQueue.Accounting;
+using WorkQueue.Internal;
+using WorkQueue.Queueing;
+using WorkQueue.Scaling;
+using WorkQueue.Telemetry;
+using WorkQueue.Workers;
+
+namespace WorkQueue.Execution;
+
+/// <summary>
+/// Runs one attempt of a job and settles how it ended: success, retry, dead letter, or abandoned by the shutdown.
+/// Each outcome is counted in the ledger before any logging, metrics or user callback, so that one of those throwing can
+/// never leave a job unaccounted for.
+/// </summary>
+internal sealed partial class JobRunner : IJobExecutor
+{
+    private readonly string _queue;
+    private readonly WorkQueueOptions _options;
+    private readonly IServiceProvider _services;
+    private readonly JobLedger _ledger;
+    private readonly DeadLetterStore _deadLetters;
+    private readonly WorkQueueMetrics _metrics;
+    private readonly KeyValuePair<string, object?> _metricTag;
+    private readonly LatencyWindow _queueWait;
+    private readonly LatencyWindow _runTime;
+    private readonly TimeProvider _time;
+    private readonly Func<double> _nextJitter;
+    private readonly ILogger _logger;
+    private readonly Func<bool> _isAbandoning;
+
+    public JobRunner(
+        string queue,
+        WorkQueueOptions options,
+        IServiceProvider services,
+        JobLedger ledger,
+        DeadLetterStore deadLetters,
+        WorkQueueMetrics metrics,
+        LatencyWindow queueWait,
+        LatencyWindow runTime,
+        WorkQueueEnvironment environment,
+        Func<bool> isAbandoning,
+        ILogger logger)
+    {
+        _queue = queue;
+        _options = options;
+        _services = services;
+        _ledger = ledger;
+        _deadLetters = deadLetters;
+        _metrics = metrics;
+        _metricTag = new KeyValuePair<string, object?>(WorkQueueMetrics.QueueTag, queue);
+        _queueWait = queueWait;
+        _runTime = runTime;
+        _time = environment.Time;
+        _nextJitter = environment.NextJitter;
+        _isAbandoning = isAbandoning;
+        _logger = logger;
+        Retries = new RetryScheduler(_time, item => Requeue?.Invoke(item), ReportAbandoned);
+    }
+
+    public RetryScheduler Retries { get; }
+
+    /// <summary>Gets or sets where a job goes when its retry delay has passed (the pool, set once it exists).</summary>
+    public Action<WorkItem>? Requeue { get; set; }
+
+    /// <summary>Gets or sets the autoscaler told about each start's queue wait (set once it exists).</summary>
+    public AutoScaler? Scaler { get; set; }
+
+    public bool OnStarting(in WorkItem item, long startTimestamp)
+    {
+        if (_isAbandoning())
+        {
+            ReportAbandoned(item, AbandonReason.NotStarted);
+            return false;
+        }
+
+        var wait = _time.GetElapsedTime(item.EnqueuedTimestamp, startTimestamp);
+        _queueWait.Record(wait);
+        _ledger.Started();
+        try
+        {
+            _metrics.JobStarted(_metricTag, wait);
+            Scaler?.OnJobStarted(wait);
+        }
+        catch (Exception ex)
+        {
+            // A throwing metrics listener or logger must not cost the job its run.
+            TryLog(() => Log.BookkeepingFailed(_logger, ex, _queue));
+        }
+
+        return true;
+    }
+
+    public ValueTask Invoke(in WorkItem item, CancellationToken cancellationToken) =>
+        item.Invoker.InvokeAsync(item.Target, item.State, _services, cancellationToken);
+
+    public void OnFinished(in WorkItem item, Exception? error, JobCancelReason cancelReason, TimeSpan elapsed)
+    {
+        _runTime.Record(elapsed);
+        if (error is null)
+        {
+            _ledger.Succeeded();
+            _metrics.JobCompleted(_metricTag, elapsed, "success");
+            return;
+        }
+
+        if (cancelReason == JobCancelReason.Shutdown)
+        {
+            ReportAbandoned(item, AbandonReason.Canceled);
+            _metrics.JobCompleted(_metricTag, elapsed, "canceled");
+            return;
+        }
+
+        if (cancelReason == JobCancelReason.Timeout && error is OperationCanceledException)
+        {
+            error = new TimeoutException($"The job ran longer than the JobTimeout of queue '{_queue}' ({_options.JobTimeout}).", error);
+        }
+
+        _ledger.AttemptFailed();
+        if (item.Attempt < _options.Retry.MaxAttempts && !_isAbandoning() && ShouldRetry(error))
+        {
+            var delay = Backoff.Compute(_options.Retry, item.Attempt, _nextJitter);
+            _ledger.RetryScheduled();
+            Retries.Schedule(item, delay);
+            _metrics.Retried(_metricTag);
+            var failed = item;
+            var cause = error;
+            TryLog(() => Log.JobRetrying(_logger, cause, _queue, failed.Id, failed.Invoker.Describe(failed.Target), failed.Attempt, _options.Retry.MaxAttempts, delay.TotalMilliseconds));
+        }
+        else
+        {
+            DeadLetter(item, error);
+        }
+
+        _metrics.JobCompleted(_metricTag, elapsed, error is TimeoutException ? "timeout" : "failure");
+    }
+
+    /// <summary>Reports an accepted job that will not complete (shutdown), with its payload in the report only.</summary>
+    public void ReportAbandoned(WorkItem item, AbandonReason reason)
+    {
+        var job = new AbandonedJob(item.Describe(_queue), reason);
+        _ledger.Abandoned(job);
+        TryLog(() => Log.JobAbandoned(_logger, _queue, job.Job.Id, job.Job.Name, reason));
+    }
+
+    /// <summary>Settles a job that <see cref="QueueFullMode.DropOldest"/> pushed out; called on the enqueuing thread.</summary>
+    public void ReportDropped(WorkItem item)
+    {
+        _ledger.Dropped();
+        var info = item.Describe(_queue);
+        try
+        {
+            _metrics.Dropped(_metricTag);
+            Log.JobDropped(_logger, _queue, info.Id, info.Name);
+            _options.OnJobDropped?.Invoke(info);
+        }
+        catch (Exception ex)
+        {
+            // Nothing may escape into the caller's TryEnqueue, which has already succeeded.
+            TryLog(() => Log.CallbackFailed(_logger, ex, _queue, nameof(WorkQueueOptions.OnJobDropped)));
+        }
+    }
+
+    private bool ShouldRetry(Exception error)
+    {
+        if (_options.Retry.ShouldRetry is not { } predicate)
+        {
+            return true;
+        }
+
+        try
+        {
+            return predicate(error);
+        }
+        catch (Exception ex)
+        {
+            TryLog(() => Log.CallbackFailed(_logger, ex, _queue, nameof(RetryOptions.ShouldRetry)));
+            return false;
+        }
+    }
+
+    private void DeadLetter(in WorkItem item, Exception error)
+    {
+        var job = new DeadLetteredJob(item.Describe(_queue), error, _time.GetUtcNow());
+        _deadLetters.Add(job);
+        _ledger.DeadLettered();
+        int attempt = item.Attempt;
+        TryLog(() =>
+        {
+            _metrics.DeadLettered(_metricTag);
+            Log.JobDeadLettered(_logger, error, _queue, job.Job.Id, job.Job.Name, attempt);
+        });
+        if (_options.OnJobDeadLettered is { } callback)
+        {
+            try
+            {
+                callback(job);
+            }
+            catch (Exception ex)
+            {
+                TryLog(() => Log.CallbackFailed(_logger, ex, _queue, nameof(WorkQueueOptions.OnJobDeadLettered)));
+            }
+        }
+    }
+
+    /// <summary>Logs on a path that must not fail: a logger that throws is ignored.</summary>
+    private static void TryLog(Action log)
+    {
+        try
+        {
+            log();
+        }
+        catch (Exception)
+        {
+            // The logger is what failed; there is nowhere left to report it.
+        }
+    }
+
+    private static partial class Log
+    {
+        [LoggerMessage(101, LogLevel.Warning, "Queue '{Queue}': job {JobId} ({Job}) failed on attempt {Attempt} of {MaxAttempts}; retrying in {DelayMs:F0} ms.", EventName = "JobRetrying")]
+        public static partial void JobRetrying(ILogger logger, Exception exception, string queue, long jobId, string job, int attempt, int maxAttempts, double delayMs);
+
+        [LoggerMessage(102, LogLevel.Error, "Queue '{Queue}': job {JobId} ({Job}) failed on attempt {Attempt} and was dead-lettered.", EventName = "JobDeadLettered")]
+        public static partial void JobDeadLettered(ILogger logger, Exception exception, string queue, long jobId, string job, int attempt);
+
+        [LoggerMessage(103, LogLevel.Warning, "Queue '{Queue}': job {JobId} ({Job}) was dropped to make room (DropOldest).", EventName = "JobDropped")]
+        public static partial void JobDropped(ILogger logger, string queue, long jobId, string job);
+
+        [LoggerMessage(104, LogLevel.Warning, "Queue '{Queue}': job {JobId} ({Job}) did not complete before shutdown: {Reason}. Its payload is in the ShutdownReport.", EventName = "JobAbandoned")]
+        public static partial void JobAbandoned(ILogger logger, string queue, long jobId, string job, AbandonReason reason);
+
+        [LoggerMessage(105, LogLevel.Error, "Queue '{Queue}': the {Callback} callback threw; ignored.", EventName = "CallbackFailed")]
+        public static partial void CallbackFailed(ILogger logger, Exception exception, string queue, string callback);
+
+        [LoggerMessage(111, LogLevel.Error, "Queue '{Queue}': bookkeeping as a job started failed (a logger or metrics listener threw); the job runs.", EventName = "StartBookkeepingFailed")]
+        public static partial void BookkeepingFailed(ILogger logger, Exception exception, string queue);
+    }
+}

@@ -1,0 +1,173 @@
+using System.Threading.Channels;
+using WorkQueue.Accounting;
+using WorkQueue.Internal;
+using WorkQueue.Telemetry;
+
+namespace WorkQueue.Queueing;
+
+/// <summary>The producer side of a queue: admits jobs, counts every attempt, and writes accepted ones to the channel.</summary>
+internal sealed class QueueProducer : IWorkQueue
+{
+    private readonly ChannelWriter<WorkItem> _writer;
+    private readonly JobLedger _ledger;
+    private readonly Admission _admission;
+    private readonly WorkQueueOptions _options;
+    private readonly WorkQueueMetrics _metrics;
+    private readonly KeyValuePair<string, object?> _metricTag;
+    private readonly TimeProvider _time;
+
+    public QueueProducer(string name, ChannelWriter<WorkItem> writer, JobLedger ledger, Admission admission, WorkQueueOptions options, WorkQueueMetrics metrics, TimeProvider time)
+    {
+        Name = name;
+        _writer = writer;
+        _ledger = ledger;
+        _admission = admission;
+        _options = options;
+        _metrics = metrics;
+        _metricTag = new KeyValuePair<string, object?>(WorkQueueMetrics.QueueTag, name);
+        _time = time;
+    }
+
+    public string Name { get; }
+
+    public bool TryEnqueue(Action<CancellationToken> job)
+    {
+        ArgumentNullException.ThrowIfNull(job);
+        return TryWrite(SyncDelegateInvoker.Instance, job, null);
+    }
+
+    public bool TryEnqueue(Func<CancellationToken, ValueTask> job)
+    {
+        ArgumentNullException.ThrowIfNull(job);
+        return TryWrite(AsyncDelegateInvoker.Instance, job, null);
+    }
+
+    public bool TryEnqueue<TPayload>(IJobHandler<TPayload> handler, TPayload payload)
+    {
+        ArgumentNullException.ThrowIfNull(handler);
+        return TryWrite(HandlerInvoker<TPayload>.Instance, handler, payload);
+    }
+
+    public bool TryEnqueue<THandler, TPayload>(TPayload payload)
+        where THandler : class, IJobHandler<TPayload> =>
+        TryWrite(ScopedHandlerInvoker<THandler, TPayload>.Instance, null, payload);
+
+    public ValueTask EnqueueAsync(Action<CancellationToken> job, CancellationToken cancellationToken = default)
+    {
+        ArgumentNullException.ThrowIfNull(job);
+        return WriteAsync(SyncDelegateInvoker.Instance, job, null, cancellationToken);
+    }
+
+    public ValueTask EnqueueAsync(Func<CancellationToken, ValueTask> job, CancellationToken cancellationToken = default)
+    {
+        ArgumentNullException.ThrowIfNull(job);
+        return WriteAsync(AsyncDelegateInvoker.Instance, job, null, cancellationToken);
+    }
+
+    public ValueTask EnqueueAsync<TPayload>(IJobHandler<TPayload> handler, TPayload payload, CancellationToken cancellationToken = default)
+    {
+        ArgumentNullException.ThrowIfNull(handler);
+        return WriteAsync(HandlerInvoker<TPayload>.Instance, handler, payload, cancellationToken);
+    }
+
+    public ValueTask EnqueueAsync<THandler, TPayload>(TPayload payload, CancellationToken cancellationToken = default)
+        where THandler : class, IJobHandler<TPayload> =>
+        WriteAsync(ScopedHandlerInvoker<THandler, TPayload>.Instance, null, payload, cancellationToken);
+
+    private bool TryWrite(JobInvoker invoker, object? target, object? state)
+    {
+        // The id doubles as the attempt counter, so the fast path pays for one interlocked operation. It is taken before
+        // the admission is read: a drain check either sees this attempt as unfinished or this read sees the queue closing.
+        long id = _ledger.Offer();
+        if (!_admission.IsOpen && !_admission.Allows())
+        {
+            Reject("queue_stopped");
+            return false;
+        }
+
+        if (_writer.TryWrite(new WorkItem(invoker, target, state, id, _time.GetTimestamp(), attempt: 1)))
+        {
+            _metrics.Enqueued(_metricTag);
+            return true;
+        }
+
+        Reject(_admission.Allows() ? "queue_full" : "queue_stopped");
+        return false;
+    }
+
+    private ValueTask WriteAsync(JobInvoker invoker, object? target, object? state, CancellationToken cancellationToken)
+    {
+        // Every call is counted, so that Enqueued + Rejected always equals the calls made (a cancelled one included).
+        long id = _ledger.Offer();
+        if (cancellationToken.IsCancellationRequested)
+        {
+            Reject("canceled");
+            return ValueTask.FromCanceled(cancellationToken);
+        }
+
+        if (!_admission.Allows())
+        {
+            return ValueTask.FromException(Reject(RejectionReason.QueueStopped));
+        }
+
+        var item = new WorkItem(invoker, target, state, id, _time.GetTimestamp(), attempt: 1);
+        if (_writer.TryWrite(item))
+        {
+            _metrics.Enqueued(_metricTag);
+            return default;
+        }
+
+        if (!_admission.Allows())
+        {
+            return ValueTask.FromException(Reject(RejectionReason.QueueStopped));
+        }
+
+        return _options.FullMode == QueueFullMode.Wait
+            ? WaitForSpaceAsync(item, cancellationToken)
+            : ValueTask.FromException(Reject(RejectionReason.QueueFull));
+    }
+
+    private async ValueTask WaitForSpaceAsync(WorkItem item, CancellationToken cancellationToken)
+    {
+        var timeout = _options.EnqueueTimeout;
+
+        // The timeout runs on the engine's timer, not a thread-pool timer.
+        using var timeoutCts = timeout == Timeout.InfiniteTimeSpan ? null : new CancellationTokenSource(timeout, _time);
+        using var linked = timeoutCts is null ? null : CancellationTokenSource.CreateLinkedTokenSource(cancellationToken, timeoutCts.Token);
+        try
+        {
+            await _writer.WriteAsync(item, linked?.Token ?? cancellationToken).ConfigureAwait(false);
+            _metrics.Enqueued(_metricTag);
+        }
+        catch (OperationCanceledException) when (timeoutCts is { IsCancellationRequested: true } && !cancellationToken.IsCancellationRequested)
+        {
+            throw Reject(RejectionReason.QueueFull, $"Queue '{Name}' had no space for the job within its EnqueueTimeout ({timeout}).");
+        }
+        catch (OperationCanceledException) when (cancellationToken.IsCancellationRequested)
+        {
+            Reject("canceled");
+            throw;
+        }
+        catch (ChannelClosedException)
+        {
+            throw Reject(RejectionReason.QueueStopped);
+        }
+    }
+
+    private JobRejectedException Reject(RejectionReason reason, string? message = null)
+    {
+        Reject(reason == RejectionReason.QueueFull ? "queue_full" : "queue_stopped");
+        return new JobRejectedException(
+            Name,
+            reason,
+            message ?? (reason == RejectionReason.QueueStopped
+                ? $"Queue '{Name}' is stopping and accepts no more jobs from outside a running job."
+                : $"Queue '{Name}' is full ({_options.Capacity} jobs) and its FullMode is {_options.FullMode}."));
+    }
+
+    private void Reject(string reason)
+    {
+        _ledger.Rejected();
+        _metrics.Rejected(_metricTag, reason);
+    }
+}

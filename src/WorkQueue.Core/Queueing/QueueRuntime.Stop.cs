@@ -1,0 +1,145 @@
+using Microsoft.Extensions.Logging;
+using WorkQueue.Accounting;
+
+namespace WorkQueue.Queueing;
+
+/// <summary>The steps a <see cref="ShutdownGroup"/> takes on each of its queues.</summary>
+internal sealed partial class QueueRuntime
+{
+    /// <summary>Gets or sets the queue's stop, once one has begun (guarded by the provider's stop lock).</summary>
+    public Task<ShutdownReport>? StopTask { get; set; }
+
+    /// <summary>Refuses work from outside jobs from now on, and reports every ending to <paramref name="group"/>.</summary>
+    public void BeginDraining(IDrainListener group)
+    {
+        _admission.BeginDraining();
+        Ledger.Attach(group);
+        TryLog(() => Log.Stopping(_logger, Name, Depth, Pool.RunningJobs));
+
+        // A paused queue could never drain: stopping resumes it, so queued jobs get their chance before the deadline.
+        Pool.Resume();
+    }
+
+    /// <summary>Nothing is unfinished in the group: the channel completes and the threads exit once idle.</summary>
+    public void CloseDrained()
+    {
+        _admission.Close();
+        _channel.Writer.TryComplete();
+        Pool.Close();
+    }
+
+    /// <summary>The deadline passed: report what is queued or waiting to retry, cancel what runs.</summary>
+    public void Abandon()
+    {
+        _admission.Close();
+        Pool.BeginAbandon();
+
+        // Completing the writer fails any enqueue still waiting for space (it is counted as rejected).
+        _channel.Writer.TryComplete();
+        _runner.Retries.AbandonAll();
+        try
+        {
+            foreach (var item in Pool.TakeQueuedRetries())
+            {
+                _runner.ReportAbandoned(item, AbandonReason.RetryPending);
+            }
+
+            while (_channel.Reader.TryRead(out var item))
+            {
+                _runner.ReportAbandoned(item, AbandonReason.NotStarted);
+            }
+        }
+        finally
+        {
+            Pool.CancelRunningJobs();
+            Pool.Close();
+        }
+    }
+
+    /// <summary>The grace period passed too: whatever still runs is reported as still running.</summary>
+    public void ReportStillRunning()
+    {
+        foreach (var item in Pool.ClaimStillRunning())
+        {
+            _runner.ReportAbandoned(item, AbandonReason.StillRunning);
+        }
+    }
+
+    public async Task<ShutdownReport> FinishStopAsync(bool groupDrained, TimeSpan elapsed)
+    {
+        _scaler.Stop();
+
+        // Threads exit once the pool is closed and idle; one stuck in a job that ignores its token is left behind (it
+        // is a background thread, and its job was reported).
+        await WaitAsync(Pool.AllExited, Options.ShutdownGracePeriod, _time, CancellationToken.None).ConfigureAwait(false);
+        Pool.Shut();
+        _metrics.Unregister(this);
+
+        var abandoned = Ledger.AbandonedJobs;
+        var report = new ShutdownReport(Name, groupDrained || abandoned.Count == 0, abandoned, elapsed);
+        TryLog(() =>
+        {
+            if (report.Abandoned.Count == 0)
+            {
+                Log.Drained(_logger, Name, elapsed.TotalMilliseconds);
+            }
+            else
+            {
+                Log.StoppedWithAbandoned(_logger, Name, report.Abandoned.Count, elapsed.TotalMilliseconds);
+            }
+        });
+
+        return report;
+    }
+
+    internal static async Task<bool> WaitAsync(Task task, TimeSpan timeout, TimeProvider time, CancellationToken cancellationToken)
+    {
+        try
+        {
+            await task.WaitAsync(timeout, time, cancellationToken).ConfigureAwait(false);
+            return true;
+        }
+        catch (TimeoutException)
+        {
+            return false;
+        }
+        catch (OperationCanceledException) when (cancellationToken.IsCancellationRequested)
+        {
+            return false;
+        }
+    }
+
+    /// <summary>Logs on a path that must not fail (shutdown): a logger that throws is ignored.</summary>
+    private static void TryLog(Action log)
+    {
+        try
+        {
+            log();
+        }
+        catch (Exception)
+        {
+            // The logger is what failed; there is nowhere left to report it.
+        }
+    }
+
+    private static partial class Log
+    {
+        [LoggerMessage(100, LogLevel.Information, "Queue '{Queue}' started: capacity {Capacity}, {Min}-{Max} threads, concurrency {Concurrency}, full mode {FullMode}.", EventName = "QueueStarted")]
+        public static partial void Started(ILogger logger, string queue, int capacity, int min, int max, string concurrency, QueueFullMode fullMode);
+
+        [LoggerMessage(106, LogLevel.Information, "Queue '{Queue}' stopping: {Depth} queued, {Running} running; work from running jobs is still accepted.", EventName = "QueueStopping")]
+        public static partial void Stopping(ILogger logger, string queue, int depth, int running);
+
+        [LoggerMessage(107, LogLevel.Information, "Queue '{Queue}' drained and stopped in {ElapsedMs:F0} ms.", EventName = "QueueDrained")]
+        public static partial void Drained(ILogger logger, string queue, double elapsedMs);
+
+        [LoggerMessage(108, LogLevel.Warning, "Queue '{Queue}' stopped after {ElapsedMs:F0} ms with {Count} job(s) not completed; see the shutdown report.", EventName = "QueueStoppedWithAbandoned")]
+        public static partial void StoppedWithAbandoned(ILogger logger, string queue, int count, double elapsedMs);
+
+        [LoggerMessage(109, LogLevel.Information, "Queue '{Queue}' paused.", EventName = "QueuePaused")]
+        public static partial void Paused(ILogger logger, string queue);
+
+        [LoggerMessage(110, LogLevel.Information, "Queue '{Queue}' resumed.", EventName = "QueueResumed")]
+        public static partial void Resumed(ILogger logger, string queue);
+    }
+}

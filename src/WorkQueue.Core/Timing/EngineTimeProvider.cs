@@ -1,0 +1,137 @@
+using System.Diagnostics;
+
+namespace WorkQueue.Timing;
+
+/// <summary>
+/// A <see cref="TimeProvider"/> whose timers fire on one dedicated background thread instead of the CLR thread pool,
+/// so the engine's own timing (job timeouts, retry delays, autoscaling, stuck-job checks) keeps working while other
+/// code starves the pool. Callbacks must be short and must not block: they all share the one thread.
+/// </summary>
+internal sealed class EngineTimeProvider : TimeProvider
+{
+    private readonly object _lock = new();
+    private readonly PriorityQueue<(EngineTimer Timer, long Version), long> _due = new();
+    private Thread? _thread;
+
+    private EngineTimeProvider()
+    {
+    }
+
+    /// <summary>Gets the process-wide instance; its thread starts with the first timer.</summary>
+    public static EngineTimeProvider Instance { get; } = new();
+
+    public override ITimer CreateTimer(TimerCallback callback, object? state, TimeSpan dueTime, TimeSpan period)
+    {
+        ArgumentNullException.ThrowIfNull(callback);
+        var timer = new EngineTimer(this, callback, state);
+        timer.Change(dueTime, period);
+        return timer;
+    }
+
+    /// <summary>Schedules (or, with an infinite due time, disarms) a timer; the version makes older entries stale.</summary>
+    private void Schedule(EngineTimer timer, TimeSpan dueTime, TimeSpan period)
+    {
+        lock (_lock)
+        {
+            long version = ++timer.Version;
+            timer.Period = period;
+            if (dueTime == Timeout.InfiniteTimeSpan)
+            {
+                return;
+            }
+
+            long due = Stopwatch.GetTimestamp() + (long)(Math.Max(0, dueTime.TotalSeconds) * Stopwatch.Frequency);
+            _due.Enqueue((timer, version), due);
+            if (_thread is null)
+            {
+                _thread = new Thread(Run) { IsBackground = true, Name = "WorkQueue timers" };
+                _thread.UnsafeStart();
+            }
+            else if (_due.TryPeek(out _, out long first) && first == due)
+            {
+                Monitor.Pulse(_lock);
+            }
+        }
+    }
+
+    private void Run()
+    {
+        while (true)
+        {
+            EngineTimer timer;
+            lock (_lock)
+            {
+                while (true)
+                {
+                    if (_due.TryPeek(out var next, out long due))
+                    {
+                        if (next.Version != next.Timer.Version)
+                        {
+                            _due.Dequeue();
+                            continue;
+                        }
+
+                        long wait = due - Stopwatch.GetTimestamp();
+                        if (wait <= 0)
+                        {
+                            _due.Dequeue();
+                            timer = next.Timer;
+                            if (timer.Period is { Ticks: > 0 } period)
+                            {
+                                _due.Enqueue((timer, next.Version), Stopwatch.GetTimestamp() + (long)(period.TotalSeconds * Stopwatch.Frequency));
+                            }
+                            else
+                            {
+                                timer.Version++;
+                            }
+
+                            break;
+                        }
+
+                        Monitor.Wait(_lock, (int)Math.Clamp(wait * 1000 / Stopwatch.Frequency + 1, 1, int.MaxValue));
+                    }
+                    else
+                    {
+                        Monitor.Wait(_lock);
+                    }
+                }
+            }
+
+            try
+            {
+                timer.Callback(timer.State);
+            }
+            catch (Exception)
+            {
+                // Engine callbacks guard themselves; one that still throws must not take every other timer with it.
+            }
+        }
+    }
+
+    private sealed class EngineTimer(EngineTimeProvider owner, TimerCallback callback, object? state) : ITimer
+    {
+        public TimerCallback Callback { get; } = callback;
+
+        public object? State { get; } = state;
+
+        /// <summary>Guarded by the owner's lock.</summary>
+        public long Version { get; set; }
+
+        /// <summary>Guarded by the owner's lock.</summary>
+        public TimeSpan Period { get; set; }
+
+        public bool Change(TimeSpan dueTime, TimeSpan period)
+        {
+            owner.Schedule(this, dueTime, period);
+            return true;
+        }
+
+        public void Dispose() => owner.Schedule(this, Timeout.InfiniteTimeSpan, Timeout.InfiniteTimeSpan);
+
+        public ValueTask DisposeAsync()
+        {
+            Dispose();
+            return ValueTask.CompletedTask;
+        }
+    }
+}

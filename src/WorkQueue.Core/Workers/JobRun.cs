@@ -1,0 +1,217 @@
+using System.Diagnostics;
+using WorkQueue.Internal;
+
+namespace WorkQueue.Workers;
+
+/// <summary>
+/// One running attempt of a job, and the synchronization context its code runs under. Continuations of the job's
+/// awaits are posted here and go to the pool's ready queue, so they run on any of the queue's threads and never on the
+/// CLR thread pool; the exception is a continuation that another thread posts while the job's own thread is still
+/// inside the job's synchronous part and no queue thread is idle (see <see cref="Post"/>). A thread reuses its run for
+/// job after job when jobs complete synchronously, so those allocate nothing; a run whose job yielded belongs to that job.
+/// </summary>
+internal sealed class JobRun : SynchronizationContext
+{
+    private const int Idle = 0;
+    private const int Running = 1;
+    private const int Claimed = 2;
+
+    private readonly WorkerPool _pool;
+    private CancellationTokenSource _cts = new();
+    private ITimer? _timeoutTimer;
+    private int _state;
+    private int _cancelReason;
+
+    public JobRun(WorkerPool pool)
+    {
+        _pool = pool;
+        CompletedAction = OnTaskCompleted;
+    }
+
+    /// <summary>Gets the pool the run belongs to.</summary>
+    public WorkerPool Pool => _pool;
+
+    /// <summary>Gets the continuation registered on a yielded job's task.</summary>
+    public Action CompletedAction { get; }
+
+    public WorkItem Item { get; private set; }
+
+    /// <summary>Gets the <see cref="TimeProvider"/> timestamp at which the attempt started.</summary>
+    public long StartTimestamp { get; private set; }
+
+    /// <summary>Gets or sets the yielded job's task, awaited once when it completes.</summary>
+    public ValueTask Task { get; set; }
+
+    /// <summary>Gets or sets the thread running the job's synchronous part, or <see langword="null"/> once it returned.</summary>
+    public Thread? SyncThread { get; set; }
+
+    /// <summary>Gets or sets a value indicating whether the job yielded (and is listed in the pool's yielded runs).</summary>
+    public bool Yielded { get; set; }
+
+    // The pool's list of yielded runs, guarded by its lock.
+    public JobRun? Previous { get; set; }
+
+    public JobRun? Next { get; set; }
+
+    /// <summary>Gets or sets 1 once the run was reported as stuck (set by the pool's monitor).</summary>
+    public int StuckReported;
+
+    /// <summary>Gets or sets a value indicating whether every thread of the queue was blocked while this job held one.</summary>
+    public volatile bool Blocked;
+
+    public bool IsRunning => Volatile.Read(ref _state) == Running;
+
+    public JobCancelReason CancelReason => (JobCancelReason)Volatile.Read(ref _cancelReason);
+
+    public CancellationToken Begin(in WorkItem item, long startTimestamp, TimeSpan? timeout, TimeProvider time)
+    {
+        Item = item;
+        StartTimestamp = startTimestamp;
+        _cancelReason = (int)JobCancelReason.None;
+        StuckReported = 0;
+        Blocked = false;
+        Yielded = false;
+        SyncThread = Thread.CurrentThread;
+
+        // A source with a timer is never reused: a timer that fires as the job ends must not cancel the next job.
+        if (timeout is not null)
+        {
+            _cts = new CancellationTokenSource();
+        }
+
+        // Publish Running before reading the shutdown flag; the shutdown sets its flag before scanning runs, so one of
+        // the two sees the other (both are full fences).
+        Interlocked.Exchange(ref _state, Running);
+        if (timeout is { } limit)
+        {
+            _timeoutTimer = time.CreateTimer(static s => ((TimeoutArm)s!).Fire(), new TimeoutArm(this, _cts), limit, Timeout.InfiniteTimeSpan);
+        }
+
+        if (_pool.IsAbandoning)
+        {
+            CancelForShutdown();
+        }
+
+        return _cts.Token;
+    }
+
+    /// <summary>Ends the attempt; <see langword="false"/> when the shutdown already reported it as still running.</summary>
+    public bool End()
+    {
+        if (_timeoutTimer is { } timer)
+        {
+            timer.Dispose();
+            _timeoutTimer = null;
+            _cts = new CancellationTokenSource();
+        }
+
+        if (Interlocked.CompareExchange(ref _state, Idle, Running) == Running)
+        {
+            return true;
+        }
+
+        Volatile.Write(ref _state, Idle);
+        return false;
+    }
+
+    /// <summary>Readies a run whose job completed synchronously for the thread's next job.</summary>
+    public void Recycle()
+    {
+        // A source nobody cancelled is reset (its leftover registrations are dropped), as Kestrel does per request.
+        if (!_cts.TryReset())
+        {
+            _cts = new CancellationTokenSource();
+        }
+
+        Item = default;
+        Task = default;
+    }
+
+    /// <summary>Marks the running job as cancelled by the shutdown and cancels its token.</summary>
+    public void CancelForShutdown()
+    {
+        if (Volatile.Read(ref _state) != Running)
+        {
+            return;
+        }
+
+        Volatile.Write(ref _cancelReason, (int)JobCancelReason.Shutdown);
+
+        // The token reads as cancelled at once; the job's callbacks run on the thread pool, so one that blocks cannot
+        // hold up the shutdown. Their exceptions land in the returned task, unobserved.
+        _ = _cts.CancelAsync();
+    }
+
+    /// <summary>Takes the running job away so the shutdown can report it as still running.</summary>
+    public bool TryClaimStillRunning(out WorkItem item)
+    {
+        // Claim first, read after: Item is written before the state turns Running.
+        if (Interlocked.CompareExchange(ref _state, Claimed, Running) == Running)
+        {
+            item = Item;
+            return true;
+        }
+
+        item = default;
+        return false;
+    }
+
+    /// <summary>
+    /// Queues a continuation of this job's code. It goes to the pool's ready queue (any queue thread runs it), except
+    /// when another thread posts while the job's own thread is still inside the job's synchronous part and no queue
+    /// thread is idle: that thread may be blocked waiting for exactly this continuation (<c>.Result</c> on async code
+    /// that did not use <c>ConfigureAwait(false)</c>), so it runs where a context-less await would have resumed, on
+    /// the thread pool, and the pool is told (counted, logged once per job type).
+    /// </summary>
+    public override void Post(SendOrPostCallback d, object? state)
+    {
+        ArgumentNullException.ThrowIfNull(d);
+        var syncThread = SyncThread;
+        if (syncThread is not null && syncThread != Thread.CurrentThread)
+        {
+            _pool.OnPostedDuringSyncPart(this);
+            if (!_pool.HasIdleThread)
+            {
+                ThreadPool.UnsafeQueueUserWorkItem(static s => s.Run.RunOnThreadPool(s.Callback, s.State), (Run: this, Callback: d, State: state), preferLocal: false);
+                return;
+            }
+        }
+
+        _pool.Post(this, d, state);
+    }
+
+    public override SynchronizationContext CreateCopy() => this;
+
+    private void RunOnThreadPool(SendOrPostCallback callback, object? state)
+    {
+        // The job's later awaits capture this context again, so once its thread is free they come back to the queue.
+        var previous = Current;
+        SetSynchronizationContext(this);
+        try
+        {
+            callback(state);
+        }
+        finally
+        {
+            SetSynchronizationContext(previous);
+        }
+    }
+
+    private void OnTaskCompleted() => _pool.OnYieldedJobCompleted(this);
+
+    /// <summary>Cancels one attempt's token when its timeout passes, unless the attempt has ended.</summary>
+    private sealed class TimeoutArm(JobRun run, CancellationTokenSource cts)
+    {
+        public void Fire()
+        {
+            if (!run.IsRunning || !ReferenceEquals(Volatile.Read(ref run._cts), cts))
+            {
+                return;
+            }
+
+            Interlocked.CompareExchange(ref run._cancelReason, (int)JobCancelReason.Timeout, (int)JobCancelReason.None);
+            _ = cts.CancelAsync();
+            Debug.Assert(cts.IsCancellationRequested, "CancelAsync flips the token before it returns.");
+        }
+    }
+}

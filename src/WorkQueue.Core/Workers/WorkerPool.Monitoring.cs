@@ -1,0 +1,179 @@
+using System.Collections.Concurrent;
+using WorkQueue.Internal;
+using WorkQueue.Telemetry;
+
+namespace WorkQueue.Workers;
+
+/// <summary>
+/// A tick every 100 ms while the pool has work (none while it is idle), on the engine's timer thread. It looks for
+/// continuations that cannot run because every thread is occupied (a job blocking on async code), adds a thread for
+/// them up to <c>MaxWorkers</c>, reports the jobs as blocked when it cannot, and reports jobs that outlived their
+/// timeout or the stuck threshold.
+/// </summary>
+internal sealed partial class WorkerPool
+{
+    private const string BlockedReason = "every thread of the queue was busy in job code while continuations waited for one";
+    private const string OverdueReason = "ran longer than its JobTimeout or the StuckJobThreshold without returning";
+
+    /// <summary>How often the monitor looks, while armed.</summary>
+    internal static readonly TimeSpan MonitorInterval = TimeSpan.FromMilliseconds(100);
+
+    /// <summary>How long continuations wait without progress, at <c>MaxWorkers</c>, before the jobs holding the threads are reported as blocked.</summary>
+    internal static readonly TimeSpan BlockedReportDelay = TimeSpan.FromSeconds(1);
+
+    private readonly ITimer _monitorTimer;
+    private readonly ConcurrentDictionary<string, byte> _blockingTypesLogged = new(StringComparer.Ordinal);
+    private int _monitorArmed;
+    private long _lastProgress = -1;
+    private int _blockedTicks;
+
+    /// <summary>Gets the jobs reported as stuck now.</summary>
+    public IReadOnlyList<StuckJob> GetStuckJobs()
+    {
+        var threshold = StuckThreshold;
+        var stuck = new List<StuckJob>();
+        foreach (var run in RunningRuns())
+        {
+            var elapsed = _time.GetElapsedTime(run.StartTimestamp);
+            if (run.Blocked || elapsed > threshold)
+            {
+                var item = run.Item;
+                stuck.Add(new StuckJob(item.Id, QueueName, item.Invoker.Describe(item.Target), item.Attempt, elapsed, run.Blocked ? BlockedReason : OverdueReason));
+            }
+        }
+
+        return stuck;
+    }
+
+    private TimeSpan StuckThreshold => _settings.JobTimeout ?? _settings.StuckJobThreshold;
+
+    public bool IsIdle => Volatile.Read(ref _running) == 0 && _ready.IsEmpty && _retries.IsEmpty && Reader.Count == 0;
+
+    private void ArmMonitor()
+    {
+        if (Volatile.Read(ref _monitorArmed) == 0 && Interlocked.Exchange(ref _monitorArmed, 1) == 0 && !_closed)
+        {
+            _monitorTimer.Change(MonitorInterval, MonitorInterval);
+        }
+    }
+
+    private void OnMonitorTick()
+    {
+        try
+        {
+            CheckBlockedThreads();
+            CheckStuckJobs();
+        }
+        catch (Exception ex)
+        {
+            // A throwing logger or metrics listener must not end the engine's timer thread or the process.
+            TryLog(() => Log.MonitorFailed(_logger, ex, QueueName));
+        }
+
+        if (IsIdle)
+        {
+            // Stop the timer before clearing the flag: work that arrives after the clear re-arms it, and a check right
+            // after the clear catches work that arrived in between without arming.
+            _monitorTimer.Change(Timeout.InfiniteTimeSpan, Timeout.InfiniteTimeSpan);
+            Interlocked.Exchange(ref _monitorArmed, 0);
+            if (!IsIdle)
+            {
+                ArmMonitor();
+            }
+        }
+    }
+
+    private void CheckBlockedThreads()
+    {
+        long progress = Volatile.Read(ref _continuationsRun);
+        bool waiting = !_ready.IsEmpty && _parking.ParkedCount == 0;
+        bool progressed = progress != _lastProgress;
+        _lastProgress = progress;
+        if (!waiting)
+        {
+            _blockedTicks = 0;
+            if (Volatile.Read(ref _compensation) > 0 && _parking.ParkedCount > 0)
+            {
+                // Threads are idle again: the extra threads retire as they find nothing to do.
+                Interlocked.Exchange(ref _compensation, 0);
+                _parking.WakeAll();
+            }
+
+            return;
+        }
+
+        if (progressed)
+        {
+            _blockedTicks = 0;
+            return;
+        }
+
+        _blockedTicks++;
+        var holders = new List<JobRun>();
+        foreach (var thread in ThreadsSnapshot())
+        {
+            if (thread.CodeRun is { } run)
+            {
+                holders.Add(run);
+            }
+        }
+
+        bool added = false;
+        lock (_lock)
+        {
+            if (!_closed && _started && _liveCount < MaxWorkers)
+            {
+                _compensation = Math.Min(MaxWorkers, _liveCount + 1) - _target;
+                SpawnToTargetLocked();
+                added = true;
+            }
+        }
+
+        if (added)
+        {
+            _metrics.SyncOverAsync(_metricTag, WorkQueueMetrics.BlockedThreadsDetection);
+            foreach (var run in holders)
+            {
+                ReportBlockingJobType(run.Item, Log.BlockedThreads);
+            }
+
+            Log.ThreadAdded(_logger, QueueName, LiveCount, _ready.Count);
+            return;
+        }
+
+        if (_blockedTicks * MonitorInterval >= BlockedReportDelay)
+        {
+            foreach (var run in holders)
+            {
+                run.Blocked = true;
+            }
+        }
+    }
+
+    private void CheckStuckJobs()
+    {
+        var threshold = StuckThreshold;
+        foreach (var run in RunningRuns())
+        {
+            var elapsed = _time.GetElapsedTime(run.StartTimestamp);
+            if ((run.Blocked || elapsed > threshold) && Interlocked.Exchange(ref run.StuckReported, 1) == 0)
+            {
+                var item = run.Item;
+                _metrics.Stuck(_metricTag);
+                Log.JobStuck(_logger, QueueName, item.Id, item.Invoker.Describe(item.Target), elapsed.TotalMilliseconds, run.Blocked ? BlockedReason : OverdueReason);
+            }
+        }
+    }
+
+    /// <summary>Logs once per job type (not per job) that a job of that type looks like it blocks on async code.</summary>
+    private void ReportBlockingJobType(in WorkItem item, Action<Microsoft.Extensions.Logging.ILogger, string, string> log)
+    {
+        string name = item.Invoker.Describe(item.Target);
+        if (_blockingTypesLogged.TryAdd(name, 0))
+        {
+            var logger = _logger;
+            string queue = QueueName;
+            TryLog(() => log(logger, queue, name));
+        }
+    }
+}

@@ -1,0 +1,230 @@
+using System.Threading.Channels;
+using WorkQueue.Internal;
+
+namespace WorkQueue.Workers;
+
+/// <summary>
+/// One dedicated thread of a pool. It runs waiting continuations first (they finish jobs already running), then starts
+/// new jobs while the queue is under its concurrency limit; with nothing to do it parks as the leader (the one thread
+/// waiting on the channel) or as a follower.
+/// </summary>
+internal sealed class WorkerThread
+{
+    // The runtime's own spin-before-block count (SpinWait's SpinCountforSpinBeforeWait, used by SemaphoreSlim).
+    private const int SpinIterations = 35;
+
+    [ThreadStatic]
+    private static WorkerThread? t_current;
+
+    private readonly Thread _thread;
+    private readonly Parker _parker = new();
+    private CancellationTokenSource _waitCts = new();
+    private JobRun? _spareRun;
+    private ExecutionContext? _baseContext;
+    private JobRun? _codeRun;
+    private long _codeSince;
+
+    public WorkerThread(WorkerPool pool, string name)
+    {
+        Pool = pool;
+        Name = name;
+        _thread = new Thread(ThreadMain) { IsBackground = true, Name = name };
+    }
+
+    /// <summary>Gets the queue thread the caller runs on, if any.</summary>
+    public static WorkerThread? Current => t_current;
+
+    public WorkerPool Pool { get; }
+
+    public string Name { get; }
+
+    public Thread Thread => _thread;
+
+    public long Waits => _parker.Waits;
+
+    /// <summary>Gets the run whose code this thread is executing now, or <see langword="null"/>.</summary>
+    public JobRun? CodeRun => Volatile.Read(ref _codeRun);
+
+    /// <summary>Gets the timestamp at which the thread started executing <see cref="CodeRun"/>'s code.</summary>
+    public long CodeSince => Volatile.Read(ref _codeSince);
+
+    public void Start() => _thread.UnsafeStart();
+
+    public void Signal() => _parker.Signal();
+
+    /// <summary>Gets a run for the next job: the thread's spare one, or a new one when its last job kept it.</summary>
+    public JobRun RentRun() => _spareRun ??= new JobRun(Pool);
+
+    /// <summary>The job yielded and keeps its run; the thread takes a new one next time.</summary>
+    public void GiveUpRun() => _spareRun = null;
+
+    public void EnterCode(JobRun run, long timestamp)
+    {
+        Volatile.Write(ref _codeSince, timestamp);
+        Volatile.Write(ref _codeRun, run);
+    }
+
+    public void ExitCode() => Volatile.Write(ref _codeRun, null);
+
+    private void ThreadMain()
+    {
+        t_current = this;
+        Pool.OnThreadStarted();
+
+        // Every job and continuation starts from this context: what one job left behind in it (an AsyncLocal set in
+        // synchronous code) does not leak into the next.
+        _baseContext = ExecutionContext.Capture();
+        try
+        {
+            Run();
+        }
+        catch (Exception ex)
+        {
+            // Job exceptions never get here (the pool catches them); this is a bug in the loop itself.
+            Pool.OnThreadFaulted(this, ex);
+        }
+        finally
+        {
+            _waitCts.Dispose();
+            Pool.OnThreadExited(this);
+        }
+    }
+
+    private void Run()
+    {
+        var reader = Pool.Reader;
+        bool justResigned = false;
+        bool spunSinceWork = false;
+        while (true)
+        {
+            if (_baseContext is not null)
+            {
+                ExecutionContext.Restore(_baseContext);
+            }
+
+            SynchronizationContext.SetSynchronizationContext(null);
+            if (Pool.TryRunContinuation(this))
+            {
+                spunSinceWork = false;
+                continue;
+            }
+
+            if (Pool.TryRetire(this, idleTimedOut: false))
+            {
+                return;
+            }
+
+            if (Pool.TryStartJob(this, handOffLead: !justResigned))
+            {
+                justResigned = false;
+                spunSinceWork = false;
+                continue;
+            }
+
+            justResigned = false;
+            if (Pool.ShouldExit)
+            {
+                return;
+            }
+
+            if (!spunSinceWork && Pool.SpinBeforeParking)
+            {
+                spunSinceWork = true;
+                if (SpinForWork())
+                {
+                    continue;
+                }
+            }
+
+            switch (Pool.Park(this))
+            {
+                case ParkRole.Leader:
+                    WaitAsLeader(reader);
+                    Pool.Resign(this);
+                    justResigned = true;
+                    break;
+
+                case ParkRole.Follower:
+                    bool signaled = _parker.Wait(Pool.FollowerTimeoutMilliseconds);
+                    Pool.Unpark(this);
+                    if (!signaled && Pool.TryRetire(this, idleTimedOut: true))
+                    {
+                        return;
+                    }
+
+                    break;
+
+                default:
+                    break;
+            }
+        }
+    }
+
+    /// <summary>
+    /// Spins briefly for a job before parking, so a producer just behind this thread hands over its next job without a
+    /// futex wake-up. Bounded like SemaphoreSlim's spin, by one thread at a time, once per idle period.
+    /// </summary>
+    private bool SpinForWork()
+    {
+        if (!Pool.CanStartJobs || Pool.HasLeader || !Pool.TryBeginSpin())
+        {
+            return false;
+        }
+
+        try
+        {
+            long seen = Pool.Offers;
+            var spinner = default(SpinWait);
+            for (int i = 0; i < SpinIterations; i++)
+            {
+                spinner.SpinOnce(sleep1Threshold: -1);
+                if (Pool.Offers != seen || Pool.HasReadyWork)
+                {
+                    return true;
+                }
+            }
+
+            return false;
+        }
+        finally
+        {
+            Pool.EndSpin();
+        }
+    }
+
+    private void WaitAsLeader(ChannelReader<WorkItem> reader)
+    {
+        if (!_waitCts.TryReset())
+        {
+            _waitCts.Dispose();
+            _waitCts = new CancellationTokenSource();
+        }
+
+        var wait = reader.WaitToReadAsync(_waitCts.Token);
+        if (!wait.IsCompleted)
+        {
+            // Registered under the parker's context: the channel completes the wait by posting there, and the parker
+            // runs that inline on the writing thread (all it does is signal this thread).
+            SynchronizationContext.SetSynchronizationContext(_parker);
+            wait.GetAwaiter().UnsafeOnCompleted(_parker.SignalAction);
+            SynchronizationContext.SetSynchronizationContext(null);
+            while (!wait.IsCompleted)
+            {
+                _parker.Wait(Timeout.Infinite);
+                if (!wait.IsCompleted && Pool.LeaderShouldStandDown)
+                {
+                    _waitCts.Cancel();
+                }
+            }
+        }
+
+        try
+        {
+            wait.GetAwaiter().GetResult();
+        }
+        catch (OperationCanceledException) when (_waitCts.IsCancellationRequested)
+        {
+            // Stood down: the loop looks at what changed.
+        }
+    }
+}
