@@ -108,24 +108,27 @@ internal sealed partial class QueueRuntime : IQueueGaugeSource
 
     public int WaitingContinuations => Pool.WaitingContinuations;
 
+    /// <summary>Gets the number of failed jobs waiting for their retry delay.</summary>
+    internal int PendingRetries => _runner.Retries.Count;
+
     public void Start()
     {
         if (Pool.Start())
         {
-            Log.Started(_logger, Name, Options.Capacity, Options.MinWorkers, Options.MaxWorkers, Options.MaxConcurrency?.ToString(System.Globalization.CultureInfo.InvariantCulture) ?? "one per thread", Options.FullMode);
+            TryLog(() => Log.Started(_logger, Name, Options.Capacity, Options.MinWorkers, Options.MaxWorkers, Options.MaxConcurrency?.ToString(System.Globalization.CultureInfo.InvariantCulture) ?? "one per thread", Options.FullMode));
         }
     }
 
     public void Pause()
     {
         Pool.Pause();
-        Log.Paused(_logger, Name);
+        TryLog(() => Log.Paused(_logger, Name));
     }
 
     public void Resume()
     {
         Pool.Resume();
-        Log.Resumed(_logger, Name);
+        TryLog(() => Log.Resumed(_logger, Name));
     }
 
     public WorkQueueSnapshot GetSnapshot() => new()

@@ -182,7 +182,8 @@ internal sealed class JobRun : SynchronizationContext
 
     public override SynchronizationContext CreateCopy() => this;
 
-    private void RunOnThreadPool(SendOrPostCallback callback, object? state)
+    /// <summary>Runs a continuation of this job on a thread-pool thread, under this context.</summary>
+    public void RunOnThreadPool(SendOrPostCallback callback, object? state)
     {
         // The job's later awaits capture this context again, so once its thread is free they come back to the queue.
         var previous = Current;

@@ -118,6 +118,15 @@ internal sealed partial class WorkerPool
             }
         }
 
+        if (_blockedTicks == 1)
+        {
+            _metrics.SyncOverAsync(_metricTag, WorkQueueMetrics.BlockedThreadsDetection);
+            foreach (var run in holders)
+            {
+                ReportBlockingJobType(run.Item, Log.BlockedThreads);
+            }
+        }
+
         bool added = false;
         lock (_lock)
         {
@@ -131,13 +140,8 @@ internal sealed partial class WorkerPool
 
         if (added)
         {
-            _metrics.SyncOverAsync(_metricTag, WorkQueueMetrics.BlockedThreadsDetection);
-            foreach (var run in holders)
-            {
-                ReportBlockingJobType(run.Item, Log.BlockedThreads);
-            }
-
-            Log.ThreadAdded(_logger, QueueName, LiveCount, _ready.Count);
+            _blockedTicks = 0;
+            TryLog(() => Log.ThreadAdded(_logger, QueueName, LiveCount, _ready.Count));
             return;
         }
 
@@ -160,7 +164,8 @@ internal sealed partial class WorkerPool
             {
                 var item = run.Item;
                 _metrics.Stuck(_metricTag);
-                Log.JobStuck(_logger, QueueName, item.Id, item.Invoker.Describe(item.Target), elapsed.TotalMilliseconds, run.Blocked ? BlockedReason : OverdueReason);
+                string reason = run.Blocked ? BlockedReason : OverdueReason;
+                TryLog(() => Log.JobStuck(_logger, QueueName, item.Id, item.Invoker.Describe(item.Target), elapsed.TotalMilliseconds, reason));
             }
         }
     }

@@ -74,6 +74,13 @@ internal sealed partial class WorkerPool
     {
         _shut = true;
         Close();
+
+        // Continuations still waiting belong to jobs the shutdown gave up on; run them anyway, so a job blocked on one
+        // can still return and its thread end.
+        while (_ready.TryDequeue(out var continuation))
+        {
+            ThreadPool.UnsafeQueueUserWorkItem(static s => s.Owner.RunOnThreadPool(s.Callback, s.State), continuation, preferLocal: false);
+        }
     }
 
     public void CancelRunningJobs()

@@ -151,7 +151,7 @@ internal sealed partial class WorkerPool
             ApplyTargetLocked();
         }
 
-        Log.ManualCount(_logger, QueueName, count);
+        TryLog(() => Log.ManualCount(_logger, QueueName, count));
     }
 
     /// <summary>Hands the thread count back to the autoscaler, starting from the current count within the limits.</summary>
@@ -167,7 +167,7 @@ internal sealed partial class WorkerPool
             _parking.WakeAll();
         }
 
-        Log.AutoMode(_logger, QueueName);
+        TryLog(() => Log.AutoMode(_logger, QueueName));
     }
 
     /// <summary>Adds threads in automatic mode (half the current count, at least one, up to the cap) when every thread is busy.</summary>

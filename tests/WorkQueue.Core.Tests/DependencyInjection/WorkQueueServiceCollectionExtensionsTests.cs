@@ -78,6 +78,31 @@ public sealed class WorkQueueServiceCollectionExtensionsTests
         Assert.Contains(expected, ex.Message);
     }
 
+    [Theory]
+    [InlineData("JobTimeout")]
+    [InlineData("EnqueueTimeout")]
+    public void Options_TimeoutBeyondTheTimerLimit_FailsNamingTheSettingAndValue(string setting)
+    {
+        var services = new ServiceCollection().AddLogging();
+        var fiftyDays = TimeSpan.FromDays(50);
+        services.AddWorkQueue(o =>
+        {
+            if (setting == "JobTimeout")
+            {
+                o.JobTimeout = fiftyDays;
+            }
+            else
+            {
+                o.EnqueueTimeout = fiftyDays;
+            }
+        });
+        using var provider = services.BuildServiceProvider();
+
+        var ex = Assert.Throws<OptionsValidationException>(() => provider.GetRequiredService<IWorkQueueProvider>());
+
+        Assert.Contains($"{setting} (50.00:00:00)", ex.Message);
+    }
+
     [Fact]
     public void Options_ZeroCapacity_FailsNamingCapacity()
     {

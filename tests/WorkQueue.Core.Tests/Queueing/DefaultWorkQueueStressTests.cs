@@ -129,6 +129,14 @@ public sealed class DefaultWorkQueueStressTests(ITestOutputHelper output)
 
         var totals = control.GetSnapshot().Totals;
         output.WriteLine($"seed {seed} ({fullMode}, {(abandon ? "abandon" : "drain")}): {totals}");
+        foreach (var id in outcomes.Rejected.Keys)
+        {
+            int endings = outcomes.Count(outcomes.Succeeded, id) + outcomes.Count(outcomes.DeadLettered, id) + outcomes.Count(outcomes.Dropped, id) + outcomes.Count(outcomes.Abandoned, id);
+            if (endings != 0 || outcomes.Count(outcomes.Runs, id) != 0)
+            {
+                output.WriteLine($"DIAG rejected job {id} ran {outcomes.Count(outcomes.Runs, id)} ended {endings} (abandoned {outcomes.Count(outcomes.Abandoned, id)})");
+            }
+        }
         Assert.Equal(0, totals.Unfinished);
         Assert.Equal(outcomes.Accepted.Count, totals.Enqueued);
         Assert.Equal(outcomes.Rejected.Count, totals.Rejected);

@@ -31,6 +31,7 @@ public sealed class WorkerRobustnessTests
         var next = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
         Assert.True(harness.Queue.TryEnqueue(_ => next.SetResult()));
         await Wait.ForAsync(next.Task, "a later job on the same worker");
+        await Wait.UntilAsync(() => harness.Control.GetSnapshot().Totals.Succeeded == 2, "the later job is counted");
         var snapshot = harness.Control.GetSnapshot();
         Assert.Equal((1, 2L), (snapshot.Workers, snapshot.Totals.Succeeded));
     }

@@ -1,0 +1,42 @@
+using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.Logging.Testing;
+using WorkQueue.Core.Tests.TestSupport;
+
+namespace WorkQueue.Core.Tests.Workers;
+
+public sealed class WorkerPoolMonitoringTests
+{
+    [Fact]
+    public async Task LongJob_PastStuckThreshold_ReportedInSnapshotAndLoggedOnce()
+    {
+        await using var harness = QueueHarness.Start(
+            o => { o.MinWorkers = 1; o.MaxWorkers = 1; o.StuckJobThreshold = TimeSpan.FromMilliseconds(150); },
+            addServices: s => s.AddFakeLogging());
+        using var gate = new Gate();
+        Assert.True(harness.Queue.TryEnqueue(gate.Block));
+        await Wait.ForAsync(gate.EnteredAsync(1), "the job to start");
+
+        await Wait.UntilAsync(() => harness.Control.GetSnapshot().StuckJobs.Count == 1, "the job is reported as stuck");
+        var stuck = harness.Control.GetSnapshot().StuckJobs[0];
+        Assert.Equal(("default", 1), (stuck.QueueName, stuck.Attempt));
+        Assert.Contains(nameof(Gate.Block), stuck.Name);
+        Assert.True(stuck.RunningFor >= TimeSpan.FromMilliseconds(150), $"reported after {stuck.RunningFor}");
+        await Wait.UntilAsync(() => harness.Services.GetFakeLogCollector().GetSnapshot().Any(r => r.Id.Name == "JobStuck"), "the stuck job is logged");
+
+        gate.Open();
+        await Wait.UntilAsync(() => harness.Control.GetSnapshot().StuckJobs.Count == 0, "the job returned");
+        Assert.Single(harness.Services.GetFakeLogCollector().GetSnapshot(), r => r.Id.Name == "JobStuck");
+    }
+
+    [Fact]
+    public async Task JobIgnoringItsToken_PastJobTimeout_ReportedAsStuck()
+    {
+        await using var harness = QueueHarness.Start(o => { o.MinWorkers = 1; o.MaxWorkers = 1; o.JobTimeout = TimeSpan.FromMilliseconds(100); });
+        using var gate = new Gate();
+        Assert.True(harness.Queue.TryEnqueue(gate.Block));
+
+        await Wait.UntilAsync(() => harness.Control.GetSnapshot().StuckJobs.Count == 1, "the job that outlived its timeout is reported");
+        Assert.Contains("JobTimeout", harness.Control.GetSnapshot().StuckJobs[0].Reason);
+        gate.Open();
+    }
+}
