@@ -34,9 +34,10 @@ internal sealed class StarvedThreadPool : IDisposable
             ThreadPool.UnsafeQueueUserWorkItem(static p => p.Block(), pool, preferLocal: false);
         }
 
-        // Starved means: every thread the pool has is inside Block, and blocked work is still queued behind them, so a
-        // thread the pool adds later is blocked too. Nothing announces that state, so it is polled, with a deadline.
-        if (!SpinWait.SpinUntil(() => pool.Blocked >= ThreadPool.ThreadCount && ThreadPool.PendingWorkItemCount > 0, timeout))
+        // Starved means: as many work items are inside Block as the pool may run at once (its cap), and blocked work is
+        // still queued behind them. (Not "every thread it has": threads beyond a lowered cap stay alive, idle, for their
+        // 20 s idle timeout.) Nothing announces that state, so it is polled, with a deadline.
+        if (!SpinWait.SpinUntil(() => pool.Blocked >= minWorkers && ThreadPool.PendingWorkItemCount > 0, timeout))
         {
             pool.Dispose();
             throw new TimeoutException(
