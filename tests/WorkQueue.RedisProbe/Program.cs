@@ -6,6 +6,7 @@ using Microsoft.Extensions.Hosting;
 using Microsoft.Extensions.Logging;
 using StackExchange.Redis;
 using WorkQueue;
+using WorkQueue.AspNetCore;
 
 namespace WorkQueue.RedisProbe;
 
@@ -13,8 +14,8 @@ namespace WorkQueue.RedisProbe;
 /// <c>dotnet WorkQueue.RedisProbe.dll &lt;scenario&gt; &lt;redis-port&gt;</c>: starts a host with <c>AddWorkQueue</c> and
 /// <c>AddRedisWarmup</c>, starves this process's thread pool, runs one job that talks to Redis, and reports what happened
 /// as <c>probe.key=value</c> lines. Scenarios: <c>sync-dedicated</c>, <c>sync-pool</c>, <c>async-dedicated</c>,
-/// <c>async-pool</c> (<c>-pool</c> sets <c>DedicatedIoThreads = false</c>), and <c>flag-switched-off</c> (the flag is
-/// switched off behind the warm-up's back). Exit code 0 when the scenario ran to the end, whatever it found.
+/// <c>async-pool</c> (<c>-pool</c> sets <c>DedicatedIoThreads = false</c>), and <c>flag-switched-off</c> and
+/// <c>flag-switched-off-start-not-ready</c> (the flag is switched off behind the warm-up's back). Exit code 0 when the scenario ran to the end, whatever it found.
 /// </summary>
 internal static class Program
 {
@@ -30,15 +31,20 @@ internal static class Program
     private static int Main(string[] args)
     {
         if (args.Length != 2 || !int.TryParse(args[1], CultureInfo.InvariantCulture, out int port)
-            || args[0] is not ("sync-dedicated" or "sync-pool" or "async-dedicated" or "async-pool" or "flag-switched-off"))
+            || args[0] is not ("sync-dedicated" or "sync-pool" or "async-dedicated" or "async-pool" or "flag-switched-off" or "flag-switched-off-start-not-ready"))
         {
-            Console.Error.WriteLine("usage: WorkQueue.RedisProbe <sync-dedicated|sync-pool|async-dedicated|async-pool|flag-switched-off> <redis-port>");
+            Console.Error.WriteLine(
+                "usage: WorkQueue.RedisProbe <sync-dedicated|sync-pool|async-dedicated|async-pool|flag-switched-off|flag-switched-off-start-not-ready> <redis-port>");
             return 2;
         }
 
         string scenario = args[0];
         bool dedicated = !scenario.EndsWith("-pool", StringComparison.Ordinal);
-        using var host = BuildHost(port, dedicated, switchFlagOff: scenario == "flag-switched-off");
+        using var host = BuildHost(
+            port,
+            dedicated,
+            switchFlagOff: scenario.StartsWith("flag-switched-off", StringComparison.Ordinal),
+            scenario.EndsWith("start-not-ready", StringComparison.Ordinal) ? RedisWarmupFailureMode.StartNotReady : RedisWarmupFailureMode.FailFast);
         try
         {
             host.StartAsync().GetAwaiter().GetResult();
@@ -142,7 +148,7 @@ internal static class Program
         stopwatch.Restart();
     }
 
-    private static IHost BuildHost(int port, bool dedicated, bool switchFlagOff)
+    private static IHost BuildHost(int port, bool dedicated, bool switchFlagOff, RedisWarmupFailureMode failureMode)
     {
         var redisTimeout = dedicated ? DedicatedRedisTimeout : PoolRedisTimeout;
         var builder = Host.CreateApplicationBuilder(new HostApplicationBuilderSettings { DisableDefaults = true });
@@ -158,6 +164,7 @@ internal static class Program
         {
             o.Configuration = $"127.0.0.1:{port}";
             o.DedicatedIoThreads = dedicated;
+            o.FailureMode = failureMode;
             o.SyncTimeout = redisTimeout;
             o.ConfigureRedis = configuration =>
             {

@@ -16,8 +16,8 @@ internal enum RedisIoThreads
     Mixed,
 
     /// <summary>
-    /// Dedicated threads were requested and the flag was on when the connection was made, but the installed
-    /// StackExchange.Redis has no way to confirm it per connection.
+    /// The installed StackExchange.Redis cannot report what each connection got (with dedicated threads requested, the
+    /// warm-up then accepts it only while the flag is on).
     /// </summary>
     Unverified,
 }

@@ -112,7 +112,7 @@ internal sealed partial class RedisWarmupService : IHostedLifecycleService, IDis
             {
                 // Retrying would find the same connections: stay not ready, with the reason in readiness and the log.
                 _connection.MarkFailed(ex.Message);
-                Log.WarmupFailedFatal(_logger, ex, _connection.Endpoints);
+                Log.WarmupFailedStaysNotReady(_logger, ex, _connection.Endpoints);
                 return;
             }
         }
@@ -156,12 +156,13 @@ internal sealed partial class RedisWarmupService : IHostedLifecycleService, IDis
                 }
             }
 
+            // Every endpoint's connection exists now (it answered PING), so what it got can be asked.
+            var ioThreads = CheckIoThreads(multiplexer, endpoints);
             foreach (var callback in _options.WarmupCallbacks)
             {
                 await callback(multiplexer, timeout.Token).WaitAsync(timeout.Token).ConfigureAwait(false);
             }
 
-            var ioThreads = CheckIoThreads(multiplexer, endpoints);
             _connection.MarkWarm(ioThreads);
             Log.WarmupCompleted(_logger, stopwatch.Elapsed.TotalMilliseconds, _connection.Endpoints, endpoints.Length, _options.WarmupCallbacks.Count);
         }
@@ -231,5 +232,8 @@ internal sealed partial class RedisWarmupService : IHostedLifecycleService, IDis
 
         [LoggerMessage(305, LogLevel.Warning, "Redis I/O threads for {Endpoints}: dedicated threads were requested and the flag is on, but StackExchange.Redis {Version} cannot report what each connection got, so it is unverified.", EventName = "RedisIoThreadsUnverified")]
         public static partial void IoThreadsUnverified(ILogger logger, string endpoints, string version);
+
+        [LoggerMessage(306, LogLevel.Critical, "Redis warm-up failed for {Endpoints} in a way retrying cannot fix; the app stays not ready.", EventName = "RedisWarmupFailedNotRetried")]
+        public static partial void WarmupFailedStaysNotReady(ILogger logger, Exception exception, string endpoints);
     }
 }

@@ -70,10 +70,12 @@ public sealed class StarvedThreadPoolTests(RedisServerFixture redis) : IClassFix
         Assert.Matches("^(poolThread=False sameWorker=True |RedisTimeoutException poolThread=False sameWorker=True: )", firstAwait);
     }
 
-    [Fact]
-    public async Task Warmup_FlagSwitchedOffBeforeConnecting_StartupFailsSayingSo()
+    [Theory]
+    [InlineData("flag-switched-off")]
+    [InlineData("flag-switched-off-start-not-ready")]
+    public async Task Warmup_FlagSwitchedOffBeforeConnecting_StartupFailsSayingSoInEitherFailureMode(string scenario)
     {
-        var probe = await RedisProbeProcess.RunAsync("flag-switched-off", redis.Server.Port);
+        var probe = await RedisProbeProcess.RunAsync(scenario, redis.Server.Port);
 
         Assert.Equal(0, probe.ExitCode);
         Assert.Equal("failed", probe["startup"]);
