@@ -52,6 +52,9 @@ if (mode == ProcessingMode.Queue)
     {
         o.Configuration = redis;
         o.WarmupCallbacks.Add(OrderStore.LoadScriptsAsync);
+        // The default, spelled out: each connection gets its own reader and writer threads (process-wide flag), so the
+        // post-payment jobs' synchronous Redis calls on WorkQueue's workers still get replies if the pool is starved.
+        o.DedicatedIoThreads = true;
     });
     services.AddSingleton<IPostPaymentDispatcher, QueueDispatcher>();
     services.AddScoped<PostPaymentJob>();
@@ -60,7 +63,8 @@ if (mode == ProcessingMode.Queue)
 }
 else
 {
-    // The incident's setup: a lazily created multiplexer, connected by whichever request needs it first.
+    // The incident's setup: a lazily created multiplexer with default settings (no dedicated I/O threads, so its
+    // replies are read through the CLR thread pool), connected by whichever request needs it first.
     services.AddSingleton<IConnectionMultiplexer>(_ => ConnectionMultiplexer.Connect(redis));
     services.AddSingleton<IPostPaymentDispatcher, NaiveDispatcher>();
 }

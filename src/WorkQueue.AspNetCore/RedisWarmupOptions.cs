@@ -36,17 +36,32 @@ public sealed class RedisWarmupOptions
     public TimeSpan RetryInterval { get; set; } = TimeSpan.FromSeconds(2);
 
     /// <summary>
-    /// Gets or sets StackExchange.Redis's <see cref="ConfigurationOptions.HighPrioritySocketThreads"/> (the installed
-    /// 1.2.6's only thread knob: the priority of its socket threads).
+    /// Gets or sets whether every Redis connection is read and written by threads of its own instead of the CLR thread
+    /// pool, so that Redis replies still arrive when the pool is starved: a synchronous call from a thread that is not a
+    /// pool thread (such as a WorkQueue worker) answers instead of timing out, and an async job's awaits resume on its
+    /// worker without needing a pool thread.
     /// </summary>
     /// <remarks>
-    /// It does not make replies independent of the CLR thread pool: on .NET, 1.2.6 still reads replies through the pool,
-    /// so when the pool is starved synchronous calls time out with unread bytes waiting (<c>RedisTimeoutException ...
-    /// in: 31, ar: 0</c> was seen in the sample's Naive mode). Keep Redis calls on request paths asynchronous and
-    /// blocking work off the pool, which is what WorkQueue is for.
+    /// <para>
+    /// When <see langword="true"/>, the warm-up turns on StackExchange.Redis's <c>DedicatedThreads</c> feature flag
+    /// (<c>ConnectionMultiplexer.SetFeatureFlag("DedicatedThreads", true)</c>) before it connects, then checks on every
+    /// endpoint that the connection it made really has its own reader and writer threads; if not (the installed
+    /// StackExchange.Redis does not know the flag, or something in the process switched it off before the connection
+    /// was made), the warm-up fails with a message that says so. The flag is <b>process-wide</b>: every connection any
+    /// multiplexer in the process opens afterwards gets it too. It costs <b>two threads per connection</b> (a reader
+    /// and a writer, per Redis node); RESP2 pub/sub connections stay on the pool.
+    /// </para>
+    /// <para>
+    /// It does not fix a starved pool; it keeps Redis traffic out of the jam. Timers, <c>Task.Delay</c>, other
+    /// libraries' sockets and <c>ConfigureAwait(false)</c> continuations still need pool threads.
+    /// </para>
+    /// <para>
+    /// When <see langword="false"/>, the flag is left as it is (off unless something else in the process turned it
+    /// on): replies are read through the thread pool, and a starved pool makes Redis calls time out.
+    /// </para>
     /// </remarks>
     /// <value>The default value is <see langword="true"/>.</value>
-    public bool HighPrioritySocketThreads { get; set; } = true;
+    public bool DedicatedIoThreads { get; set; } = true;
 
     /// <summary>
     /// Gets or sets the timeout of synchronous Redis calls (<see cref="ConfigurationOptions.SyncTimeout"/>), or
@@ -58,7 +73,8 @@ public sealed class RedisWarmupOptions
 
     /// <summary>
     /// Gets or sets a callback that adjusts the parsed <see cref="ConfigurationOptions"/> before connecting (any other
-    /// StackExchange.Redis setting, such as <see cref="ConfigurationOptions.SocketManager"/>).
+    /// StackExchange.Redis setting, such as <see cref="ConfigurationOptions.AsyncTimeout"/> or
+    /// <see cref="ConfigurationOptions.LoggerFactory"/>).
     /// </summary>
     /// <value>The default value is <see langword="null"/>.</value>
     public Action<ConfigurationOptions>? ConfigureRedis { get; set; }

@@ -117,7 +117,7 @@ public sealed partial class PackageContentsTests
         Assert.True(dependencies.TryGetValue("WorkQueue.Core", out var core), $"No WorkQueue.Core dependency in: {Describe(dependencies)}.");
         Assert.Equal(_feed.Version, core);
         Assert.True(dependencies.TryGetValue("StackExchange.Redis", out var redis), $"No StackExchange.Redis dependency in: {Describe(dependencies)}.");
-        Assert.Equal("1.2.6", redis);
+        Assert.Equal("3.4.35", redis);
         Assert.DoesNotContain(dependencies.Keys, d => d.StartsWith("Microsoft.AspNetCore", StringComparison.OrdinalIgnoreCase));
 
         Assert.Equal(["Microsoft.AspNetCore.App"], package.FrameworkReferences(Tfm));

@@ -118,7 +118,7 @@ public sealed class OrderStore
     }
 
     public void PublishPayment(PaidOrder order) =>
-        Database.Publish("pay:events", $"{{\"orderId\":\"{order.OrderId}\",\"paymentId\":\"{order.PaymentId}\",\"amount\":{order.Amount.ToString(CultureInfo.InvariantCulture)}}}");
+        Database.Publish(RedisChannel.Literal("pay:events"), $"{{\"orderId\":\"{order.OrderId}\",\"paymentId\":\"{order.PaymentId}\",\"amount\":{order.Amount.ToString(CultureInfo.InvariantCulture)}}}");
 
     public void AddToMerchantBalance(PaidOrder order) =>
         Database.HashIncrement("pay:merchant:balance", order.Currency, (double)order.Amount);

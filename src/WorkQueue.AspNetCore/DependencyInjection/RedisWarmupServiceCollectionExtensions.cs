@@ -18,6 +18,13 @@ public static class RedisWarmupServiceCollectionExtensions
     /// long it took. Adds a readiness health check (tag <see cref="WorkQueueHealthCheckTags.Ready"/>) that is unhealthy
     /// until the warm-up completes. Calling it again only adds more configuration.
     /// </summary>
+    /// <remarks>
+    /// By default (<see cref="RedisWarmupOptions.DedicatedIoThreads"/>) it turns on StackExchange.Redis's process-wide
+    /// <c>DedicatedThreads</c> feature flag before connecting, so that each connection has its own reader and writer
+    /// threads (two threads per connection) and Redis replies still arrive when the CLR thread pool is starved; the
+    /// warm-up then checks that the connections it made really have them, fails (in either failure mode) with a message
+    /// saying so when they do not, and logs the mode.
+    /// </remarks>
     /// <param name="services">The service collection.</param>
     /// <param name="configure">Configures the connection and the warm-up.</param>
     /// <returns>The service collection.</returns>

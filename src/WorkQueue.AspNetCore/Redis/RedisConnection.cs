@@ -12,6 +12,7 @@ internal sealed class RedisConnection : IAsyncDisposable
     private ConnectionMultiplexer? _multiplexer;
     private volatile bool _isWarm;
     private volatile string? _lastError;
+    private volatile RedisIoThreads _ioThreads;
 
     public RedisConnection(IOptions<RedisWarmupOptions> options)
     {
@@ -21,6 +22,9 @@ internal sealed class RedisConnection : IAsyncDisposable
     public bool IsWarm => _isWarm;
 
     public string? LastError => _lastError;
+
+    /// <summary>Gets which threads serve the connections, as the warm-up found them.</summary>
+    public RedisIoThreads IoThreads => _ioThreads;
 
     public string Endpoints => string.Join(", ", BuildConfiguration(abortOnConnectFail: false).EndPoints.Select(Format));
 
@@ -34,7 +38,7 @@ internal sealed class RedisConnection : IAsyncDisposable
         {
             lock (_lock)
             {
-                return _multiplexer ??= ConnectionMultiplexer.Connect(BuildConfiguration(abortOnConnectFail: false));
+                return _multiplexer ??= ConnectionMultiplexer.Connect(PrepareConnect(abortOnConnectFail: false));
             }
         }
     }
@@ -49,7 +53,7 @@ internal sealed class RedisConnection : IAsyncDisposable
             }
         }
 
-        var connected = await ConnectionMultiplexer.ConnectAsync(BuildConfiguration(abortOnConnectFail)).ConfigureAwait(false);
+        var connected = await ConnectionMultiplexer.ConnectAsync(PrepareConnect(abortOnConnectFail)).ConfigureAwait(false);
         lock (_lock)
         {
             if (_multiplexer is null)
@@ -63,8 +67,9 @@ internal sealed class RedisConnection : IAsyncDisposable
         return _multiplexer;
     }
 
-    public void MarkWarm()
+    public void MarkWarm(RedisIoThreads ioThreads)
     {
+        _ioThreads = ioThreads;
         _lastError = null;
         _isWarm = true;
     }
@@ -93,12 +98,28 @@ internal sealed class RedisConnection : IAsyncDisposable
         _ => endpoint.ToString() ?? "?",
     };
 
+    /// <summary>
+    /// Turns dedicated I/O threads on when the options ask for them (the flag is read by each connection as it is made,
+    /// so it must be on before the multiplexer connects), then builds the configuration.
+    /// </summary>
+    private ConfigurationOptions PrepareConnect(bool abortOnConnectFail)
+    {
+        if (_options.DedicatedIoThreads && !DedicatedIoThreads.Enable())
+        {
+            throw new DedicatedIoThreadsUnavailableException(
+                $"RedisWarmupOptions.DedicatedIoThreads is true, but StackExchange.Redis {DedicatedIoThreads.LibraryVersion} did not " +
+                $"accept its '{DedicatedIoThreads.FeatureFlag}' feature flag (it needs 3.1.31 or later). Install a version that has it, " +
+                "or set RedisWarmupOptions.DedicatedIoThreads to false to read Redis replies through the CLR thread pool.");
+        }
+
+        return BuildConfiguration(abortOnConnectFail);
+    }
+
     private ConfigurationOptions BuildConfiguration(bool abortOnConnectFail)
     {
         var configuration = ConfigurationOptions.Parse(_options.Configuration);
         configuration.AbortOnConnectFail = abortOnConnectFail;
         configuration.ConnectTimeout = (int)_options.Timeout.TotalMilliseconds;
-        configuration.HighPrioritySocketThreads = _options.HighPrioritySocketThreads;
         if (_options.SyncTimeout is { } syncTimeout)
         {
             configuration.SyncTimeout = (int)syncTimeout.TotalMilliseconds;

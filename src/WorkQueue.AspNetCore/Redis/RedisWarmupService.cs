@@ -2,6 +2,7 @@ using System.Diagnostics;
 using Microsoft.Extensions.Hosting;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Options;
+using StackExchange.Redis;
 
 namespace WorkQueue.AspNetCore.Redis;
 
@@ -33,6 +34,11 @@ internal sealed partial class RedisWarmupService : IHostedLifecycleService, IDis
             {
                 await WarmUpAsync(abortOnConnectFail: true, cancellationToken).ConfigureAwait(false);
             }
+            catch (DedicatedIoThreadsUnavailableException ex)
+            {
+                Log.WarmupFailedFatal(_logger, ex, _connection.Endpoints);
+                throw;
+            }
             catch (Exception ex) when (ex is not OperationCanceledException || !cancellationToken.IsCancellationRequested)
             {
                 Log.WarmupFailedFatal(_logger, ex, _connection.Endpoints);
@@ -46,9 +52,18 @@ internal sealed partial class RedisWarmupService : IHostedLifecycleService, IDis
         }
 
         // StartNotReady: one attempt now, so a reachable Redis is still warm before traffic; then retry in the background.
-        if (await TryWarmUpAsync(cancellationToken).ConfigureAwait(false))
+        // Dedicated I/O threads that could not be had are a configuration error, not an outage: startup fails in both modes.
+        try
         {
-            return;
+            if (await TryWarmUpAsync(cancellationToken).ConfigureAwait(false))
+            {
+                return;
+            }
+        }
+        catch (DedicatedIoThreadsUnavailableException ex)
+        {
+            Log.WarmupFailedFatal(_logger, ex, _connection.Endpoints);
+            throw;
         }
 
         _retryLoop = RetryUntilWarmAsync(_stopping.Token);
@@ -86,8 +101,18 @@ internal sealed partial class RedisWarmupService : IHostedLifecycleService, IDis
                 return;
             }
 
-            if (await TryWarmUpAsync(cancellationToken).ConfigureAwait(false))
+            try
             {
+                if (await TryWarmUpAsync(cancellationToken).ConfigureAwait(false))
+                {
+                    return;
+                }
+            }
+            catch (DedicatedIoThreadsUnavailableException ex)
+            {
+                // Retrying would find the same connections: stay not ready, with the reason in readiness and the log.
+                _connection.MarkFailed(ex.Message);
+                Log.WarmupFailedStaysNotReady(_logger, ex, _connection.Endpoints);
                 return;
             }
         }
@@ -100,7 +125,7 @@ internal sealed partial class RedisWarmupService : IHostedLifecycleService, IDis
             await WarmUpAsync(abortOnConnectFail: false, cancellationToken).ConfigureAwait(false);
             return true;
         }
-        catch (Exception ex) when (!cancellationToken.IsCancellationRequested)
+        catch (Exception ex) when (ex is not DedicatedIoThreadsUnavailableException && !cancellationToken.IsCancellationRequested)
         {
             _connection.MarkFailed($"{ex.GetType().Name}: {ex.Message}");
             Log.WarmupFailedWillRetry(_logger, ex, _connection.Endpoints, _options.RetryInterval.TotalSeconds);
@@ -131,12 +156,14 @@ internal sealed partial class RedisWarmupService : IHostedLifecycleService, IDis
                 }
             }
 
+            // Every endpoint's connection exists now (it answered PING), so what it got can be asked.
+            var ioThreads = CheckIoThreads(multiplexer, endpoints);
             foreach (var callback in _options.WarmupCallbacks)
             {
                 await callback(multiplexer, timeout.Token).WaitAsync(timeout.Token).ConfigureAwait(false);
             }
 
-            _connection.MarkWarm();
+            _connection.MarkWarm(ioThreads);
             Log.WarmupCompleted(_logger, stopwatch.Elapsed.TotalMilliseconds, _connection.Endpoints, endpoints.Length, _options.WarmupCallbacks.Count);
         }
         catch (OperationCanceledException) when (timeout.IsCancellationRequested && !cancellationToken.IsCancellationRequested)
@@ -144,6 +171,47 @@ internal sealed partial class RedisWarmupService : IHostedLifecycleService, IDis
             throw new TimeoutException($"the warm-up did not finish within RedisWarmupOptions.Timeout ({_options.Timeout})");
         }
     }
+
+    /// <summary>
+    /// Finds which threads serve the connections the warm-up made, logs it, and fails when dedicated threads were asked
+    /// for and not had.
+    /// </summary>
+    private RedisIoThreads CheckIoThreads(IConnectionMultiplexer multiplexer, System.Net.EndPoint[] endpoints)
+    {
+        var found = DedicatedIoThreads.Inspect(multiplexer, endpoints);
+        if (!_options.DedicatedIoThreads)
+        {
+            // Left alone, so not ours to enforce; but say what the process-wide flag gave, which may be dedicated anyway.
+            Log.IoThreadsPoolChosen(_logger, _connection.Endpoints, Describe(found));
+            return found;
+        }
+
+        switch (found)
+        {
+            case RedisIoThreads.Dedicated:
+                Log.IoThreadsDedicated(_logger, _connection.Endpoints, endpoints.Length);
+                return found;
+            case RedisIoThreads.Unverified when DedicatedIoThreads.IsEnabled:
+                Log.IoThreadsUnverified(_logger, _connection.Endpoints, DedicatedIoThreads.LibraryVersion);
+                return found;
+            default:
+                throw new DedicatedIoThreadsUnavailableException(
+                    $"RedisWarmupOptions.DedicatedIoThreads is true, but the connection to {_connection.Endpoints} was made with " +
+                    $"{Describe(found)}, so Redis replies would stop arriving when the thread pool is starved. StackExchange.Redis's " +
+                    $"'{DedicatedIoThreads.FeatureFlag}' feature flag is process-wide and read when a connection is made: something in " +
+                    $"this process switched it off (ConnectionMultiplexer.SetFeatureFlag(\"{DedicatedIoThreads.FeatureFlag}\", false), " +
+                    $"flag now {(DedicatedIoThreads.IsEnabled ? "on" : "off")}) or a RedisWarmupOptions.ConfigureRedis setting (such as a " +
+                    "Tunnel) bypasses it. Remove that, or set RedisWarmupOptions.DedicatedIoThreads to false to use the thread pool knowingly.");
+        }
+    }
+
+    private static string Describe(RedisIoThreads ioThreads) => ioThreads switch
+    {
+        RedisIoThreads.Dedicated => "dedicated reader and writer threads",
+        RedisIoThreads.ThreadPool => "its reads and writes on the CLR thread pool",
+        RedisIoThreads.Mixed => "dedicated threads on some endpoints and the CLR thread pool on others",
+        _ => "I/O threads that StackExchange.Redis cannot report",
+    };
 
     private static partial class Log
     {
@@ -155,5 +223,17 @@ internal sealed partial class RedisWarmupService : IHostedLifecycleService, IDis
 
         [LoggerMessage(302, LogLevel.Warning, "Redis warm-up failed for {Endpoints}; the app is not ready and retries in {RetrySeconds:F1} s.", EventName = "RedisWarmupRetrying")]
         public static partial void WarmupFailedWillRetry(ILogger logger, Exception exception, string endpoints, double retrySeconds);
+
+        [LoggerMessage(303, LogLevel.Information, "Redis I/O threads for {Endpoints}: dedicated (a reader and a writer thread per connection, {Connections} connection(s), off the CLR thread pool; the flag is process-wide).", EventName = "RedisIoThreadsDedicated")]
+        public static partial void IoThreadsDedicated(ILogger logger, string endpoints, int connections);
+
+        [LoggerMessage(304, LogLevel.Information, "Redis I/O threads for {Endpoints}: RedisWarmupOptions.DedicatedIoThreads is false, so the flag was left as it is; the connection was made with {Found}. Without dedicated threads, Redis calls time out when the thread pool is starved.", EventName = "RedisIoThreadsPoolChosen")]
+        public static partial void IoThreadsPoolChosen(ILogger logger, string endpoints, string found);
+
+        [LoggerMessage(305, LogLevel.Warning, "Redis I/O threads for {Endpoints}: dedicated threads were requested and the flag is on, but StackExchange.Redis {Version} cannot report what each connection got, so it is unverified.", EventName = "RedisIoThreadsUnverified")]
+        public static partial void IoThreadsUnverified(ILogger logger, string endpoints, string version);
+
+        [LoggerMessage(306, LogLevel.Critical, "Redis warm-up failed for {Endpoints} in a way retrying cannot fix; the app stays not ready.", EventName = "RedisWarmupFailedNotRetried")]
+        public static partial void WarmupFailedStaysNotReady(ILogger logger, Exception exception, string endpoints);
     }
 }

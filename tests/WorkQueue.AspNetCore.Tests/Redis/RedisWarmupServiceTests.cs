@@ -4,6 +4,7 @@ using Microsoft.AspNetCore.Builder;
 using Microsoft.AspNetCore.Diagnostics.HealthChecks;
 using Microsoft.AspNetCore.Http;
 using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.Diagnostics.HealthChecks;
 using StackExchange.Redis;
 using WorkQueue.AspNetCore.Redis;
 using WorkQueue.AspNetCore.Tests.TestSupport;
@@ -47,6 +48,22 @@ public sealed class RedisWarmupServiceTests(RedisServerFixture redis) : IClassFi
         Assert.True(probe.Warm, "the first request ran before the warm-up completed");
         Assert.Equal(1, probe.Count);
         Assert.Same(app.Services.GetRequiredService<IConnectionMultiplexer>(), app.Services.GetRequiredService<RedisConnection>().Multiplexer);
+    }
+
+    [Fact]
+    public async Task Warmup_DefaultOptions_ConnectsWithDedicatedIoThreadsAndReportsThemInReadiness()
+    {
+        await using var app = await TestApp.StartAsync(
+            b => b.Services.AddRedisWarmup(o => o.Configuration = redis.Server.Configuration),
+            _ => { });
+
+        var report = await app.Services.GetRequiredService<HealthCheckService>().CheckHealthAsync(r => r.Name == "redis-warmup");
+
+        var entry = report.Entries["redis-warmup"];
+        Assert.Equal(HealthStatus.Healthy, entry.Status);
+        Assert.Equal("dedicated", entry.Data[RedisWarmupHealthCheck.IoThreadsKey]);
+        Assert.Equal(RedisIoThreads.Dedicated, app.Services.GetRequiredService<RedisConnection>().IoThreads);
+        Assert.True(ConnectionMultiplexer.GetFeatureFlag(DedicatedIoThreads.FeatureFlag));
     }
 
     [Fact]
@@ -120,7 +137,7 @@ public sealed class RedisWarmupServiceTests(RedisServerFixture redis) : IClassFi
         Assert.Single(services, d => d.ImplementationType == typeof(RedisWarmupService));
         using var provider = services.BuildServiceProvider();
         var options = provider.GetRequiredService<Microsoft.Extensions.Options.IOptions<WorkQueue.AspNetCore.RedisWarmupOptions>>().Value;
-        Assert.Equal(("a:1", TimeSpan.FromSeconds(3)), (options.Configuration, options.Timeout));
+        Assert.Equal(("a:1", TimeSpan.FromSeconds(3), true), (options.Configuration, options.Timeout, options.DedicatedIoThreads));
         var checks = provider.GetRequiredService<Microsoft.Extensions.Options.IOptions<Microsoft.Extensions.Diagnostics.HealthChecks.HealthCheckServiceOptions>>().Value.Registrations;
         Assert.Single(checks, c => c.Name == "redis-warmup");
     }

@@ -1,0 +1,87 @@
+using System.Net;
+using System.Reflection;
+using StackExchange.Redis;
+
+namespace WorkQueue.AspNetCore.Redis;
+
+/// <summary>
+/// StackExchange.Redis's process-wide <c>DedicatedThreads</c> feature flag (3.1.31 and later): asking for it, and
+/// finding out what each connection actually got.
+/// </summary>
+internal static class DedicatedIoThreads
+{
+    /// <summary>The flag's name, as <see cref="ConnectionMultiplexer.SetFeatureFlag"/> knows it.</summary>
+    public const string FeatureFlag = "DedicatedThreads";
+
+    // The flag is a request that each connection reads when it is made; what a connection actually got is answered by
+    // the library's IInternalConnectionMultiplexer.IsSyncReader/IsSyncWriter, which it keeps "for tests and
+    // diagnostics" but does not make public. Looked up once; null when a future version renames or drops them.
+    private static readonly MethodInfo? IsSyncReader = FindDiagnostic("IsSyncReader");
+    private static readonly MethodInfo? IsSyncWriter = FindDiagnostic("IsSyncWriter");
+
+    /// <summary>Gets whether the flag is on in this process now.</summary>
+    public static bool IsEnabled => ConnectionMultiplexer.GetFeatureFlag(FeatureFlag);
+
+    /// <summary>Gets the installed StackExchange.Redis's version, for messages.</summary>
+    public static string LibraryVersion =>
+        typeof(ConnectionMultiplexer).Assembly.GetCustomAttribute<AssemblyInformationalVersionAttribute>()?.InformationalVersion
+        ?? typeof(ConnectionMultiplexer).Assembly.GetName().Version?.ToString()
+        ?? "?";
+
+    /// <summary>
+    /// Turns the flag on for every connection made from now on, in the whole process; returns whether it is on
+    /// afterwards (<see cref="ConnectionMultiplexer.SetFeatureFlag"/> silently ignores a name it does not know).
+    /// </summary>
+    public static bool Enable()
+    {
+        ConnectionMultiplexer.SetFeatureFlag(FeatureFlag, true);
+        return IsEnabled;
+    }
+
+    /// <summary>
+    /// Finds which threads serve the interactive connection of every endpoint: <see cref="RedisIoThreads.Unverified"/>
+    /// when the library cannot say.
+    /// </summary>
+    public static RedisIoThreads Inspect(IConnectionMultiplexer multiplexer, IReadOnlyCollection<EndPoint> endpoints)
+    {
+        if (IsSyncReader is null || IsSyncWriter is null || endpoints.Count == 0)
+        {
+            return RedisIoThreads.Unverified;
+        }
+
+        int dedicated = 0;
+        int pooled = 0;
+        foreach (var endpoint in endpoints)
+        {
+            object[] arguments = [endpoint, ConnectionType.Interactive];
+            if (IsSyncReader.Invoke(multiplexer, arguments) is not bool reader || IsSyncWriter.Invoke(multiplexer, arguments) is not bool writer)
+            {
+                return RedisIoThreads.Unverified;
+            }
+
+            if (reader && writer)
+            {
+                dedicated++;
+            }
+            else
+            {
+                pooled++;
+            }
+        }
+
+        return (dedicated, pooled) switch
+        {
+            (_, 0) => RedisIoThreads.Dedicated,
+            (0, _) => RedisIoThreads.ThreadPool,
+            _ => RedisIoThreads.Mixed,
+        };
+    }
+
+    private static MethodInfo? FindDiagnostic(string name)
+    {
+        var method = typeof(ConnectionMultiplexer).Assembly
+            .GetType("StackExchange.Redis.IInternalConnectionMultiplexer")
+            ?.GetMethod(name, [typeof(EndPoint), typeof(ConnectionType)]);
+        return method?.ReturnType == typeof(bool?) && method.DeclaringType!.IsAssignableFrom(typeof(ConnectionMultiplexer)) ? method : null;
+    }
+}
