@@ -41,6 +41,7 @@
       ],
     },
     { title: 'Depth', unit: 'jobs', series: [{ name: 'depth', value: s => s.depth }] },
+    { title: 'Busy workers', unit: 'threads', series: [{ name: 'busy', value: s => s.busy }] },
   ];
 
   const cards = new Map();
@@ -415,7 +416,7 @@
     const current = chart.spec.series
       .map(series => `${chart.spec.series.length > 1 ? series.name + ' ' : ''}${last ? fmt(series.value(last)) : '-'}`)
       .join(', ');
-    setText(chart.now, current);
+    setText(chart.now, `${current} (peak ${fmt(max)})`);
     chart.svg.setAttribute('aria-label',
       `${chart.spec.title} over the last ${WINDOW_MS / 60000} minutes: now ${current} ${chart.spec.unit}, peak ${fmt(max)}.`);
   }
