@@ -39,7 +39,7 @@ public sealed class DashboardEndpointsTests : IAsyncLifetime
         Assert.Contains("frame-ancestors 'none'", csp);
         Assert.DoesNotContain("unsafe-inline", csp);
         Assert.Equal("nosniff", Assert.Single(response.Headers.GetValues("X-Content-Type-Options")));
-        Assert.NotEqual(0, (await response.Content.ReadAsByteArrayAsync()).Length);
+        Assert.NotEmpty(await response.Content.ReadAsByteArrayAsync());
     }
 
     [Fact]
