@@ -163,6 +163,67 @@ public sealed class DashboardPageTests(Chromium chromium, ITestOutputHelper outp
         await Expect(key).ToBeHiddenAsync();
     }
 
+    [Fact]
+    public async Task ContentSecurityPolicy_ScriptInjectedIntoThePage_DoesNotRun()
+    {
+        await using var host = await DashboardHost.StartAsync();
+        var page = await OpenAsync(host);
+
+        bool ran = await page.EvaluateAsync<bool>(
+            """
+            () => {
+              const script = document.createElement('script');
+              script.textContent = 'window.injectedRan = true';
+              document.body.appendChild(script);
+              return window.injectedRan === true;
+            }
+            """);
+
+        Assert.False(ran, "An inline script injected into the dashboard ran: the Content-Security-Policy is not in force.");
+    }
+
+    [Fact]
+    public async Task CrossOrigin_FormPostAndFetches_CannotPauseAQueue()
+    {
+        await using var host = await DashboardHost.StartAsync();
+        await using var other = await OtherOrigin.StartAsync();
+        var context = await chromium.Browser.NewContextAsync();
+        _contexts.Add(context);
+        var page = await context.NewPageAsync();
+        await page.GotoAsync(other.Address.ToString());
+        string pause = new Uri(host.Address, "/admin/workqueue/default/pause").ToString();
+
+        // Scripts on another origin: a no-cors fetch can only send a simple content type; a JSON one needs a preflight.
+        string noCors = await page.EvaluateAsync<string>(
+            "url => fetch(url, { method: 'POST', mode: 'no-cors', body: '{}' }).then(r => r.type, e => 'error: ' + e.message)", pause);
+        string json = await page.EvaluateAsync<string>(
+            "url => fetch(url, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{}' }).then(r => 'status ' + r.status, e => 'blocked: ' + e.message)", pause);
+
+        // A plain HTML form, as a malicious page would auto-submit it.
+        var navigation = page.WaitForResponseAsync(pause);
+        await page.EvaluateAsync(
+            """
+            url => {
+              const form = document.createElement('form');
+              form.method = 'POST';
+              form.action = url;
+              const field = document.createElement('input');
+              field.name = 'x';
+              field.value = '1';
+              form.appendChild(field);
+              document.body.appendChild(form);
+              form.submit();
+            }
+            """,
+            pause);
+        var formResponse = await navigation;
+
+        Assert.Equal("opaque", noCors);
+        Assert.StartsWith("blocked", json);
+        Assert.Equal(415, formResponse.Status);
+        Assert.False(host.Queue("default").GetSnapshot().IsPaused, $"A cross-origin request paused the queue (no-cors: {noCors}, json: {json}).");
+    }
+
     private async Task<IPage> OpenAsync(DashboardHost host, bool waitForQueues = true)
     {
         var context = await chromium.Browser.NewContextAsync(new() { ViewportSize = new() { Width = 1366, Height = 900 } });
