@@ -164,6 +164,18 @@ public sealed class DashboardPageTests(Chromium chromium, ITestOutputHelper outp
     }
 
     [Fact]
+    public async Task WrongAdminPrefix_ShowsThe404AndWhereToLook()
+    {
+        await using var host = await DashboardHost.StartAsync(pageAdminPrefix: "/nowhere");
+        var page = await OpenAsync(host, waitForQueues: false);
+
+        var error = page.Locator("#error");
+        await Expect(error).ToContainTextAsync("404", new() { Timeout = Generous });
+        await Expect(error).ToContainTextAsync("No admin endpoints answer at /nowhere");
+        await Expect(page.Locator("#status")).ToHaveTextAsync("Not updating");
+    }
+
+    [Fact]
     public async Task ContentSecurityPolicy_ScriptInjectedIntoThePage_DoesNotRun()
     {
         await using var host = await DashboardHost.StartAsync();

@@ -43,7 +43,7 @@ internal sealed class DashboardHost : IAsyncDisposable
 
     public IWorkQueue Queue(string name) => App.Services.GetRequiredService<IWorkQueueProvider>().GetQueue(name);
 
-    public static async Task<DashboardHost> StartAsync(bool requireKey = false)
+    public static async Task<DashboardHost> StartAsync(bool requireKey = false, string pageAdminPrefix = "/admin/workqueue")
     {
         var builder = WebApplication.CreateSlimBuilder();
         builder.WebHost.UseUrls("http://127.0.0.1:0");
@@ -72,7 +72,11 @@ internal sealed class DashboardHost : IAsyncDisposable
             admin.RequireAuthorization(KeyCheck.Scheme);
         }
 
-        app.MapWorkQueueDashboard("/admin/workqueue/ui", o => o.ApiKeyHeader = requireKey ? KeyHeader : null);
+        app.MapWorkQueueDashboard("/admin/workqueue/ui", o =>
+        {
+            o.AdminPrefix = pageAdminPrefix;
+            o.ApiKeyHeader = requireKey ? KeyHeader : null;
+        });
         await app.StartAsync();
         string address = app.Services.GetRequiredService<IServer>().Features.Get<IServerAddressesFeature>()!.Addresses.Single();
         return new DashboardHost(app, new Uri(address));

@@ -47,7 +47,6 @@
   const cards = new Map();
   const samples = new Map();
   let lastSample = 0;
-  let historyServed = true;
   let waitingForKey = false;
 
   const el = {
@@ -184,33 +183,24 @@
     }
     try {
       const queues = await api('GET', '/');
-      if (historyServed) {
-        await loadHistory();
-      } else {
-        sampleLocally(queues);
-      }
+      await loadHistory();
       render(queues);
       showError('');
       setStatus(`Live: ${queues.length} ${queues.length === 1 ? 'queue' : 'queues'}`);
       el.updated.textContent = `Updated ${new Date().toLocaleTimeString()}`;
     } catch (e) {
-      showError(e.message);
+      const hint = e.status === 404 && cards.size === 0
+        ? `\nNo admin endpoints answer at ${PREFIX || '/'}: map them with MapWorkQueueAdmin, or set WorkQueueDashboardOptions.AdminPrefix to where they are.`
+        : '';
+      showError(e.message + hint);
       setStatus('Not updating');
     }
   }
 
   async function loadHistory() {
-    let history;
-    try {
-      history = await api('GET', `/history?since=${lastSample}`);
-    } catch (e) {
-      if (e.status === 404) {
-        // The server keeps no history (AddWorkQueueDashboard was not called): chart from this page's own polls.
-        historyServed = false;
-        return;
-      }
-      throw e;
-    }
+    // The server samples every queue once a second (AddWorkQueueDashboard, which MapWorkQueueDashboard requires), so a
+    // page opened now draws the last minutes at once and then asks only for what is new.
+    const history = await api('GET', `/history?since=${lastSample}`);
     for (const queue of history.queues) {
       const list = samplesOf(queue.name);
       for (const sample of queue.samples) {
@@ -224,25 +214,6 @@
     trim();
   }
 
-  function sampleLocally(queues) {
-    const now = Date.now();
-    for (const q of queues) {
-      const list = samplesOf(q.name);
-      const ended = q.totals.succeeded + q.totals.deadLettered;
-      const previous = list[list.length - 1];
-      const seconds = previous ? (now - previous.t) / 1000 : 0;
-      list.push({
-        t: now,
-        ended,
-        depth: q.depth,
-        jobsPerSecond: seconds > 0 ? Math.max(0, ended - previous.ended) / seconds : 0,
-        queueWaitP50Ms: q.queueWaitMs.p50,
-        queueWaitP99Ms: q.queueWaitMs.p99,
-      });
-    }
-    trim();
-  }
-
   function samplesOf(name) {
     if (!samples.has(name)) {
       samples.set(name, []);
@@ -250,8 +221,9 @@
     return samples.get(name);
   }
 
+  // Chart time is the server's (the newest sample), so a browser whose clock is off still draws the right window.
   function trim() {
-    const oldest = Date.now() - WINDOW_MS;
+    const oldest = lastSample - WINDOW_MS;
     for (const list of samples.values()) {
       while (list.length > 0 && list[0].t < oldest) {
         list.shift();
@@ -395,7 +367,7 @@
   }
 
   function drawChart(chart, list) {
-    const end = Date.now();
+    const end = lastSample;
     const start = end - WINDOW_MS;
     let max = 0;
     for (const sample of list) {
