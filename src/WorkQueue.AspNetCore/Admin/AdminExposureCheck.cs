@@ -49,13 +49,12 @@ internal static partial class AdminExposureCheck
     }
 
     /// <summary>Runs the check now and logs a warning for each prefix whose endpoints are exposed.</summary>
-    /// <returns>The prefixes warned about.</returns>
-    public static IReadOnlyList<string> Run(IEndpointRouteBuilder endpoints, ILogger logger)
+    private static void Run(IEndpointRouteBuilder endpoints, ILogger logger)
     {
         string? reason = FindForwardedHeadersHandling(endpoints);
         if (reason is null)
         {
-            return [];
+            return;
         }
 
         var exposed = endpoints.DataSources
@@ -68,8 +67,6 @@ internal static partial class AdminExposureCheck
         {
             Log.ForwardedHeadersWithoutPolicy(logger, prefix, reason);
         }
-
-        return exposed;
     }
 
     private static string? FindForwardedHeadersHandling(IEndpointRouteBuilder endpoints)
