@@ -1,3 +1,4 @@
+using System.Globalization;
 using System.Text.Json;
 using Microsoft.AspNetCore.Http;
 using Microsoft.AspNetCore.Http.HttpResults;
@@ -147,7 +148,7 @@ internal static class AdminEndpoints
         var after = DateTimeOffset.MinValue;
         if (since is not null)
         {
-            if (!long.TryParse(since, out long ms) || ms < 0 || ms > DateTimeOffset.MaxValue.ToUnixTimeMilliseconds())
+            if (!long.TryParse(since, NumberStyles.None, CultureInfo.InvariantCulture, out long ms) || ms > DateTimeOffset.MaxValue.ToUnixTimeMilliseconds())
             {
                 return Invalid("since", $"\"since\" must be a time in Unix milliseconds (a whole number from 0); it was '{since}'.");
             }
