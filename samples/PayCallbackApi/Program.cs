@@ -44,6 +44,7 @@ services.AddWorkQueue(o =>
         o.Retry.MaxAttempts = 3;
         o.Retry.BaseDelay = TimeSpan.FromMilliseconds(200);
     });
+services.AddWorkQueueDashboard();   // keeps the last five minutes of every queue for the dashboard page
 services.AddHealthChecks().AddWorkQueueSaturation(threshold: 0.9);
 
 if (mode == ProcessingMode.Queue)
@@ -92,6 +93,13 @@ if (adminKeySet)
 {
     admin.RequireAuthorization(AdminKeyAuthentication.Policy);
 }
+
+// The page holds no data; its calls go to the admin endpoints above, with their protection (the key when one is set).
+app.MapWorkQueueDashboard("/admin/workqueue/ui", o =>
+{
+    o.AdminPrefix = "/admin/workqueue";
+    o.ApiKeyHeader = adminKeySet ? AdminKeyAuthentication.Header : null;
+});
 
 app.MapHealthChecks("/health/ready", new HealthCheckOptions { Predicate = c => c.Tags.Contains(WorkQueueHealthCheckTags.Ready) });
 app.MapHealthChecks("/health/live", new HealthCheckOptions { Predicate = _ => false });

@@ -80,7 +80,14 @@ public sealed class ConsumerAppTests
         HttpStatusCode status;
         try
         {
-            using var response = await http.SendAsync(new HttpRequestMessage(method, path));
+            using var request = new HttpRequestMessage(method, path);
+            if (method != HttpMethod.Get)
+            {
+                // State-changing admin calls need a JSON content type.
+                request.Content = new StringContent("{}", System.Text.Encoding.UTF8, "application/json");
+            }
+
+            using var response = await http.SendAsync(request);
             status = response.StatusCode;
             body = await response.Content.ReadAsStringAsync();
         }

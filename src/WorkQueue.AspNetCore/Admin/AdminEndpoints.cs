@@ -1,6 +1,9 @@
+using System.Globalization;
 using System.Text.Json;
 using Microsoft.AspNetCore.Http;
 using Microsoft.AspNetCore.Http.HttpResults;
+using Microsoft.Extensions.DependencyInjection;
+using WorkQueue.AspNetCore.Dashboard;
 
 namespace WorkQueue.AspNetCore.Admin;
 
@@ -125,6 +128,38 @@ internal static class AdminEndpoints
 
         q.Resume();
         return TypedResults.Ok(new PauseState(q.Name, Paused: false));
+    }
+
+    public static Results<Ok<DeadLetterState[]>, ProblemHttpResult> GetDeadLetters(string queue, IWorkQueueProvider queues) =>
+        queues.TryGetControl(queue, out var q)
+            ? TypedResults.Ok(q.GetDeadLetters().Select(AdminResponses.FromDeadLetter).ToArray())
+            : UnknownQueue(queue);
+
+    public static Results<Ok<HistoryState>, ValidationProblem, ProblemHttpResult> GetHistory(string? since, IWorkQueueProvider queues, HttpContext http)
+    {
+        if (http.RequestServices.GetService<DashboardHistory>() is not { } history)
+        {
+            return TypedResults.Problem(
+                statusCode: StatusCodes.Status404NotFound,
+                title: "No history",
+                detail: "Queue history is kept only when 'services.AddWorkQueueDashboard()' is called.");
+        }
+
+        var after = DateTimeOffset.MinValue;
+        if (since is not null)
+        {
+            if (!long.TryParse(since, NumberStyles.None, CultureInfo.InvariantCulture, out long ms) || ms > DateTimeOffset.MaxValue.ToUnixTimeMilliseconds())
+            {
+                return Invalid("since", $"\"since\" must be a time in Unix milliseconds (a whole number from 0); it was '{since}'.");
+            }
+
+            after = DateTimeOffset.FromUnixTimeMilliseconds(ms);
+        }
+
+        var result = queues.Queues
+            .Select(q => new HistoryQueue(q.Name, history.Find(q.Name)?.After(after).Select(AdminResponses.FromSample).ToArray() ?? []))
+            .ToArray();
+        return TypedResults.Ok(new HistoryState((int)DashboardHistory.Interval.TotalMilliseconds, result));
     }
 
     private static bool TryGetProperty(JsonElement body, string name, out JsonElement value)

@@ -1,3 +1,5 @@
+using WorkQueue.AspNetCore.Dashboard;
+
 namespace WorkQueue.AspNetCore.Admin;
 
 /// <summary>The JSON bodies of the admin endpoints (serialized camelCase).</summary>
@@ -19,6 +21,29 @@ internal static class AdminResponses
 
     public static WorkersState WorkersFrom(WorkQueueSnapshot s) =>
         new(s.Name, s.Workers, s.BusyWorkers, s.TargetWorkers, s.MinWorkers, s.MaxWorkers, ToJson(s.Mode));
+
+    public static DeadLetterState FromDeadLetter(DeadLetteredJob d) => new(
+        d.Job.Id,
+        d.Job.Name,
+        d.Job.Attempt,
+        new ErrorState(d.Exception.GetType().FullName ?? d.Exception.GetType().Name, d.Exception.Message),
+        d.DeadLetteredAt);
+
+    public static HistorySample FromSample(QueueSample sample)
+    {
+        var s = sample.Snapshot;
+        return new(
+            sample.At.ToUnixTimeMilliseconds(),
+            s.Depth,
+            s.Capacity,
+            s.Workers,
+            s.BusyWorkers,
+            s.Totals.Unfinished,
+            s.RunningJobs,
+            Math.Round(sample.JobsPerSecond, 2),
+            s.QueueWait.P50.TotalMilliseconds,
+            s.QueueWait.P99.TotalMilliseconds);
+    }
 
     public static string ToJson(WorkerMode mode) => mode == WorkerMode.Manual ? "manual" : "auto";
 
@@ -61,3 +86,25 @@ internal sealed record Latency(int Samples, double P50, double P95, double P99, 
     public static Latency From(LatencySummary s) =>
         new(s.Samples, s.P50.TotalMilliseconds, s.P95.TotalMilliseconds, s.P99.TotalMilliseconds, s.Max.TotalMilliseconds);
 }
+
+/// <summary>A dead-lettered job without its payload (payloads may hold personal data).</summary>
+internal sealed record DeadLetterState(long Id, string Name, int Attempt, ErrorState Error, DateTimeOffset DeadLetteredAt);
+
+internal sealed record ErrorState(string Type, string Message);
+
+internal sealed record HistoryState(int IntervalMs, HistoryQueue[] Queues);
+
+internal sealed record HistoryQueue(string Name, HistorySample[] Samples);
+
+/// <summary>One sampling tick of one queue; <c>T</c> is in Unix milliseconds, latencies in milliseconds.</summary>
+internal sealed record HistorySample(
+    long T,
+    int Depth,
+    int Capacity,
+    int Workers,
+    int Busy,
+    long Unfinished,
+    int Running,
+    double JobsPerSecond,
+    double QueueWaitP50Ms,
+    double QueueWaitP99Ms);

@@ -9,7 +9,7 @@ using WorkQueue.AspNetCore.Admin;
 namespace Microsoft.AspNetCore.Builder;
 
 /// <summary>
-/// Maps the WorkQueue admin endpoints.
+/// Maps the WorkQueue admin endpoints and dashboard.
 /// </summary>
 public static partial class WorkQueueEndpointRouteBuilderExtensions
 {
@@ -17,12 +17,23 @@ public static partial class WorkQueueEndpointRouteBuilderExtensions
     /// Maps the admin endpoints (JSON, camelCase) under <paramref name="prefix"/>:
     /// <c>GET {prefix}</c> (every queue), <c>GET {prefix}/{queue}</c>, <c>GET {prefix}/{queue}/depth</c>,
     /// <c>GET|PUT {prefix}/{queue}/workers</c> (<c>{"count":n}</c> sets a manual count, <c>{"mode":"auto"}</c> hands it
-    /// back to the autoscaler), <c>POST {prefix}/{queue}/pause</c> and <c>/resume</c>.
+    /// back to the autoscaler), <c>POST {prefix}/{queue}/pause</c> and <c>/resume</c>,
+    /// <c>GET {prefix}/{queue}/dead-letters</c> and <c>GET {prefix}/history</c> (the samples kept by
+    /// <c>AddWorkQueueDashboard</c>).
     /// </summary>
     /// <remarks>
+    /// <para>
     /// Secure by default: until an authorization policy is required on them (chain
-    /// <c>.RequireAuthorization(...)</c> on the returned builder), the endpoints answer loopback clients only and refuse
-    /// others with 403.
+    /// <c>.RequireAuthorization(...)</c> on the returned builder), the endpoints answer direct loopback clients only and
+    /// refuse others with 403, including loopback requests that carry forwarding headers (<c>X-Forwarded-For</c>,
+    /// <c>Forwarded</c>, ...). Behind a reverse proxy on the same host, only an authorization policy protects them; a
+    /// warning is logged at startup when forwarded-headers handling is on and no policy is required.
+    /// </para>
+    /// <para>
+    /// The state-changing calls (<c>PUT .../workers</c>, <c>POST .../pause</c>, <c>POST .../resume</c>) need
+    /// <c>Content-Type: application/json</c> (415 otherwise; pause and resume take an empty body or <c>{}</c>), so that a
+    /// cross-site form or image cannot make them.
+    /// </para>
     /// </remarks>
     /// <param name="endpoints">The endpoint route builder.</param>
     /// <param name="prefix">The route prefix.</param>
@@ -38,24 +49,30 @@ public static partial class WorkQueueEndpointRouteBuilderExtensions
                 "Unable to find the WorkQueue services. Add them by calling 'services.AddWorkQueue()' before mapping the admin endpoints.");
         }
 
-        var group = endpoints.MapGroup(prefix).WithTags("WorkQueue");
+        var group = endpoints.MapGroup(prefix).WithTags("WorkQueue").WithMetadata(new AdminEndpointMetadata(prefix));
         group.AddEndpointFilter(LoopbackOnlyFilter.InvokeAsync);
         group.MapGet("/", AdminEndpoints.GetAll);
+        group.MapGet("/history", AdminEndpoints.GetHistory);
         group.MapGet("/{queue}", AdminEndpoints.GetOne);
         group.MapGet("/{queue}/depth", AdminEndpoints.GetDepth);
         group.MapGet("/{queue}/workers", AdminEndpoints.GetWorkers);
-        group.MapPut("/{queue}/workers", AdminEndpoints.PutWorkers);
-        group.MapPost("/{queue}/pause", AdminEndpoints.Pause);
-        group.MapPost("/{queue}/resume", AdminEndpoints.Resume);
+        group.MapGet("/{queue}/dead-letters", AdminEndpoints.GetDeadLetters);
+        group.MapPut("/{queue}/workers", AdminEndpoints.PutWorkers).AddEndpointFilter(JsonOnlyFilter.InvokeAsync);
+        group.MapPost("/{queue}/pause", AdminEndpoints.Pause).AddEndpointFilter(JsonOnlyFilter.InvokeAsync);
+        group.MapPost("/{queue}/resume", AdminEndpoints.Resume).AddEndpointFilter(JsonOnlyFilter.InvokeAsync);
 
         var logger = endpoints.ServiceProvider.GetRequiredService<ILoggerFactory>().CreateLogger("WorkQueue.AspNetCore.Admin");
         Log.AdminMapped(logger, prefix);
+        AdminExposureCheck.Register(endpoints, logger);
         return group;
     }
 
     private static partial class Log
     {
-        [LoggerMessage(400, LogLevel.Information, "WorkQueue admin endpoints mapped at {Prefix}. Until an authorization policy is required on them (.RequireAuthorization(...)), they answer loopback clients only and refuse others with 403.", EventName = "AdminEndpointsMapped")]
+        [LoggerMessage(400, LogLevel.Information, "WorkQueue admin endpoints mapped at {Prefix}. Until an authorization policy is required on them (.RequireAuthorization(...)), they answer direct loopback clients only and refuse others (and proxied requests) with 403.", EventName = "AdminEndpointsMapped")]
         public static partial void AdminMapped(ILogger logger, string prefix);
+
+        [LoggerMessage(403, LogLevel.Information, "WorkQueue dashboard mapped at {Pattern}; it calls the admin endpoints at {AdminPrefix}.", EventName = "DashboardMapped")]
+        public static partial void DashboardMapped(ILogger logger, string pattern, string adminPrefix);
     }
 }

@@ -36,6 +36,39 @@ public sealed class AdminKeyTests(RedisServerFixture redis) : IClassFixture<Redi
         Assert.Contains("\"max\":128", await response.Content.ReadAsStringAsync());
     }
 
+    [Theory]
+    [InlineData(null, "")]
+    [InlineData("the-admin-key", "X-Admin-Key")]
+    public async Task Dashboard_IsMappedAtAdminUiAndSendsTheKeyHeaderOnlyWhenAKeyIsSet(string? key, string header)
+    {
+        await using var app = new PayCallbackApp(redis.Server, ProcessingMode.Queue, new() { ["Admin:ApiKey"] = key });
+        using var client = app.CreateClient();
+
+        using var response = await client.GetAsync("/admin/workqueue/ui");
+
+        Assert.Equal(HttpStatusCode.OK, response.StatusCode);
+        string html = await response.Content.ReadAsStringAsync();
+        Assert.Contains("""<meta name="workqueue-admin-prefix" content="/admin/workqueue">""", html);
+        Assert.Contains($"""<meta name="workqueue-api-key-header" content="{header}">""", html);
+        Assert.Contains("frame-ancestors 'none'", Assert.Single(response.Headers.GetValues("Content-Security-Policy")));
+    }
+
+    [Fact]
+    public async Task AdminKeyConfigured_HistoryNeedsTheKeyToo()
+    {
+        await using var app = new PayCallbackApp(redis.Server, ProcessingMode.Queue, new() { ["Admin:ApiKey"] = "the-admin-key" });
+        using var client = app.CreateClient();
+
+        using var anonymous = await client.GetAsync("/admin/workqueue/history");
+        using var request = new HttpRequestMessage(HttpMethod.Get, "/admin/workqueue/history");
+        request.Headers.Add("X-Admin-Key", "the-admin-key");
+        using var withKey = await client.SendAsync(request);
+
+        Assert.Equal(HttpStatusCode.Unauthorized, anonymous.StatusCode);
+        Assert.Equal(HttpStatusCode.OK, withKey.StatusCode);
+        Assert.Contains("\"legacy\"", await withKey.Content.ReadAsStringAsync());
+    }
+
     [Fact]
     public async Task Health_ReadyAndLive_AreHealthyOnceWarm()
     {

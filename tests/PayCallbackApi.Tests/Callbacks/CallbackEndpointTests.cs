@@ -141,7 +141,7 @@ public sealed class CallbackEndpointTests(RedisServerFixture redis) : IClassFixt
     {
         await using var app = new PayCallbackApp(redis.Server, ProcessingMode.Queue, new() { ["WorkQueue:Queues:default:Capacity"] = "1" });
         using var client = app.CreateClient();
-        using (var pause = await client.PostAsync("/admin/workqueue/default/pause", null))
+        using (var pause = await client.PostAsync("/admin/workqueue/default/pause", JsonContent.Create(new { })))
         {
             Assert.Equal(HttpStatusCode.OK, pause.StatusCode);
         }
@@ -166,7 +166,7 @@ public sealed class CallbackEndpointTests(RedisServerFixture redis) : IClassFixt
             Assert.Equal(HttpStatusCode.NotFound, released.StatusCode);
         }
 
-        using (var resume = await client.PostAsync("/admin/workqueue/default/resume", null))
+        using (var resume = await client.PostAsync("/admin/workqueue/default/resume", JsonContent.Create(new { })))
         {
             Assert.Equal(HttpStatusCode.OK, resume.StatusCode);
         }

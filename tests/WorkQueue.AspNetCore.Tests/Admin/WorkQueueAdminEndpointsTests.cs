@@ -157,14 +157,14 @@ public sealed class WorkQueueAdminEndpointsTests : IAsyncLifetime
     [Fact]
     public async Task PauseThenResume_StopsAndRestartsJobStarts()
     {
-        using var paused = await Client.PostAsync($"{Prefix}/io/pause", null);
+        using var paused = await Client.PostAsync($"{Prefix}/io/pause", JsonContent.Create(new { }));
         Assert.Equal(HttpStatusCode.OK, paused.StatusCode);
         var io = _app.Services.GetRequiredKeyedService<IWorkQueue>("io");
         Assert.True(Control("io").GetSnapshot().IsPaused);
         var ran = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
         Assert.True(io.TryEnqueue(_ => ran.SetResult()));
 
-        using var resumed = await Client.PostAsync($"{Prefix}/io/resume", null);
+        using var resumed = await Client.PostAsync($"{Prefix}/io/resume", JsonContent.Create(new { }));
 
         Assert.Equal(HttpStatusCode.OK, resumed.StatusCode);
         Assert.Equal("""{"queue":"io","paused":false}""", await resumed.Content.ReadAsStringAsync());

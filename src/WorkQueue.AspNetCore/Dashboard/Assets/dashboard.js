@@ -1,0 +1,576 @@
+// WorkQueue dashboard: a plain script, no framework, no build step.
+// Every data and control call goes to the admin endpoints, whose protection applies. Data from the server is put into
+// the page with textContent and DOM calls only, never as HTML.
+(function () {
+  'use strict';
+
+  const PREFIX = meta('workqueue-admin-prefix').replace(/\/+$/, '');
+  const KEY_HEADER = meta('workqueue-api-key-header');
+  const KEY_STORE = 'workqueue-admin-key';
+  const REFRESH_MS = 1000;
+  const WINDOW_MS = 5 * 60 * 1000;
+  const SVG = 'http://www.w3.org/2000/svg';
+  const number = new Intl.NumberFormat('en-US', { maximumFractionDigits: 1 });
+
+  // What a queue card shows. Each entry reads one value from the queue's JSON; an entry whose value is undefined is
+  // hidden, so fields the server adds later (durable queues: stream length, pending, consumers) are one line here.
+  const STATS = [
+    { label: 'Workers', value: q => q.workers && `${q.workers.current} (${q.workers.busy} busy)` },
+    { label: 'Min / max', value: q => q.workers && `${q.workers.min} / ${q.workers.max}` },
+    { label: 'Mode', value: q => q.workers && q.workers.mode },
+    { label: 'Unfinished', value: q => q.totals && fmt(q.totals.unfinished) },
+    { label: 'Running', value: q => q.jobs && `${fmt(q.jobs.running)} of ${fmt(q.jobs.maxConcurrency)}` },
+    { label: 'Stuck', value: q => q.stuckJobs && fmt(q.stuckJobs.length) },
+    { label: 'When full', value: q => q.fullMode },
+    { label: 'Wait p50 / p99', value: q => q.queueWaitMs && `${ms(q.queueWaitMs.p50)} / ${ms(q.queueWaitMs.p99)}` },
+  ];
+  const TOTALS = [
+    { label: 'Enqueued', value: q => q.totals && fmt(q.totals.enqueued) },
+    { label: 'Succeeded', value: q => q.totals && fmt(q.totals.succeeded) },
+    { label: 'Failed', value: q => q.totals && fmt(q.totals.failed) },
+    { label: 'Retried', value: q => q.totals && fmt(q.totals.retried) },
+    { label: 'Dead-lettered', value: q => q.totals && fmt(q.totals.deadLettered) },
+    { label: 'Dropped', value: q => q.totals && fmt(q.totals.dropped) },
+    { label: 'Rejected', value: q => q.totals && fmt(q.totals.rejected) },
+    { label: 'Abandoned', value: q => q.totals && fmt(q.totals.abandoned) },
+  ];
+  const CHARTS = [
+    { title: 'Throughput', unit: 'jobs/s', series: [{ name: 'jobs/s', value: s => s.jobsPerSecond }] },
+    {
+      title: 'Queue wait', unit: 'ms', series: [
+        { name: 'p50', value: s => s.queueWaitP50Ms },
+        { name: 'p99', value: s => s.queueWaitP99Ms },
+      ],
+    },
+    { title: 'Depth', unit: 'jobs', series: [{ name: 'depth', value: s => s.depth }] },
+    { title: 'Busy workers', unit: 'threads', series: [{ name: 'busy', value: s => s.busy }] },
+  ];
+
+  const cards = new Map();
+  const samples = new Map();
+  let lastSample = 0;
+  let waitingForKey = false;
+
+  const el = {
+    status: document.getElementById('status'),
+    updated: document.getElementById('updated'),
+    error: document.getElementById('error'),
+    queues: document.getElementById('queues'),
+    keyForm: document.getElementById('key-form'),
+    keyInput: document.getElementById('key-input'),
+    keyMessage: document.getElementById('key-message'),
+  };
+
+  el.keyForm.addEventListener('submit', event => {
+    event.preventDefault();
+    const key = el.keyInput.value.trim();
+    if (!key) {
+      el.keyMessage.textContent = 'Enter the admin key.';
+      el.keyInput.focus();
+      return;
+    }
+    sessionStorage.setItem(KEY_STORE, key);
+    el.keyInput.value = '';
+    el.keyForm.hidden = true;
+    waitingForKey = false;
+    refresh();
+  });
+
+  // ---- The admin API ----
+
+  class ApiError extends Error {
+    constructor(status, text) {
+      super(text);
+      this.status = status;
+    }
+  }
+
+  async function api(method, path, body) {
+    const headers = { Accept: 'application/json' };
+    const key = sessionStorage.getItem(KEY_STORE);
+    if (KEY_HEADER && key) {
+      headers[KEY_HEADER] = key;
+    }
+    const init = { method, headers, cache: 'no-store', credentials: 'same-origin' };
+    if (method !== 'GET') {
+      // A JSON content type makes the call a non-simple request, which the admin endpoints require for changes.
+      headers['Content-Type'] = 'application/json';
+      init.body = JSON.stringify(body || {});
+    }
+    let response;
+    try {
+      response = await fetch(PREFIX + path, init);
+    } catch (e) {
+      throw new ApiError(0, `The server did not answer (${e.message}).`);
+    }
+    if (response.ok) {
+      return response.json();
+    }
+    const text = await describe(response);
+    if (response.status === 401 || (response.status === 403 && KEY_HEADER && key)) {
+      askForKey(response.status, key);
+    }
+    throw new ApiError(response.status, text);
+  }
+
+  async function describe(response) {
+    let text = `${response.status} ${response.statusText}`.trim();
+    try {
+      const problem = await response.json();
+      if (problem.title) {
+        text = `${response.status} ${problem.title}`;
+      }
+      if (problem.detail) {
+        text += `: ${problem.detail}`;
+      }
+      if (problem.errors) {
+        for (const [field, messages] of Object.entries(problem.errors)) {
+          text += `\n${field}: ${[].concat(messages).join(' ')}`;
+        }
+      }
+    } catch (_) {
+      // Not a problem-details body: the status line says what there is to say.
+    }
+    return text;
+  }
+
+  function askForKey(status, sentKey) {
+    if (!KEY_HEADER) {
+      return;
+    }
+    if (sentKey) {
+      sessionStorage.removeItem(KEY_STORE);
+    }
+    waitingForKey = true;
+    el.keyMessage.textContent = sentKey
+      ? `The admin endpoints refused the key (${status}). Enter the key again.`
+      : `The admin endpoints need a key, sent as the ${KEY_HEADER} header.`;
+    if (el.keyForm.hidden) {
+      el.keyForm.hidden = false;
+      el.keyInput.focus();
+    }
+  }
+
+  const queuePath = name => '/' + encodeURIComponent(name);
+
+  // ---- Polling ----
+
+  let timer = 0;
+  let running = null;
+  let again = false;
+
+  // One refresh at a time: a control's refresh that arrives meanwhile runs right after the current one.
+  function refresh() {
+    if (running) {
+      again = true;
+      return running;
+    }
+    clearTimeout(timer);
+    running = update().finally(() => {
+      running = null;
+      if (again) {
+        again = false;
+        refresh();
+      } else {
+        timer = setTimeout(refresh, REFRESH_MS);
+      }
+    });
+    return running;
+  }
+
+  async function update() {
+    if (waitingForKey) {
+      setStatus('Waiting for the admin key');
+      return;
+    }
+    try {
+      const queues = await api('GET', '/');
+      await loadHistory();
+      render(queues);
+      showError('');
+      setStatus(`Live: ${queues.length} ${queues.length === 1 ? 'queue' : 'queues'}`);
+      el.updated.textContent = `Updated ${new Date().toLocaleTimeString()}`;
+    } catch (e) {
+      const hint = e.status === 404 && cards.size === 0
+        ? `\nNo admin endpoints answer at ${PREFIX || '/'}: map them with MapWorkQueueAdmin, or set WorkQueueDashboardOptions.AdminPrefix to where they are.`
+        : '';
+      showError(e.message + hint);
+      setStatus('Not updating');
+    }
+  }
+
+  async function loadHistory() {
+    // The server samples every queue once a second (AddWorkQueueDashboard, which MapWorkQueueDashboard requires), so a
+    // page opened now draws the last minutes at once and then asks only for what is new.
+    const history = await api('GET', `/history?since=${lastSample}`);
+    for (const queue of history.queues) {
+      const list = samplesOf(queue.name);
+      for (const sample of queue.samples) {
+        if (list.length > 0 && sample.t <= list[list.length - 1].t) {
+          continue;
+        }
+        list.push(sample);
+        lastSample = Math.max(lastSample, sample.t);
+      }
+    }
+    trim();
+  }
+
+  function samplesOf(name) {
+    if (!samples.has(name)) {
+      samples.set(name, []);
+    }
+    return samples.get(name);
+  }
+
+  // Chart time is the server's (the newest sample), so a browser whose clock is off still draws the right window.
+  function trim() {
+    const oldest = lastSample - WINDOW_MS;
+    for (const list of samples.values()) {
+      while (list.length > 0 && list[0].t < oldest) {
+        list.shift();
+      }
+    }
+  }
+
+  function setStatus(text) {
+    if (el.status.textContent !== text) {
+      el.status.textContent = text;
+    }
+  }
+
+  function showError(text) {
+    el.error.textContent = text;
+    el.error.hidden = !text;
+  }
+
+  // ---- Rendering ----
+
+  function render(queues) {
+    const seen = new Set();
+    for (const q of queues) {
+      seen.add(q.name);
+      let card = cards.get(q.name);
+      if (!card) {
+        card = createCard(q);
+        cards.set(q.name, card);
+        el.queues.appendChild(card.root);
+      }
+      updateCard(card, q);
+    }
+    for (const [name, card] of cards) {
+      if (!seen.has(name)) {
+        card.root.remove();
+        cards.delete(name);
+      }
+    }
+  }
+
+  let nextId = 0;
+
+  function createCard(q) {
+    const id = `q${nextId++}`;
+    const root = make('section', 'queue');
+    root.setAttribute('aria-labelledby', `${id}-name`);
+    root.dataset.queue = q.name;
+
+    const head = make('div', 'queue-head');
+    const title = make('h2', '', q.name);
+    title.id = `${id}-name`;
+    const running = make('span', 'badge');
+    const accepting = make('span', 'badge');
+    head.append(title, running, accepting);
+
+    const depthLabel = make('div', 'depth-line');
+    const depthName = make('span', '', 'Depth');
+    const depthText = make('span', 'depth-text');
+    depthLabel.append(depthName, depthText);
+    const bar = make('div', 'bar');
+    bar.setAttribute('aria-hidden', 'true');
+    const fill = document.createElement('span');
+    bar.appendChild(fill);
+
+    const stats = fieldList(STATS, 'stats');
+    const charts = make('div', 'charts');
+    const chartViews = CHARTS.map(spec => createChart(spec, charts));
+    const totalsTitle = make('h3', '', 'Totals');
+    const totals = fieldList(TOTALS, 'totals');
+
+    const controls = createControls(q, id);
+    const deadLetters = createDeadLetters(q, id);
+
+    root.append(head, depthLabel, bar, stats.root, charts, totalsTitle, totals.root, controls.root, deadLetters.root);
+    return { root, running, accepting, depthText, bar, fill, stats, totals, chartViews, controls, deadLetters };
+  }
+
+  function updateCard(card, q) {
+    setText(card.running, q.paused ? 'paused' : 'running');
+    card.running.className = `badge ${q.paused ? 'bad' : 'good'}`;
+    setText(card.accepting, q.accepting ? 'accepting' : 'not accepting');
+    card.accepting.className = `badge ${q.accepting ? 'good' : 'bad'}`;
+
+    const share = q.capacity > 0 ? q.depth / q.capacity : 0;
+    setText(card.depthText, `${fmt(q.depth)} / ${fmt(q.capacity)} (${(share * 100).toFixed(share > 0 && share < 0.01 ? 2 : 0)} %)`);
+    card.fill.style.width = `${Math.min(100, share * 100)}%`;
+    card.bar.classList.toggle('high', share >= 0.9);
+
+    updateFields(card.stats, q);
+    updateFields(card.totals, q);
+    const list = samples.get(q.name) || [];
+    for (const chart of card.chartViews) {
+      drawChart(chart, list);
+    }
+    updateControls(card.controls, q);
+    updateDeadLetters(card.deadLetters, q);
+  }
+
+  function fieldList(specs, className) {
+    const root = make('dl', `fields ${className}`);
+    const items = specs.map(spec => {
+      const wrap = document.createElement('div');
+      const dt = make('dt', '', spec.label);
+      const dd = document.createElement('dd');
+      wrap.append(dt, dd);
+      root.appendChild(wrap);
+      return { spec, wrap, dd };
+    });
+    return { root, items };
+  }
+
+  function updateFields(list, q) {
+    for (const item of list.items) {
+      const value = item.spec.value(q);
+      item.wrap.hidden = value === undefined || value === null;
+      setText(item.dd, value === undefined || value === null ? '' : String(value));
+    }
+  }
+
+  // ---- Charts: an SVG polyline per series over the last five minutes ----
+
+  function createChart(spec, parent) {
+    const figure = make('figure', 'chart');
+    const caption = document.createElement('figcaption');
+    const name = make('span', '', `${spec.title} (${spec.unit})`);
+    const now = make('span', 'chart-now');
+    caption.append(name, now);
+    const svg = document.createElementNS(SVG, 'svg');
+    svg.setAttribute('viewBox', '0 0 300 60');
+    svg.setAttribute('preserveAspectRatio', 'none');
+    svg.setAttribute('role', 'img');
+    const lines = spec.series.map((_, i) => {
+      const line = document.createElementNS(SVG, 'polyline');
+      line.setAttribute('class', `s${i}`);
+      svg.appendChild(line);
+      return line;
+    });
+    figure.append(caption, svg);
+    parent.appendChild(figure);
+    return { spec, svg, lines, now };
+  }
+
+  function drawChart(chart, list) {
+    const end = lastSample;
+    const start = end - WINDOW_MS;
+    let max = 0;
+    for (const sample of list) {
+      for (const series of chart.spec.series) {
+        max = Math.max(max, series.value(sample) || 0);
+      }
+    }
+    const top = max > 0 ? max * 1.1 : 1;
+    chart.spec.series.forEach((series, i) => {
+      const points = list.map(sample => {
+        const x = ((sample.t - start) / WINDOW_MS) * 300;
+        const y = 60 - ((series.value(sample) || 0) / top) * 58 - 1;
+        return `${x.toFixed(1)},${y.toFixed(1)}`;
+      });
+      chart.lines[i].setAttribute('points', points.join(' '));
+    });
+    const last = list[list.length - 1];
+    const current = chart.spec.series
+      .map(series => `${chart.spec.series.length > 1 ? series.name + ' ' : ''}${last ? fmt(series.value(last)) : '-'}`)
+      .join(', ');
+    setText(chart.now, `${current} (peak ${fmt(max)})`);
+    chart.svg.setAttribute('aria-label',
+      `${chart.spec.title} over the last ${WINDOW_MS / 60000} minutes: now ${current} ${chart.spec.unit}, peak ${fmt(max)}.`);
+  }
+
+  // ---- Controls: worker count, auto, pause and resume ----
+
+  function createControls(q, id) {
+    const root = make('form', 'controls');
+    root.noValidate = true;
+    root.setAttribute('aria-label', `Controls for ${q.name}`);
+    const label = make('label', '', 'Worker count');
+    label.htmlFor = `${id}-count`;
+    const input = document.createElement('input');
+    input.type = 'number';
+    input.id = `${id}-count`;
+    input.min = '1';
+    input.inputMode = 'numeric';
+    const set = make('button', '', 'Set count');
+    set.type = 'submit';
+    const auto = make('button', '', 'Auto');
+    auto.type = 'button';
+    const pause = make('button', 'pause', 'Pause');
+    pause.type = 'button';
+    const message = make('p', 'error');
+    message.setAttribute('role', 'alert');
+    root.append(label, input, set, auto, pause, message);
+
+    const path = queuePath(q.name);
+    const act = async (button, method, route, body, done) => {
+      button.disabled = true;
+      message.textContent = '';
+      try {
+        await api(method, path + route, body);
+        if (done) {
+          done();
+        }
+        await refresh();
+      } catch (e) {
+        message.textContent = e.message;
+      } finally {
+        button.disabled = false;
+      }
+    };
+    root.addEventListener('submit', event => {
+      event.preventDefault();
+      const text = input.value.trim();
+      if (!/^-?\d+$/.test(text)) {
+        message.textContent = 'Enter a whole number of workers.';
+        input.focus();
+        return;
+      }
+      act(set, 'PUT', '/workers', { count: Number(text) }, () => { input.value = ''; });
+    });
+    auto.addEventListener('click', () => act(auto, 'PUT', '/workers', { mode: 'auto' }));
+    pause.addEventListener('click', () => {
+      const paused = pause.dataset.paused === 'true';
+      act(pause, 'POST', paused ? '/resume' : '/pause', {});
+    });
+    return { root, input, pause };
+  }
+
+  function updateControls(controls, q) {
+    if (q.workers) {
+      controls.input.max = String(q.workers.max);
+      controls.input.placeholder = String(q.workers.current);
+    }
+    controls.pause.dataset.paused = String(q.paused);
+    setText(controls.pause, q.paused ? 'Resume' : 'Pause');
+  }
+
+  // ---- Dead letters: listed when opened ----
+
+  function createDeadLetters(q, id) {
+    const root = make('details', 'dead-letters');
+    const summary = document.createElement('summary');
+    const body = document.createElement('div');
+    const message = make('p', 'error');
+    message.setAttribute('role', 'alert');
+    const reload = make('button', '', 'Reload dead letters');
+    reload.type = 'button';
+    const table = document.createElement('table');
+    const caption = make('caption', 'muted', `Dead letters of ${q.name}, newest first (payloads are not shown)`);
+    const head = document.createElement('thead');
+    const headRow = document.createElement('tr');
+    for (const name of ['Time', 'Job', 'Name', 'Attempt', 'Error']) {
+      const th = make('th', '', name);
+      th.scope = 'col';
+      headRow.appendChild(th);
+    }
+    head.appendChild(headRow);
+    const rows = document.createElement('tbody');
+    table.append(caption, head, rows);
+    table.hidden = true;
+    body.append(reload, message, table);
+    root.append(summary, body);
+
+    const view = { root, summary, table, rows, message, count: -1, loaded: -1 };
+    const load = async () => {
+      message.textContent = '';
+      try {
+        const list = await api('GET', `${queuePath(q.name)}/dead-letters`);
+        fillDeadLetters(view, list);
+        view.loaded = view.count;
+      } catch (e) {
+        message.textContent = e.message;
+      }
+    };
+    view.load = load;
+    root.addEventListener('toggle', () => {
+      if (root.open) {
+        load();
+      }
+    });
+    reload.addEventListener('click', load);
+    return view;
+  }
+
+  function fillDeadLetters(view, list) {
+    view.rows.replaceChildren();
+    for (const item of list.slice().reverse()) {
+      const row = document.createElement('tr');
+      const cells = [
+        new Date(item.deadLetteredAt).toLocaleTimeString(),
+        String(item.id),
+        item.name,
+        String(item.attempt),
+        `${item.error.type}: ${item.error.message}`,
+      ];
+      for (const text of cells) {
+        row.appendChild(make('td', '', text));
+      }
+      view.rows.appendChild(row);
+    }
+    view.table.hidden = list.length === 0;
+    if (list.length === 0) {
+      view.message.textContent = '';
+    }
+  }
+
+  function updateDeadLetters(view, q) {
+    const count = q.totals ? q.totals.deadLettered : 0;
+    view.count = count;
+    setText(view.summary, `Dead letters (${fmt(count)})`);
+    if (view.root.open && view.loaded !== count) {
+      view.loaded = count;
+      view.load();
+    }
+  }
+
+  // ---- Helpers ----
+
+  function make(tag, className, text) {
+    const node = document.createElement(tag);
+    if (className) {
+      node.className = className;
+    }
+    if (text !== undefined) {
+      node.textContent = text;
+    }
+    return node;
+  }
+
+  function setText(node, text) {
+    if (node.textContent !== text) {
+      node.textContent = text;
+    }
+  }
+
+  function fmt(value) {
+    return typeof value === 'number' && isFinite(value) ? number.format(value) : '-';
+  }
+
+  function ms(value) {
+    return `${fmt(value)} ms`;
+  }
+
+  function meta(name) {
+    const node = document.querySelector(`meta[name="${name}"]`);
+    return node ? node.getAttribute('content') || '' : '';
+  }
+
+  refresh();
+})();

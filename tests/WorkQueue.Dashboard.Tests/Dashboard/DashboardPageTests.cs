@@ -1,0 +1,290 @@
+using System.Text.Json;
+using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Playwright;
+using WorkQueue.Dashboard.Tests.TestSupport;
+using Xunit.Abstractions;
+using static Microsoft.Playwright.Assertions;
+
+namespace WorkQueue.Dashboard.Tests.Dashboard;
+
+/// <summary>The dashboard page in a real headless Chromium, against a real Kestrel host on 127.0.0.1.</summary>
+public sealed class DashboardPageTests(Chromium chromium, ITestOutputHelper output) : IClassFixture<Chromium>, IAsyncLifetime
+{
+    private static readonly float Generous = (float)Wait.Generous.TotalMilliseconds;
+    private readonly List<IBrowserContext> _contexts = [];
+
+    public Task InitializeAsync() => Task.CompletedTask;
+
+    public async Task DisposeAsync()
+    {
+        foreach (var context in _contexts)
+        {
+            await context.CloseAsync();
+        }
+    }
+
+    [Fact]
+    public async Task Page_QueuesRunningJobs_ShowsEveryQueueWithNumbersThatChange()
+    {
+        await using var host = await DashboardHost.StartAsync();
+        using var gate = new Gate();
+        var page = await OpenAsync(host);
+
+        // Every queue the provider has is rendered, under its own name.
+        var names = host.App.Services.GetRequiredService<IWorkQueueProvider>().Queues.Select(q => q.Name).Order().ToArray();
+        await Expect(page.Locator("section.queue")).ToHaveCountAsync(names.Length, new() { Timeout = Generous });
+        var headings = await page.Locator("section.queue h2").AllTextContentsAsync();
+        Assert.Equal(names, headings.Order().ToArray());
+
+        // Five jobs held at a gate: the page shows them accepted and not yet done...
+        var queue = host.Queue("default");
+        for (int i = 0; i < 5; i++)
+        {
+            Assert.True(queue.TryEnqueue(gate.Block));
+        }
+
+        await Wait.ForAsync(gate.EnteredAsync(1), "the first job to start");
+        var card = Card(page, "default");
+        await Expect(Field(card, "Enqueued")).ToHaveTextAsync("5", new() { Timeout = Generous });
+        await Expect(Field(card, "Unfinished")).ToHaveTextAsync("5", new() { Timeout = Generous });
+        await Expect(Field(card, "Succeeded")).ToHaveTextAsync("0");
+        await Expect(card.Locator(".depth-text")).Not.ToHaveTextAsync(new System.Text.RegularExpressions.Regex("^0 /"), new() { Timeout = Generous });
+
+        // ...and once they run, done.
+        gate.Open();
+        await Expect(Field(card, "Succeeded")).ToHaveTextAsync("5", new() { Timeout = Generous });
+        await Expect(Field(card, "Unfinished")).ToHaveTextAsync("0", new() { Timeout = Generous });
+        await Expect(card.Locator(".depth-text")).ToHaveTextAsync(new System.Text.RegularExpressions.Regex("^0 / 1,000"), new() { Timeout = Generous });
+
+        // The charts come from the server's history: points are drawn, and the throughput caption shows a number.
+        await Expect(card.Locator("figure.chart").First.Locator("polyline")).ToHaveAttributeAsync("points", new System.Text.RegularExpressions.Regex(@"\d+(\.\d)?,\d+(\.\d)? \d"), new() { Timeout = Generous });
+
+        // A queue named like markup is shown as text: no element was made from it, nothing ran.
+        var hostile = Card(page, DashboardHost.HostileQueue);
+        await Expect(hostile.Locator("h2")).ToHaveTextAsync(DashboardHost.HostileQueue);
+        Assert.Equal(0, await page.Locator("#queues script").CountAsync());
+        Assert.True(await page.EvaluateAsync<bool>("() => window.pwned === undefined"));
+
+        await SaveScreenshotAsync(page, "dashboard-jobs.png");
+    }
+
+    [Fact]
+    public async Task Controls_SetCountAutoPauseResume_ChangeTheQueueThroughTheApi()
+    {
+        await using var host = await DashboardHost.StartAsync();
+        var page = await OpenAsync(host);
+        var card = Card(page, "default");
+        await Expect(Field(card, "Mode")).ToHaveTextAsync("auto", new() { Timeout = Generous });
+
+        await card.GetByLabel("Worker count").FillAsync("3");
+        await card.GetByRole(AriaRole.Button, new() { Name = "Set count" }).ClickAsync();
+        await Wait.UntilAsync(() => Workers(host) is { Current: 3, Mode: "manual" }, "the API to report 3 manual workers");
+        await Expect(Field(card, "Mode")).ToHaveTextAsync("manual", new() { Timeout = Generous });
+        await Expect(Field(card, "Workers")).ToHaveTextAsync(new System.Text.RegularExpressions.Regex("^3 "), new() { Timeout = Generous });
+
+        await card.GetByRole(AriaRole.Button, new() { Name = "Auto" }).ClickAsync();
+        await Wait.UntilAsync(() => Workers(host).Mode == "auto", "the API to report automatic scaling");
+
+        await card.GetByRole(AriaRole.Button, new() { Name = "Pause" }).ClickAsync();
+        await Wait.UntilAsync(() => host.Control("default").GetSnapshot().IsPaused, "the queue to be paused");
+        await Expect(card.Locator(".queue-head .badge").First).ToHaveTextAsync("paused", new() { Timeout = Generous });
+        await card.GetByRole(AriaRole.Button, new() { Name = "Resume" }).ClickAsync();
+        await Wait.UntilAsync(() => !host.Control("default").GetSnapshot().IsPaused, "the queue to be resumed");
+
+        // A value the API refuses: its 400 problem is shown in the card, and nothing changed.
+        await card.GetByLabel("Worker count").FillAsync("99");
+        await card.GetByRole(AriaRole.Button, new() { Name = "Set count" }).ClickAsync();
+        var alert = card.Locator("form.controls [role=alert]");
+        await Expect(alert).ToContainTextAsync("400", new() { Timeout = Generous });
+        await Expect(alert).ToContainTextAsync("\"count\" must be from 1 to 4");
+        Assert.Equal("auto", Workers(host).Mode);
+    }
+
+    [Fact]
+    public async Task DeadLetters_Opened_ListsTheFailedJobWithItsErrorAsText()
+    {
+        await using var host = await DashboardHost.StartAsync();
+        var io = host.Queue("io");
+        Assert.True(io.TryEnqueue(_ => throw new InvalidOperationException("<b>boom</b> & more")));
+        await Wait.UntilAsync(() => host.Control("io").GetSnapshot().Totals.DeadLettered == 1, "the job to be dead-lettered");
+        var page = await OpenAsync(host);
+        var card = Card(page, "io");
+
+        var summary = card.Locator("details.dead-letters summary");
+        await Expect(summary).ToHaveTextAsync("Dead letters (1)", new() { Timeout = Generous });
+        await summary.ClickAsync();
+
+        var row = card.Locator("details.dead-letters tbody tr");
+        await Expect(row).ToHaveCountAsync(1, new() { Timeout = Generous });
+        await Expect(row.Locator("td").Nth(4)).ToHaveTextAsync("System.InvalidOperationException: <b>boom</b> & more");
+        Assert.Equal(0, await card.Locator("details.dead-letters b").CountAsync());
+    }
+
+    [Fact]
+    public async Task Accessibility_AxeCore_ReportsNoSeriousOrCriticalViolation()
+    {
+        await using var host = await DashboardHost.StartAsync();
+        var page = await OpenAsync(host);
+        await Card(page, "io").Locator("details.dead-letters summary").ClickAsync();
+
+        // axe-core is evaluated through the browser's debugging protocol, which the page's CSP does not govern.
+        await page.EvaluateAsync(await File.ReadAllTextAsync(Path.Combine(AppContext.BaseDirectory, "Assets", "axe-core", "axe.min.js")));
+        var violations = await page.EvaluateAsync<JsonElement>(
+            """
+            async () => {
+              const result = await axe.run(document, { resultTypes: ['violations'] });
+              return result.violations.map(v => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map(n => n.target.join(' ')) }));
+            }
+            """);
+
+        var all = violations.EnumerateArray().Select(v => $"{v.GetProperty("impact")}: {v.GetProperty("id")} ({v.GetProperty("help")}) at {v.GetProperty("nodes")}").ToArray();
+        output.WriteLine(all.Length == 0 ? "axe-core: no violations." : "axe-core:\n" + string.Join('\n', all));
+        Assert.True(
+            all.All(v => !v.StartsWith("serious", StringComparison.Ordinal) && !v.StartsWith("critical", StringComparison.Ordinal)),
+            "axe-core found serious or critical violations:\n" + string.Join('\n', all));
+    }
+
+    [Fact]
+    public async Task ApiKey_AdminEndpointsAnswer401_PageAsksOnceAndSendsTheKey()
+    {
+        await using var host = await DashboardHost.StartAsync(requireKey: true);
+        var page = await OpenAsync(host, waitForQueues: false);
+
+        var key = page.GetByLabel("Admin key");
+        await Expect(key).ToBeVisibleAsync(new() { Timeout = Generous });
+        await Expect(page.Locator("#error")).ToContainTextAsync("401");
+        await key.FillAsync(DashboardHost.AdminKey);
+        await page.GetByRole(AriaRole.Button, new() { Name = "Use key" }).ClickAsync();
+        await Expect(page.Locator("section.queue")).ToHaveCountAsync(3, new() { Timeout = Generous });
+
+        // Kept for the tab: a reload does not ask again.
+        await page.ReloadAsync();
+        await Expect(page.Locator("section.queue")).ToHaveCountAsync(3, new() { Timeout = Generous });
+        await Expect(key).ToBeHiddenAsync();
+    }
+
+    [Fact]
+    public async Task WrongAdminPrefix_ShowsThe404AndWhereToLook()
+    {
+        await using var host = await DashboardHost.StartAsync(pageAdminPrefix: "/nowhere");
+        var page = await OpenAsync(host, waitForQueues: false);
+
+        var error = page.Locator("#error");
+        await Expect(error).ToContainTextAsync("404", new() { Timeout = Generous });
+        await Expect(error).ToContainTextAsync("No admin endpoints answer at /nowhere");
+        await Expect(page.Locator("#status")).ToHaveTextAsync("Not updating");
+    }
+
+    [Fact]
+    public async Task ContentSecurityPolicy_ScriptInjectedIntoThePage_DoesNotRun()
+    {
+        await using var host = await DashboardHost.StartAsync();
+        var page = await OpenAsync(host);
+
+        bool ran = await page.EvaluateAsync<bool>(
+            """
+            () => {
+              const script = document.createElement('script');
+              script.textContent = 'window.injectedRan = true';
+              document.body.appendChild(script);
+              return window.injectedRan === true;
+            }
+            """);
+
+        Assert.False(ran, "An inline script injected into the dashboard ran: the Content-Security-Policy is not in force.");
+    }
+
+    [Fact]
+    public async Task CrossOrigin_FormPostAndFetches_CannotPauseAQueue()
+    {
+        await using var host = await DashboardHost.StartAsync();
+        await using var other = await OtherOrigin.StartAsync();
+        var context = await chromium.Browser.NewContextAsync();
+        _contexts.Add(context);
+        var page = await context.NewPageAsync();
+        await page.GotoAsync(other.Address.ToString());
+        string pause = new Uri(host.Address, "/admin/workqueue/default/pause").ToString();
+
+        // Scripts on another origin: a no-cors fetch can only send a simple content type; a JSON one needs a preflight.
+        string noCors = await page.EvaluateAsync<string>(
+            "url => fetch(url, { method: 'POST', mode: 'no-cors', body: '{}' }).then(r => r.type, e => 'error: ' + e.message)", pause);
+        string json = await page.EvaluateAsync<string>(
+            "url => fetch(url, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{}' }).then(r => 'status ' + r.status, e => 'blocked: ' + e.message)", pause);
+
+        // A plain HTML form, as a malicious page would auto-submit it.
+        var navigation = page.WaitForResponseAsync(pause);
+        await page.EvaluateAsync(
+            """
+            url => {
+              const form = document.createElement('form');
+              form.method = 'POST';
+              form.action = url;
+              const field = document.createElement('input');
+              field.name = 'x';
+              field.value = '1';
+              form.appendChild(field);
+              document.body.appendChild(form);
+              form.submit();
+            }
+            """,
+            pause);
+        var formResponse = await navigation;
+
+        Assert.Equal("opaque", noCors);
+        Assert.StartsWith("blocked", json);
+        Assert.Equal(415, formResponse.Status);
+        Assert.False(host.Control("default").GetSnapshot().IsPaused, $"A cross-origin request paused the queue (no-cors: {noCors}, json: {json}).");
+    }
+
+    private async Task<IPage> OpenAsync(DashboardHost host, bool waitForQueues = true)
+    {
+        var context = await chromium.Browser.NewContextAsync(new() { ViewportSize = new() { Width = 1366, Height = 900 } });
+        _contexts.Add(context);
+        var page = await context.NewPageAsync();
+        page.Console += (_, message) => Log($"console.{message.Type}: {message.Text}");
+        page.PageError += (_, error) => Log($"page error: {error}");
+        var response = await page.GotoAsync(host.PageUri.ToString());
+        Assert.NotNull(response);
+        Assert.Equal(200, response.Status);
+        if (waitForQueues)
+        {
+            await Expect(page.Locator("section.queue")).ToHaveCountAsync(3, new() { Timeout = Generous });
+        }
+
+        return page;
+    }
+
+    private void Log(string line)
+    {
+        try
+        {
+            output.WriteLine(line);
+        }
+        catch (InvalidOperationException)
+        {
+            // The browser reported something after the test ended.
+        }
+    }
+
+    private async Task SaveScreenshotAsync(IPage page, string name)
+    {
+        string path = Path.Combine(AppContext.BaseDirectory, "screenshots", name);
+        Directory.CreateDirectory(Path.GetDirectoryName(path)!);
+        await page.ScreenshotAsync(new() { Path = path, FullPage = true });
+        output.WriteLine($"Screenshot: {path}");
+    }
+
+    private static ILocator Card(IPage page, string queue) =>
+        page.Locator("section.queue").Filter(new() { Has = page.GetByRole(AriaRole.Heading, new() { Name = queue, Exact = true }) });
+
+    private static ILocator Field(ILocator card, string label) =>
+        card.Locator("dl.fields > div").Filter(new() { Has = card.Page.GetByText(label, new() { Exact = true }) }).Locator("dd");
+
+    private static (int Current, string Mode) Workers(DashboardHost host)
+    {
+        using var response = host.Client.GetAsync("/admin/workqueue/default/workers").GetAwaiter().GetResult();
+        response.EnsureSuccessStatusCode();
+        using var json = JsonDocument.Parse(response.Content.ReadAsStringAsync().GetAwaiter().GetResult());
+        return (json.RootElement.GetProperty("current").GetInt32(), json.RootElement.GetProperty("mode").GetString()!);
+    }
+}

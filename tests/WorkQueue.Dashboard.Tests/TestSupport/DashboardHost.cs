@@ -1,0 +1,120 @@
+using System.Net;
+using System.Security.Claims;
+using System.Text.Encodings.Web;
+using Microsoft.AspNetCore.Authentication;
+using Microsoft.AspNetCore.Builder;
+using Microsoft.AspNetCore.Hosting;
+using Microsoft.AspNetCore.Hosting.Server;
+using Microsoft.AspNetCore.Hosting.Server.Features;
+using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.Logging;
+using Microsoft.Extensions.Options;
+
+namespace WorkQueue.Dashboard.Tests.TestSupport;
+
+/// <summary>
+/// A real Kestrel app on 127.0.0.1 (free port) with three queues, the admin endpoints and the dashboard, as an
+/// application would map them. The dashboard needs no Redis, so none is started.
+/// </summary>
+internal sealed class DashboardHost : IAsyncDisposable
+{
+    public const string HostileQueue = "<script>window.pwned = 1</script>";
+    public const string AdminKey = "the-admin-key";
+    public const string KeyHeader = "X-Admin-Key";
+
+    private DashboardHost(WebApplication app, Uri address)
+    {
+        App = app;
+        Address = address;
+        Client = new HttpClient { BaseAddress = address, Timeout = TimeSpan.FromSeconds(30) };
+        if (app.Services.GetService<KeyCheck>() is not null)
+        {
+            Client.DefaultRequestHeaders.Add(KeyHeader, AdminKey);
+        }
+    }
+
+    public WebApplication App { get; }
+
+    public Uri Address { get; }
+
+    public HttpClient Client { get; }
+
+    public Uri PageUri => new(Address, "/admin/workqueue/ui");
+
+    public IWorkQueue Queue(string name) => App.Services.GetRequiredService<IWorkQueueProvider>().GetQueue(name);
+
+    public IWorkQueueControl Control(string name) =>
+        App.Services.GetRequiredService<IWorkQueueProvider>().TryGetControl(name, out var control) ? control : throw new ArgumentException(name, nameof(name));
+
+    public static async Task<DashboardHost> StartAsync(bool requireKey = false, string pageAdminPrefix = "/admin/workqueue")
+    {
+        var builder = WebApplication.CreateSlimBuilder();
+        builder.WebHost.UseUrls("http://127.0.0.1:0");
+        builder.Logging.SetMinimumLevel(LogLevel.Warning);
+        builder.Services.AddWorkQueueDashboard()
+            .AddWorkQueue(o => { o.MinWorkers = 1; o.MaxWorkers = 4; o.Capacity = 1000; })
+            .AddQueue("io", o => { o.MinWorkers = 2; o.MaxWorkers = 8; o.Capacity = 500; o.Retry.MaxAttempts = 1; })
+            .AddQueue(HostileQueue, o => o.MaxWorkers = 2);
+        if (requireKey)
+        {
+            builder.Services.AddSingleton<KeyCheck>();
+            builder.Services.AddAuthentication().AddScheme<AuthenticationSchemeOptions, KeyCheck.Handler>(KeyCheck.Scheme, null);
+            builder.Services.AddAuthorization(o => o.AddPolicy(KeyCheck.Scheme, p => p.AddAuthenticationSchemes(KeyCheck.Scheme).RequireAuthenticatedUser()));
+        }
+
+        var app = builder.Build();
+        if (requireKey)
+        {
+            app.UseAuthentication();
+            app.UseAuthorization();
+        }
+
+        var admin = app.MapWorkQueueAdmin("/admin/workqueue");
+        if (requireKey)
+        {
+            admin.RequireAuthorization(KeyCheck.Scheme);
+        }
+
+        app.MapWorkQueueDashboard("/admin/workqueue/ui", o =>
+        {
+            o.AdminPrefix = pageAdminPrefix;
+            o.ApiKeyHeader = requireKey ? KeyHeader : null;
+        });
+        await app.StartAsync();
+        string address = app.Services.GetRequiredService<IServer>().Features.Get<IServerAddressesFeature>()!.Addresses.Single();
+        return new DashboardHost(app, new Uri(address));
+    }
+
+    public async ValueTask DisposeAsync()
+    {
+        Client.Dispose();
+        await App.StopAsync();
+        await App.DisposeAsync();
+    }
+
+    /// <summary>The sample's scheme in miniature: no header is 401, a wrong key 403 (via the policy), the right key passes.</summary>
+    internal sealed class KeyCheck
+    {
+        public const string Scheme = "AdminKey";
+
+        internal sealed class Handler(IOptionsMonitor<AuthenticationSchemeOptions> options, ILoggerFactory logger, UrlEncoder encoder)
+            : AuthenticationHandler<AuthenticationSchemeOptions>(options, logger, encoder)
+        {
+            protected override Task<AuthenticateResult> HandleAuthenticateAsync()
+            {
+                if (!Request.Headers.TryGetValue(KeyHeader, out var key))
+                {
+                    return Task.FromResult(AuthenticateResult.NoResult());
+                }
+
+                if (key != AdminKey)
+                {
+                    return Task.FromResult(AuthenticateResult.Fail("wrong key"));
+                }
+
+                var identity = new ClaimsIdentity([new Claim(ClaimTypes.Name, "admin")], KeyCheck.Scheme);
+                return Task.FromResult(AuthenticateResult.Success(new AuthenticationTicket(new ClaimsPrincipal(identity), KeyCheck.Scheme)));
+            }
+        }
+    }
+}
