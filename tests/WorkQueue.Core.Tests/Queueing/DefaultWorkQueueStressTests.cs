@@ -5,8 +5,10 @@ using Xunit.Abstractions;
 namespace WorkQueue.Core.Tests.Queueing;
 
 /// <summary>
-/// Many producers, resizing and pausing while jobs run, throwing jobs with retries, and a shutdown that either drains or
-/// abandons: afterwards every accepted job must be accounted for exactly once, and no rejected job may ever run.
+/// Many producers, resizing and pausing while jobs run, a mix of synchronous, blocking, async (yielding and awaiting
+/// timers) and sync-over-async jobs, some throwing with retries, with and without a concurrency limit above the thread
+/// count, and a shutdown that either drains or abandons: afterwards every accepted job must be accounted for exactly
+/// once, no rejected job may ever run, and the concurrency limit was never exceeded.
 /// </summary>
 public sealed class DefaultWorkQueueStressTests(ITestOutputHelper output)
 {
@@ -16,7 +18,7 @@ public sealed class DefaultWorkQueueStressTests(ITestOutputHelper output)
     public static TheoryData<int> Seeds()
     {
         var data = new TheoryData<int>();
-        for (int seed = 0; seed < 12; seed++)
+        for (int seed = 0; seed < 16; seed++)
         {
             data.Add(seed);
         }
@@ -30,6 +32,7 @@ public sealed class DefaultWorkQueueStressTests(ITestOutputHelper output)
     {
         var fullMode = (QueueFullMode)(seed % 3);
         bool abandon = seed % 2 == 1;
+        int? maxConcurrency = seed % 4 == 3 ? 32 : null;
         var outcomes = new Outcomes();
         await using var harness = QueueHarness.Start(o =>
         {
@@ -46,6 +49,7 @@ public sealed class DefaultWorkQueueStressTests(ITestOutputHelper output)
             o.Retry.MaxDelay = TimeSpan.FromMilliseconds(2);
             o.ShutdownGracePeriod = TimeSpan.FromSeconds(10);
             o.SpinBeforeParking = seed % 4 < 2;
+            o.MaxConcurrency = maxConcurrency;
             o.OnJobDropped = job => outcomes.Record(outcomes.Dropped, ((StressJob)job.Payload!).Id);
             o.OnJobDeadLettered = dead => outcomes.Record(outcomes.DeadLettered, ((StressJob)dead.Job.Payload!).Id);
         });
@@ -77,7 +81,7 @@ public sealed class DefaultWorkQueueStressTests(ITestOutputHelper output)
             var random = new Random(seed * 100 + p);
             for (int i = 0; i < JobsPerProducer; i++)
             {
-                var job = new StressJob(p * JobsPerProducer + i, Fail: random.Next(10) == 0, Async: random.Next(2) == 0);
+                var job = new StressJob(p * JobsPerProducer + i, Fail: random.Next(10) == 0, Kind: (JobKind)random.Next(5));
                 bool accepted;
                 if (random.Next(2) == 0)
                 {
@@ -128,7 +132,12 @@ public sealed class DefaultWorkQueueStressTests(ITestOutputHelper output)
         }
 
         var totals = control.GetSnapshot().Totals;
-        output.WriteLine($"seed {seed} ({fullMode}, {(abandon ? "abandon" : "drain")}): {totals}");
+        output.WriteLine($"seed {seed} ({fullMode}, {(abandon ? "abandon" : "drain")}, concurrency {maxConcurrency?.ToString() ?? "per thread"}, at most {outcomes.MaxRunning} at once): {totals}");
+        if (maxConcurrency is { } limit)
+        {
+            Assert.True(outcomes.MaxRunning <= limit, $"seed {seed}: {outcomes.MaxRunning} jobs ran at once, above the limit of {limit}");
+        }
+
         foreach (var id in outcomes.Rejected.Keys)
         {
             int endings = outcomes.Count(outcomes.Succeeded, id) + outcomes.Count(outcomes.DeadLettered, id) + outcomes.Count(outcomes.Dropped, id) + outcomes.Count(outcomes.Abandoned, id);
@@ -162,10 +171,22 @@ public sealed class DefaultWorkQueueStressTests(ITestOutputHelper output)
         }
     }
 
-    private sealed record StressJob(int Id, bool Fail, bool Async);
+    private enum JobKind
+    {
+        Sync,
+        Yielding,
+        Blocking,
+        AwaitingTimer,
+        SyncOverAsync,
+    }
+
+    private sealed record StressJob(int Id, bool Fail, JobKind Kind);
 
     private sealed class Outcomes
     {
+        private int _running;
+        private int _maxRunning;
+
         public ConcurrentDictionary<int, byte> Accepted { get; } = new();
 
         public ConcurrentDictionary<int, byte> Rejected { get; } = new();
@@ -180,7 +201,20 @@ public sealed class DefaultWorkQueueStressTests(ITestOutputHelper output)
 
         public ConcurrentDictionary<int, int> Abandoned { get; } = new();
 
+        public int MaxRunning => Volatile.Read(ref _maxRunning);
+
         public void Record(ConcurrentDictionary<int, int> outcome, int id) => outcome.AddOrUpdate(id, 1, (_, n) => n + 1);
+
+        public void Enter()
+        {
+            int now = Interlocked.Increment(ref _running);
+            int max;
+            while (now > (max = Volatile.Read(ref _maxRunning)) && Interlocked.CompareExchange(ref _maxRunning, now, max) != max)
+            {
+            }
+        }
+
+        public void Exit() => Interlocked.Decrement(ref _running);
 
         public int Count(ConcurrentDictionary<int, int> outcome, int id) => outcome.GetValueOrDefault(id);
     }
@@ -190,17 +224,38 @@ public sealed class DefaultWorkQueueStressTests(ITestOutputHelper output)
         public async ValueTask ExecuteAsync(StressJob payload, CancellationToken cancellationToken)
         {
             outcomes.Record(outcomes.Runs, payload.Id);
-            if (payload.Async)
+            outcomes.Enter();
+            try
             {
-                await Task.Yield();
-            }
+                switch (payload.Kind)
+                {
+                    case JobKind.Yielding:
+                        await Task.Yield();
+                        break;
+                    case JobKind.Blocking:
+                        Thread.Sleep(1);
+                        break;
+                    case JobKind.AwaitingTimer:
+                        await Task.Delay(1, CancellationToken.None);
+                        break;
+                    case JobKind.SyncOverAsync:
+                        LegacyAsync().Wait();
+                        break;
+                }
 
-            if (payload.Fail)
+                if (payload.Fail)
+                {
+                    throw new InvalidOperationException($"job {payload.Id} fails");
+                }
+            }
+            finally
             {
-                throw new InvalidOperationException($"job {payload.Id} fails");
+                outcomes.Exit();
             }
 
             outcomes.Record(outcomes.Succeeded, payload.Id);
         }
+
+        private static async Task LegacyAsync() => await Task.Delay(1);
     }
 }
