@@ -1,3 +1,4 @@
+using System.Diagnostics;
 using Microsoft.Extensions.Logging;
 using WorkQueue.Accounting;
 using WorkQueue.Internal;
@@ -91,16 +92,20 @@ internal sealed partial class JobRunner : IJobExecutor
         return true;
     }
 
-    public ValueTask Invoke(in WorkItem item, CancellationToken cancellationToken) =>
-        item.Invoker.InvokeAsync(item.Target, item.State, _services, cancellationToken);
+    public ValueTask Invoke(in WorkItem item, CancellationToken cancellationToken, out Activity? trace)
+    {
+        trace = WorkQueueTracing.StartJob(_queue, item);
+        return item.Invoker.InvokeAsync(item.Target, item.State, _services, cancellationToken);
+    }
 
-    public void OnFinished(in WorkItem item, Exception? error, JobCancelReason cancelReason, TimeSpan elapsed)
+    public void OnFinished(in WorkItem item, Exception? error, JobCancelReason cancelReason, TimeSpan elapsed, Activity? trace)
     {
         _runTime.Record(elapsed);
         if (error is null)
         {
             _ledger.Succeeded();
             _metrics.JobCompleted(_metricTag, elapsed, "success");
+            WorkQueueTracing.StopJob(trace, "success", null);
             return;
         }
 
@@ -108,6 +113,7 @@ internal sealed partial class JobRunner : IJobExecutor
         {
             ReportAbandoned(item, AbandonReason.Canceled);
             _metrics.JobCompleted(_metricTag, elapsed, "canceled");
+            WorkQueueTracing.StopJob(trace, "canceled", error);
             return;
         }
 
@@ -132,7 +138,9 @@ internal sealed partial class JobRunner : IJobExecutor
             DeadLetter(item, error);
         }
 
-        _metrics.JobCompleted(_metricTag, elapsed, error is TimeoutException ? "timeout" : "failure");
+        string outcome = error is TimeoutException ? "timeout" : "failure";
+        _metrics.JobCompleted(_metricTag, elapsed, outcome);
+        WorkQueueTracing.StopJob(trace, outcome, error);
     }
 
     /// <summary>Reports an accepted job that will not complete (shutdown), with its payload in the report only.</summary>

@@ -1,3 +1,5 @@
+using System.Diagnostics;
+
 namespace WorkQueue.Internal;
 
 /// <summary>
@@ -5,8 +7,9 @@ namespace WorkQueue.Internal;
 /// </summary>
 internal readonly struct WorkItem
 {
-    public WorkItem(JobInvoker invoker, object? target, object? state, long id, long enqueuedTimestamp, int attempt)
+    public WorkItem(JobInvoker invoker, object? target, object? state, long id, long enqueuedTimestamp, int attempt, Activity? parent = null)
     {
+        Parent = parent;
         Invoker = invoker;
         Target = target;
         State = state;
@@ -31,8 +34,14 @@ internal readonly struct WorkItem
 
     public int Attempt { get; }
 
+    /// <summary>
+    /// The activity that was current when the job was enqueued (a request's, say), captured only while someone listens
+    /// to the <c>WorkQueue</c> activity source: the parent of the job's span, so a trace reads request -> job.
+    /// </summary>
+    public Activity? Parent { get; }
+
     public WorkItem ForNextAttempt(long enqueuedTimestamp) =>
-        new(Invoker, Target, State, Id, enqueuedTimestamp, Attempt + 1);
+        new(Invoker, Target, State, Id, enqueuedTimestamp, Attempt + 1, Parent);
 
     public JobInfo Describe(string queueName) =>
         new(Id, queueName, Invoker.Describe(Target), Invoker.GetPayload(Target, State), Attempt);

@@ -85,7 +85,7 @@ internal sealed class QueueProducer : IWorkQueue
             return false;
         }
 
-        if (_writer.TryWrite(new WorkItem(invoker, target, state, id, _time.GetTimestamp(), attempt: 1)))
+        if (_writer.TryWrite(new WorkItem(invoker, target, state, id, _time.GetTimestamp(), attempt: 1, WorkQueueTracing.CaptureParent())))
         {
             _metrics.Enqueued(_metricTag);
             return true;
@@ -110,7 +110,7 @@ internal sealed class QueueProducer : IWorkQueue
             return ValueTask.FromException(Reject(RejectionReason.QueueStopped));
         }
 
-        var item = new WorkItem(invoker, target, state, id, _time.GetTimestamp(), attempt: 1);
+        var item = new WorkItem(invoker, target, state, id, _time.GetTimestamp(), attempt: 1, WorkQueueTracing.CaptureParent());
         if (_writer.TryWrite(item))
         {
             _metrics.Enqueued(_metricTag);

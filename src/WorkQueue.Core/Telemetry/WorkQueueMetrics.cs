@@ -9,7 +9,7 @@ namespace WorkQueue.Telemetry;
 /// </summary>
 internal sealed class WorkQueueMetrics
 {
-    public const string MeterName = "WorkQueue";
+    public const string MeterName = WorkQueueTelemetry.MeterName;
 
     public const string QueueTag = "workqueue.queue";
     public const string OutcomeTag = "workqueue.job.outcome";

@@ -1,3 +1,4 @@
+using System.Diagnostics;
 using WorkQueue.Internal;
 
 namespace WorkQueue.Workers;
@@ -12,9 +13,12 @@ internal interface IJobExecutor
     /// <returns><see langword="false"/> when the attempt must not start (the queue is abandoning; the job was reported).</returns>
     bool OnStarting(in WorkItem item, long startTimestamp);
 
-    /// <summary>Starts the attempt's code on the calling thread, under the attempt's synchronization context.</summary>
-    ValueTask Invoke(in WorkItem item, CancellationToken cancellationToken);
+    /// <summary>
+    /// Starts the attempt's code on the calling thread, under the attempt's synchronization context; <paramref name="trace"/>
+    /// is its span, current while the code runs, when someone listens.
+    /// </summary>
+    ValueTask Invoke(in WorkItem item, CancellationToken cancellationToken, out Activity? trace);
 
     /// <summary>Called once per attempt that was started and not claimed by the shutdown, with how it ended.</summary>
-    void OnFinished(in WorkItem item, Exception? error, JobCancelReason cancelReason, TimeSpan elapsed);
+    void OnFinished(in WorkItem item, Exception? error, JobCancelReason cancelReason, TimeSpan elapsed, Activity? trace);
 }

@@ -39,6 +39,9 @@ internal sealed class JobRun : SynchronizationContext
     /// <summary>Gets the <see cref="TimeProvider"/> timestamp at which the attempt started.</summary>
     public long StartTimestamp { get; private set; }
 
+    /// <summary>Gets or sets the attempt's span, when someone listens.</summary>
+    public System.Diagnostics.Activity? Trace { get; set; }
+
     /// <summary>Gets or sets the yielded job's task, awaited once when it completes.</summary>
     public ValueTask Task { get; set; }
 
@@ -125,6 +128,7 @@ internal sealed class JobRun : SynchronizationContext
 
         Item = default;
         Task = default;
+        Trace = null;
     }
 
     /// <summary>Marks the running job as cancelled by the shutdown and cancels its token.</summary>

@@ -215,14 +215,19 @@ internal sealed partial class WorkerPool
         SynchronizationContext.SetSynchronizationContext(run);
         ValueTask task = default;
         Exception? error = null;
+        System.Diagnostics.Activity? trace = null;
         try
         {
-            task = _executor.Invoke(item, token);
+            // The span is written through the out parameter before the job's code runs, so a job that throws at once
+            // still has it ended.
+            task = _executor.Invoke(item, token, out trace);
         }
         catch (Exception ex)
         {
             error = ex;
         }
+
+        run.Trace = trace;
 
         run.SyncThread = null;
         SynchronizationContext.SetSynchronizationContext(null);
@@ -286,7 +291,12 @@ internal sealed partial class WorkerPool
         {
             if (mine)
             {
-                _executor.OnFinished(run.Item, error, reason, elapsed);
+                _executor.OnFinished(run.Item, error, reason, elapsed, run.Trace);
+            }
+            else
+            {
+                // The shutdown reported it as still running; its span ends now that it returned.
+                WorkQueue.Telemetry.WorkQueueTracing.StopJob(run.Trace, "abandoned", error);
             }
         }
         catch (Exception ex)
