@@ -62,6 +62,9 @@ public interface IWorkQueue
     bool TryEnqueue<THandler, TPayload>(TPayload payload)
         where THandler : class, IJobHandler<TPayload>;
 
+    // RS0026: the EnqueueAsync overloads differ by the kind of job; each takes its optional CancellationToken last, as
+    // ChannelWriter<T>.WriteAsync does, so no call can bind to two of them.
+#pragma warning disable RS0026
     /// <summary>
     /// Enqueues a synchronous job, waiting for space if the queue is full and in <see cref="QueueFullMode.Wait"/> mode.
     /// </summary>
@@ -111,4 +114,5 @@ public interface IWorkQueue
     /// <exception cref="OperationCanceledException"><paramref name="cancellationToken"/> was cancelled first.</exception>
     ValueTask EnqueueAsync<THandler, TPayload>(TPayload payload, CancellationToken cancellationToken = default)
         where THandler : class, IJobHandler<TPayload>;
+#pragma warning restore RS0026
 }
