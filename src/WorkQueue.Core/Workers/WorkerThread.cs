@@ -218,13 +218,12 @@ internal sealed class WorkerThread
             }
         }
 
-        try
+        // A wait this thread cancelled to stand down ends in OperationCanceledException; it is not read, so standing down
+        // (which continuations of async jobs make frequent) costs no exception. The cancellable wait is not pooled by
+        // the channel, so leaving it unread releases nothing early.
+        if (wait.IsCompletedSuccessfully)
         {
-            wait.GetAwaiter().GetResult();
-        }
-        catch (OperationCanceledException) when (_waitCts.IsCancellationRequested)
-        {
-            // Stood down: the loop looks at what changed.
+            _ = wait.Result;
         }
     }
 }
