@@ -86,7 +86,7 @@ internal sealed partial class JobRunner : IJobExecutor
         catch (Exception ex)
         {
             // A throwing metrics listener or logger must not cost the job its run.
-            TryLog(() => Log.BookkeepingFailed(_logger, ex, _queue));
+            TryLog(static (l, s) => Log.BookkeepingFailed(l, s.ex, s._queue), (ex, _queue));
         }
 
         return true;
@@ -129,9 +129,9 @@ internal sealed partial class JobRunner : IJobExecutor
             _ledger.RetryScheduled();
             Retries.Schedule(item, delay);
             _metrics.Retried(_metricTag);
-            var failed = item;
-            var cause = error;
-            TryLog(() => Log.JobRetrying(_logger, cause, _queue, failed.Id, failed.Invoker.Describe(failed.Target), failed.Attempt, _options.Retry.MaxAttempts, delay.TotalMilliseconds));
+            TryLog(
+                static (l, s) => Log.JobRetrying(l, s.error, s._queue, s.Id, s.Item4, s.Attempt, s.MaxAttempts, s.TotalMilliseconds),
+                (error, _queue, item.Id, item.Invoker.Describe(item.Target), item.Attempt, _options.Retry.MaxAttempts, delay.TotalMilliseconds));
         }
         else
         {
@@ -148,7 +148,7 @@ internal sealed partial class JobRunner : IJobExecutor
     {
         var job = new AbandonedJob(item.Describe(_queue), reason);
         _ledger.Abandoned(job);
-        TryLog(() => Log.JobAbandoned(_logger, _queue, job.Job.Id, job.Job.Name, reason));
+        TryLog(static (l, s) => Log.JobAbandoned(l, s._queue, s.Id, s.Name, s.reason), (_queue, job.Job.Id, job.Job.Name, reason));
     }
 
     /// <summary>Settles a job that <see cref="QueueFullMode.DropOldest"/> pushed out; called on the enqueuing thread.</summary>
@@ -165,7 +165,7 @@ internal sealed partial class JobRunner : IJobExecutor
         catch (Exception ex)
         {
             // Nothing may escape into the caller's TryEnqueue, which has already succeeded.
-            TryLog(() => Log.CallbackFailed(_logger, ex, _queue, nameof(WorkQueueOptions.OnJobDropped)));
+            TryLog(static (l, s) => Log.CallbackFailed(l, s.ex, s._queue, nameof(WorkQueueOptions.OnJobDropped)), (ex, _queue));
         }
     }
 
@@ -182,7 +182,7 @@ internal sealed partial class JobRunner : IJobExecutor
         }
         catch (Exception ex)
         {
-            TryLog(() => Log.CallbackFailed(_logger, ex, _queue, nameof(RetryOptions.ShouldRetry)));
+            TryLog(static (l, s) => Log.CallbackFailed(l, s.ex, s._queue, nameof(RetryOptions.ShouldRetry)), (ex, _queue));
             return false;
         }
     }
@@ -192,12 +192,15 @@ internal sealed partial class JobRunner : IJobExecutor
         var job = new DeadLetteredJob(item.Describe(_queue), error, _time.GetUtcNow());
         _deadLetters.Add(job);
         _ledger.DeadLettered();
-        int attempt = item.Attempt;
-        TryLog(() =>
+        try
         {
             _metrics.DeadLettered(_metricTag);
-            Log.JobDeadLettered(_logger, error, _queue, job.Job.Id, job.Job.Name, attempt);
-        });
+            Log.JobDeadLettered(_logger, error, _queue, job.Job.Id, job.Job.Name, item.Attempt);
+        }
+        catch (Exception)
+        {
+            // A throwing metrics listener or logger: the job is already counted and stored.
+        }
         if (_options.OnJobDeadLettered is { } callback)
         {
             try
@@ -206,17 +209,20 @@ internal sealed partial class JobRunner : IJobExecutor
             }
             catch (Exception ex)
             {
-                TryLog(() => Log.CallbackFailed(_logger, ex, _queue, nameof(WorkQueueOptions.OnJobDeadLettered)));
+                TryLog(static (l, s) => Log.CallbackFailed(l, s.ex, s._queue, nameof(WorkQueueOptions.OnJobDeadLettered)), (ex, _queue));
             }
         }
     }
 
-    /// <summary>Logs on a path that must not fail: a logger that throws is ignored.</summary>
-    private static void TryLog(Action log)
+    /// <summary>
+    /// Logs on a path that must not fail: a logger that throws is ignored. Takes its arguments as state for a static
+    /// lambda, so that a hot method that may log allocates no closure when it does not.
+    /// </summary>
+    private void TryLog<TState>(Action<ILogger, TState> log, TState state)
     {
         try
         {
-            log();
+            log(_logger, state);
         }
         catch (Exception)
         {

@@ -14,13 +14,20 @@ internal sealed class ParkingLot
     private readonly object _lock = new();
     private readonly List<WorkerThread> _followers = [];
     private readonly Func<bool> _hasWork;
+    private readonly Func<bool> _mayLead;
     private WorkerThread? _leader;
     private int _parked;
 
     /// <param name="hasWork">Whether work that any thread may take (a continuation or a due retry) is waiting.</param>
-    public ParkingLot(Func<bool> hasWork)
+    /// <param name="mayLead">
+    /// Whether a thread may wait on the channel now (jobs may start). Read under the lock: whoever changes what it reads
+    /// (resume, a target change) wakes the parked threads under the same lock afterwards, so a thread that decided to
+    /// follow on a stale value is woken.
+    /// </param>
+    public ParkingLot(Func<bool> hasWork, Func<bool> mayLead)
     {
         _hasWork = hasWork;
+        _mayLead = mayLead;
     }
 
     /// <summary>Gets the number of parked threads, the leader included.</summary>
@@ -28,7 +35,7 @@ internal sealed class ParkingLot
 
     public bool HasLeader => Volatile.Read(ref _leader) is not null;
 
-    public ParkRole Park(WorkerThread thread, bool mayLead)
+    public ParkRole Park(WorkerThread thread)
     {
         lock (_lock)
         {
@@ -39,7 +46,7 @@ internal sealed class ParkingLot
                 return ParkRole.Retry;
             }
 
-            if (mayLead && _leader is null)
+            if (_leader is null && _mayLead())
             {
                 _leader = thread;
                 AssertInvariants();

@@ -67,7 +67,7 @@ internal sealed partial class WorkerPool
         catch (Exception ex)
         {
             // A throwing logger or metrics listener must not end the engine's timer thread or the process.
-            TryLog(() => Log.MonitorFailed(_logger, ex, QueueName));
+            TryLog(static (l, s) => Log.MonitorFailed(l, s.ex, s.QueueName), (ex, QueueName));
         }
 
         if (IsIdle)
@@ -141,7 +141,7 @@ internal sealed partial class WorkerPool
         if (added)
         {
             _blockedTicks = 0;
-            TryLog(() => Log.ThreadAdded(_logger, QueueName, LiveCount, _ready.Count));
+            TryLog(static (l, s) => Log.ThreadAdded(l, s.QueueName, s.LiveCount, s.Count), (QueueName, LiveCount, _ready.Count));
             return;
         }
 
@@ -164,8 +164,9 @@ internal sealed partial class WorkerPool
             {
                 var item = run.Item;
                 _metrics.Stuck(_metricTag);
-                string reason = run.Blocked ? BlockedReason : OverdueReason;
-                TryLog(() => Log.JobStuck(_logger, QueueName, item.Id, item.Invoker.Describe(item.Target), elapsed.TotalMilliseconds, reason));
+                TryLog(
+                    static (l, s) => Log.JobStuck(l, s.QueueName, s.Id, s.Item3, s.TotalMilliseconds, s.Item5),
+                    (QueueName, item.Id, item.Invoker.Describe(item.Target), elapsed.TotalMilliseconds, run.Blocked ? BlockedReason : OverdueReason));
             }
         }
     }
@@ -176,9 +177,7 @@ internal sealed partial class WorkerPool
         string name = item.Invoker.Describe(item.Target);
         if (_blockingTypesLogged.TryAdd(name, 0))
         {
-            var logger = _logger;
-            string queue = QueueName;
-            TryLog(() => log(logger, queue, name));
+            TryLog(static (l, s) => s.log(l, s.QueueName, s.name), (log, QueueName, name));
         }
     }
 }

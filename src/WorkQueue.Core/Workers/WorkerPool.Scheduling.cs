@@ -106,8 +106,10 @@ internal sealed partial class WorkerPool
         return claimed;
     }
 
-    internal ParkRole Park(WorkerThread thread) =>
-        _parking.Park(thread, mayLead: CanStartJobs && !_closed && !Reader.Completion.IsCompleted && LiveCount <= EffectiveTarget);
+    internal ParkRole Park(WorkerThread thread) => _parking.Park(thread);
+
+    /// <summary>Gets a value indicating whether a thread may wait on the channel for the next job now.</summary>
+    private bool MayLead => CanStartJobs && !_closed && !Reader.Completion.IsCompleted && LiveCount <= EffectiveTarget;
 
     internal void Unpark(WorkerThread thread) => _parking.Unpark(thread);
 
@@ -302,7 +304,7 @@ internal sealed partial class WorkerPool
         catch (Exception ex)
         {
             // Only bookkeeping (a throwing logger or metrics listener) gets here, after the job was settled.
-            TryLog(() => Log.BookkeepingFailed(_logger, ex, QueueName));
+            TryLog(static (l, s) => Log.BookkeepingFailed(l, s.ex, s.QueueName), (ex, QueueName));
         }
         finally
         {

@@ -57,7 +57,7 @@ internal sealed partial class WorkerPool
         _flowMarker = flowMarker;
         _logger = logger;
         _target = settings.MinWorkers;
-        _parking = new ParkingLot(() => HasReadyWork);
+        _parking = new ParkingLot(() => HasReadyWork, () => MayLead);
         _monitorTimer = time.CreateTimer(static s => ((WorkerPool)s!).OnMonitorTick(), this, Timeout.InfiniteTimeSpan, Timeout.InfiniteTimeSpan);
     }
 
@@ -151,7 +151,7 @@ internal sealed partial class WorkerPool
             ApplyTargetLocked();
         }
 
-        TryLog(() => Log.ManualCount(_logger, QueueName, count));
+        TryLog(static (l, s) => Log.ManualCount(l, s.QueueName, s.count), (QueueName, count));
     }
 
     /// <summary>Hands the thread count back to the autoscaler, starting from the current count within the limits.</summary>
@@ -167,7 +167,7 @@ internal sealed partial class WorkerPool
             _parking.WakeAll();
         }
 
-        TryLog(() => Log.AutoMode(_logger, QueueName));
+        TryLog(static (l, q) => Log.AutoMode(l, q), QueueName);
     }
 
     /// <summary>Adds threads in automatic mode (half the current count, at least one, up to the cap) when every thread is busy.</summary>
@@ -259,12 +259,12 @@ internal sealed partial class WorkerPool
             left = _liveCount;
         }
 
-        TryLog(() => Log.WorkerRetired(_logger, QueueName, thread.Name, left));
+        TryLog(static (l, s) => Log.WorkerRetired(l, s.QueueName, s.Name, s.left), (QueueName, thread.Name, left));
         return true;
     }
 
     internal void OnThreadFaulted(WorkerThread thread, Exception exception) =>
-        TryLog(() => Log.WorkerFaulted(_logger, exception, QueueName, thread.Name));
+        TryLog(static (l, s) => Log.WorkerFaulted(l, s.exception, s.QueueName, s.Name), (exception, QueueName, thread.Name));
 
     internal void OnThreadExited(WorkerThread thread)
     {
@@ -339,12 +339,15 @@ internal sealed partial class WorkerPool
         }
     }
 
-    /// <summary>Logs on a path that must not fail: a logger that throws is ignored.</summary>
-    private static void TryLog(Action log)
+    /// <summary>
+    /// Logs on a path that must not fail: a logger that throws is ignored. Takes its arguments as state for a static
+    /// lambda, so that a hot method that may log allocates no closure when it does not.
+    /// </summary>
+    private void TryLog<TState>(Action<ILogger, TState> log, TState state)
     {
         try
         {
-            log();
+            log(_logger, state);
         }
         catch (Exception)
         {

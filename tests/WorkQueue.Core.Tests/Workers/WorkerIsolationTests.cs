@@ -114,6 +114,9 @@ public sealed class WorkerIsolationTests
         await Wait.UntilAsync(() => harness.Control.GetSnapshot().Totals.Succeeded == Jobs, "the warm-up jobs finish");
         harness.Control.Pause();
 
+        // Pausing makes the thread waiting on the channel stand down; an enqueue that races the stand-down completes that
+        // wait (the channel's own completion path, once per pause, not per job). Measure the steady state after it.
+        await Wait.UntilAsync(() => !harness.Runtime.Pool.HasLeader, "the paused queue's leader to stand down");
         long before = GC.GetAllocatedBytesForCurrentThread();
         int accepted = 0;
         for (int i = 0; i < Jobs; i++)
@@ -125,6 +128,67 @@ public sealed class WorkerIsolationTests
         harness.Control.Resume();
         Assert.Equal(Jobs, accepted);
         Assert.Equal(0, allocated);
+    }
+
+    [Fact]
+    public async Task Worker_SynchronousJobsWithoutTimeout_AllocatesNothingPerJob()
+    {
+        const int Jobs = 10_000;
+        await using var harness = QueueHarness.Start(o => { o.Capacity = Jobs; o.MinWorkers = 1; o.MaxWorkers = 1; o.AutoScale.Enabled = false; });
+        var handler = new AllocationProbe(Jobs);
+        var payload = new object();
+
+        // Two backlogs in a row on one thread: the first warms up (JIT, the channel's buffer, the thread's reusable run),
+        // the second is measured from inside the jobs, on the worker thread itself.
+        for (int round = 0; round < 2; round++)
+        {
+            harness.Control.Pause();
+            for (int i = 0; i < Jobs; i++)
+            {
+                Assert.True(harness.Queue.TryEnqueue(handler, payload));
+            }
+
+            handler.Reset();
+            harness.Control.Resume();
+            await Wait.ForAsync(handler.Done, "a backlog of synchronous jobs");
+        }
+
+        Assert.Equal(0, handler.AllocatedBetweenFirstAndLast);
+    }
+
+    private sealed class AllocationProbe(int jobs) : IJobHandler<object>
+    {
+        private long _first;
+        private long _last;
+        private int _seen;
+        private TaskCompletionSource _done = new(TaskCreationOptions.RunContinuationsAsynchronously);
+
+        public Task Done => _done.Task;
+
+        public long AllocatedBetweenFirstAndLast => _last - _first;
+
+        public void Reset()
+        {
+            _seen = 0;
+            _done = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        }
+
+        public ValueTask ExecuteAsync(object payload, CancellationToken cancellationToken)
+        {
+            long now = GC.GetAllocatedBytesForCurrentThread();
+            int seen = ++_seen;
+            if (seen == 1)
+            {
+                _first = now;
+            }
+            else if (seen == jobs)
+            {
+                _last = now;
+                _done.SetResult();
+            }
+
+            return default;
+        }
     }
 
     private sealed class NoOpHandler : IJobHandler<object>
