@@ -14,8 +14,9 @@ namespace WorkQueue.Benchmarks.Support;
 /// <remarks>
 /// Coravel's hosted service consumes the queue on a timer: every <see cref="ConsummationDelaySeconds"/> it takes every
 /// queued task and runs them on one thread-pool thread, a synchronous task after the other (async tasks interleave at
-/// their awaits). The delay is whole seconds; 1 is the smallest that works (the docs' example: with 0 the timer fires
-/// once and the queue is never consumed again) and the default is 30. There is no worker count.
+/// their awaits). The delay is whole seconds, 30 by default; 1 (the docs' example) is the smallest that works: it is
+/// the timer's period, and a period of 0 makes a timer fire once, so the queue would never be consumed again. There is
+/// no worker count.
 /// </remarks>
 public sealed class CoravelHost : IDisposable
 {
