@@ -25,6 +25,11 @@ namespace WorkQueue.Benchmarks;
 /// machine that runs it. The memory diagnoser is left out on purpose: it would run the whole window a second time in a
 /// process whose pool has already grown.
 /// </para>
+/// <para>
+/// The peers: Hangfire with <see cref="WorkQueueMaxWorkers"/> workers (its dedicated worker threads, the same cap as
+/// WorkQueue's), and Coravel's queue, whose consummation runs the blocking tasks one after the other on one thread-pool
+/// thread (so it falls behind: <c>Jobs done</c> shows by how much).
+/// </para>
 /// </remarks>
 [FixedWindowRun]
 [Config(typeof(Config))]
@@ -46,6 +51,8 @@ public class BlockingJobsBenchmarks
 
     private readonly JobCounter _jobsDone = new();
     private WorkQueueHost? _workQueue;
+    private HangfireHost? _hangfire;
+    private CoravelHost? _coravel;
     private int _savedMinWorkers;
     private int _savedMinIo;
     private bool _pinned;
@@ -76,6 +83,20 @@ public class BlockingJobsBenchmarks
         _workQueue = WorkQueueHost.Start(o => o.MaxWorkers = WorkQueueMaxWorkers);
     }
 
+    [GlobalSetup(Target = nameof(RequestRoundTrip_BlockingJobsOnHangfire))]
+    public void SetupHangfire()
+    {
+        Setup();
+        _hangfire = HangfireHost.Start(WorkQueueMaxWorkers, _ => BlockingJob());
+    }
+
+    [GlobalSetup(Target = nameof(RequestRoundTrip_BlockingJobsOnCoravel))]
+    public void SetupCoravel()
+    {
+        Setup();
+        _coravel = CoravelHost.Start();
+    }
+
     [GlobalCleanup]
     public void Cleanup()
     {
@@ -91,6 +112,12 @@ public class BlockingJobsBenchmarks
             _workQueue.Control.StopAsync(TimeSpan.FromSeconds(2)).GetAwaiter().GetResult();
             _workQueue.Dispose();
         }
+
+        // Stopping the server leaves the backlog in the (in-memory) storage once the running jobs finish.
+        _hangfire?.Dispose();
+
+        // Coravel's queue is not stopped: its hosted service would first run the whole backlog, one blocking task after
+        // the other (tens of seconds). The measurement is over and the process exits after this cleanup.
     }
 
     [Benchmark(Baseline = true, Description = "request Task.Run while jobs go through Task.Run")]
@@ -106,6 +133,24 @@ public class BlockingJobsBenchmarks
     public void RequestRoundTrip_BlockingJobsOnWorkQueue() => Run(
         nameof(RequestRoundTrip_BlockingJobsOnWorkQueue),
         () => _workQueue!.Queue.TryEnqueue(_ => BlockingJob()));
+
+    [Benchmark(Description = "request Task.Run while jobs go through Hangfire")]
+    public void RequestRoundTrip_BlockingJobsOnHangfire() => Run(
+        nameof(RequestRoundTrip_BlockingJobsOnHangfire),
+        () =>
+        {
+            _hangfire!.Enqueue(42);
+            return true;
+        });
+
+    [Benchmark(Description = "request Task.Run while jobs go through Coravel IQueue")]
+    public void RequestRoundTrip_BlockingJobsOnCoravel() => Run(
+        nameof(RequestRoundTrip_BlockingJobsOnCoravel),
+        () =>
+        {
+            _coravel!.Queue.QueueTask(BlockingJob);
+            return true;
+        });
 
     [Benchmark(Description = "request Task.Run, no jobs (control)")]
     public void RequestRoundTrip_NoBlockingJobs() => Run(nameof(RequestRoundTrip_NoBlockingJobs), submit: null);

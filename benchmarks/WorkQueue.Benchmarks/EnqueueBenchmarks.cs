@@ -20,6 +20,12 @@ namespace WorkQueue.Benchmarks;
 /// The thread pool cannot be paused: its jobs (the same trivial counter increment) run on pool threads while the
 /// enqueues are timed, which is the price of that option. The cleanup waits for all of them before the next iteration.
 /// </para>
+/// <para>
+/// The peers are measured the same way, with nobody consuming: Coravel's queue without its hosted service started (the
+/// cleanup runs the queued tasks with the method that service calls on each tick), and Hangfire as a client alone
+/// (the cleanup starts a server, waits until every job has run, and stops it), as a web app that enqueues for a
+/// separate Hangfire server does.
+/// </para>
 /// </remarks>
 [MemoryDiagnoser]
 [InvocationCount(InvocationsPerIteration, UnrollFactor)]
@@ -31,8 +37,14 @@ public class EnqueueBenchmarks
     /// <summary>The bounded capacity of every queue, four times the enqueues per iteration.</summary>
     public const int Capacity = 1 << 20;
 
+    /// <summary>The workers of the Hangfire server the cleanup starts to run an iteration's jobs (outside the measurement).</summary>
+    public const int HangfireDrainWorkers = 4;
+
     private const int UnrollFactor = 16;
     private static readonly TimeSpan DrainTimeout = TimeSpan.FromSeconds(60);
+
+    // Hangfire runs an iteration's 262,144 jobs through its storage one state change at a time: allow for it.
+    private static readonly TimeSpan HangfireDrainTimeout = TimeSpan.FromMinutes(10);
 
     private readonly Order _order = new(42);
     private readonly JobCounter _executed = new();
@@ -40,6 +52,8 @@ public class EnqueueBenchmarks
     private BackgroundTaskQueue _backgroundTaskQueue = null!;
     private WorkQueueHost _workQueue = null!;
     private CountingHandler _handler = null!;
+    private CoravelHost _coravel = null!;
+    private HangfireHost _hangfire = null!;
     private long _submitted;
     private long _acceptedBefore;
 
@@ -59,10 +73,17 @@ public class EnqueueBenchmarks
         _workQueue = WorkQueueHost.StartFixed(workers: 1, Capacity);
         _workQueue.WaitForWorkers(1);
         _workQueue.Control.Pause();
+        _coravel = CoravelHost.StartNotConsuming();
+        _hangfire = HangfireHost.StartClientOnly(_ => _executed.Increment());
     }
 
     [GlobalCleanup]
-    public void Cleanup() => _workQueue.Dispose();
+    public void Cleanup()
+    {
+        _workQueue.Dispose();
+        _coravel.Dispose();
+        _hangfire.Dispose();
+    }
 
     // Returns void on purpose: BenchmarkDotNet awaits a returned Task, which would time the job's round trip instead
     // of the enqueue.
@@ -115,6 +136,21 @@ public class EnqueueBenchmarks
         return _workQueue.Queue.TryEnqueue(_handler, _order);
     }
 
+    [Benchmark(Description = "Coravel IQueue.QueueTask(action)")]
+    public Guid CoravelQueueTask()
+    {
+        _submitted++;
+        var order = _order;
+        return _coravel.Queue.QueueTask(() => Handle(order));
+    }
+
+    [Benchmark(Description = "Hangfire BackgroundJobClient.Enqueue (InMemory storage)")]
+    public string HangfireEnqueue()
+    {
+        _submitted++;
+        return _hangfire.Enqueue(_order.Id);
+    }
+
     [IterationCleanup(Targets = [nameof(TaskRun), nameof(ThreadPoolUnsafeQueueUserWorkItem)])]
     public void DrainThreadPool()
     {
@@ -153,6 +189,22 @@ public class EnqueueBenchmarks
         }
 
         _acceptedBefore = totals.Enqueued;
+        ResetCounts();
+    }
+
+    [IterationCleanup(Target = nameof(CoravelQueueTask))]
+    public void DrainCoravel()
+    {
+        _coravel.ConsumeNow();
+        CheckDrained(_executed.Count, "Coravel queue");
+    }
+
+    [IterationCleanup(Target = nameof(HangfireEnqueue))]
+    public void DrainHangfire()
+    {
+        _hangfire.StartServer(HangfireDrainWorkers);
+        _executed.WaitFor(_submitted, HangfireDrainTimeout, "Hangfire");
+        _hangfire.StopServer();
         ResetCounts();
     }
 

@@ -17,6 +17,11 @@ namespace WorkQueue.Benchmarks;
 /// for the window, and reads it again. The difference is what the "CPU ms" column shows; the BenchmarkDotNet time
 /// columns would only show the window and are hidden. Every window measured in the process (the memory diagnoser
 /// runs one more) is recorded, and the column shows their median.
+/// <para>
+/// Hangfire holds 64 workers (<c>WorkerCount = 64</c>). Coravel's queue has no worker count: its row is the idle cost
+/// of its one timer-driven consumer, which is all it ever has. After the window, each peer must still run a probe job
+/// (and Hangfire must still report 64 workers), so a stopped consumer cannot pass for a cheap one.
+/// </para>
 /// </remarks>
 [MemoryDiagnoser]
 [FixedWindowRun]
@@ -27,9 +32,13 @@ public class IdleCpuBenchmarks
     public const int Consumers = 64;
 
     private static readonly List<double> Windows = [];
+    private static readonly TimeSpan ProbeTimeout = TimeSpan.FromSeconds(10);
 
+    private readonly StartSignal _probe = new();
     private SleepPollingConsumer<Order>? _polling;
     private WorkQueueHost? _workQueue;
+    private HangfireHost? _hangfire;
+    private CoravelHost? _coravel;
 
     [GlobalSetup(Target = nameof(Poll1ms_64IdleThreads_ProcessCpuOverWindow))]
     public void SetupPolling1ms()
@@ -56,27 +65,63 @@ public class IdleCpuBenchmarks
         Settle();
     }
 
+    [GlobalSetup(Target = nameof(Hangfire_64IdleWorkers_ProcessCpuOverWindow))]
+    public void SetupHangfire()
+    {
+        _hangfire = HangfireHost.Start(Consumers, _ => _probe.Set());
+        Settle();
+    }
+
+    [GlobalSetup(Target = nameof(Coravel_IdleQueue_ProcessCpuOverWindow))]
+    public void SetupCoravel()
+    {
+        _coravel = CoravelHost.Start();
+        Settle();
+    }
+
     [GlobalCleanup]
     public void Cleanup()
     {
         _polling?.Dispose();
         _workQueue?.Dispose();
+        _hangfire?.Dispose();
+        _coravel?.Dispose();
     }
 
     [Benchmark(Baseline = true, Description = "64 threads polling a ConcurrentQueue, Sleep(1) when empty")]
     public double Poll1ms_64IdleThreads_ProcessCpuOverWindow() =>
-        MeasureWindow(nameof(Poll1ms_64IdleThreads_ProcessCpuOverWindow), () => _polling!.LiveThreads);
+        MeasureWindow(nameof(Poll1ms_64IdleThreads_ProcessCpuOverWindow), Consumers, () => _polling!.LiveThreads);
 
     [Benchmark(Description = "64 threads polling a ConcurrentQueue, Sleep(5000) when empty")]
     public double Poll5s_64IdleThreads_ProcessCpuOverWindow() =>
-        MeasureWindow(nameof(Poll5s_64IdleThreads_ProcessCpuOverWindow), () => _polling!.LiveThreads);
+        MeasureWindow(nameof(Poll5s_64IdleThreads_ProcessCpuOverWindow), Consumers, () => _polling!.LiveThreads);
 
     [Benchmark(Description = "no consumers (control: the process's own floor)")]
-    public double NoConsumers_ProcessCpuOverWindow() => MeasureWindow(nameof(NoConsumers_ProcessCpuOverWindow), () => Consumers);
+    public double NoConsumers_ProcessCpuOverWindow() => MeasureWindow(nameof(NoConsumers_ProcessCpuOverWindow), 0, () => 0);
 
     [Benchmark(Description = "WorkQueue with 64 idle workers")]
     public double WorkQueue_64IdleWorkers_ProcessCpuOverWindow() =>
-        MeasureWindow(nameof(WorkQueue_64IdleWorkers_ProcessCpuOverWindow), () => _workQueue!.Control.GetSnapshot().Workers);
+        MeasureWindow(nameof(WorkQueue_64IdleWorkers_ProcessCpuOverWindow), Consumers, () => _workQueue!.Control.GetSnapshot().Workers);
+
+    [Benchmark(Description = "Hangfire server with 64 idle workers (InMemory)")]
+    public double Hangfire_64IdleWorkers_ProcessCpuOverWindow() => MeasureWindow(
+        nameof(Hangfire_64IdleWorkers_ProcessCpuOverWindow),
+        Consumers,
+        () =>
+        {
+            RunProbe(() => _hangfire!.Enqueue(42), "Hangfire");
+            return _hangfire!.RegisteredWorkers();
+        });
+
+    [Benchmark(Description = "Coravel queue, idle (1 s consummation; one consumer, no worker count)")]
+    public double Coravel_IdleQueue_ProcessCpuOverWindow() => MeasureWindow(
+        nameof(Coravel_IdleQueue_ProcessCpuOverWindow),
+        1,
+        () =>
+        {
+            RunProbe(() => _coravel!.Queue.QueueTask(_probe.Set), "Coravel");
+            return 1;
+        });
 
     private static void Settle() => Thread.Sleep(BenchmarkSettings.Quick ? TimeSpan.FromMilliseconds(200) : TimeSpan.FromSeconds(1));
 
@@ -86,7 +131,14 @@ public class IdleCpuBenchmarks
         return process.TotalProcessorTime;
     }
 
-    private static double MeasureWindow(string method, Func<int> liveConsumers)
+    private void RunProbe(Action enqueue, string what)
+    {
+        _probe.Reset();
+        enqueue();
+        _probe.SpinUntilSet(ProbeTimeout, $"{what}'s probe job after the idle window");
+    }
+
+    private static double MeasureWindow(string method, int consumers, Func<int> liveConsumers)
     {
         var window = BenchmarkSettings.IdleWindow;
         var before = ProcessCpuTime();
@@ -95,9 +147,9 @@ public class IdleCpuBenchmarks
 
         // A consumer that died would make the idle cost look cheaper than it is.
         int live = liveConsumers();
-        if (live != Consumers)
+        if (live != consumers)
         {
-            throw new InvalidOperationException($"{method}: {live} of {Consumers} consumers are alive.");
+            throw new InvalidOperationException($"{method}: {live} of {consumers} consumers are alive.");
         }
 
         Windows.Add(cpu.TotalMilliseconds);

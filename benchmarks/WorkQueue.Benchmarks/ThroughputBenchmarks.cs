@@ -16,7 +16,9 @@ namespace WorkQueue.Benchmarks;
 /// <remarks>
 /// Every job is the same: decrement a shared countdown (the last one sets an event). The raw channel and the docs'
 /// <c>QueuedHostedService</c> have a single consumer by design, so <see cref="Workers"/> does not change them: they are
-/// the same reference on every row.
+/// the same reference on every row. Coravel's queue has no worker count either (one consummation per tick of its
+/// 1-second timer runs the queued tasks one after the other), so it too repeats on every row; a batch waits for the
+/// next tick, which the result includes. Hangfire's server has <see cref="Workers"/> workers.
 /// </remarks>
 [MemoryDiagnoser]
 [Config(typeof(Config))]
@@ -28,7 +30,8 @@ public class ThroughputBenchmarks
     /// <summary>The bounded capacity of every bounded candidate: a whole batch fits.</summary>
     public const int Capacity = Jobs;
 
-    private static readonly TimeSpan BatchTimeout = TimeSpan.FromSeconds(30);
+    // A guard against a hang, not a measurement: generous, for Hangfire's storage round trips on a busy machine.
+    private static readonly TimeSpan BatchTimeout = TimeSpan.FromSeconds(120);
 
     private readonly Order _order = new(42);
     private readonly JobCountdown _countdown = new();
@@ -41,6 +44,9 @@ public class ThroughputBenchmarks
     private ActionBlock<Order>? _actionBlock;
     private WorkQueueHost? _workQueue;
     private CountdownHandler? _handler;
+    private CoravelHost? _coravel;
+    private Action? _coravelJob;
+    private HangfireHost? _hangfire;
 
     /// <summary>Gets or sets the number of consuming threads (workers, polling threads, degree of parallelism).</summary>
     [Params(1, 2, 8)]
@@ -92,6 +98,16 @@ public class ThroughputBenchmarks
         _workQueue.WaitForWorkers(Workers);
     }
 
+    [GlobalSetup(Target = nameof(Coravel_QueueTask_OneConsumer))]
+    public void SetupCoravel()
+    {
+        _coravel = CoravelHost.Start();
+        _coravelJob = _countdown.Signal;
+    }
+
+    [GlobalSetup(Target = nameof(Hangfire_BackgroundJobServer))]
+    public void SetupHangfire() => _hangfire = HangfireHost.Start(Workers, _ => _countdown.Signal());
+
     [GlobalCleanup]
     public void Cleanup()
     {
@@ -107,6 +123,8 @@ public class ThroughputBenchmarks
         }
 
         _workQueue?.Dispose();
+        _coravel?.Dispose();
+        _hangfire?.Dispose();
         _countdown.Dispose();
     }
 
@@ -181,6 +199,32 @@ public class ThroughputBenchmarks
 
     [Benchmark(OperationsPerInvoke = Jobs, Description = "WorkQueue, SpinBeforeParking = true")]
     public void WorkQueue_TypedPayload_Spin() => RunWorkQueueBatch(nameof(WorkQueue_TypedPayload_Spin));
+
+    [Benchmark(OperationsPerInvoke = Jobs, Description = "Coravel IQueue.QueueTask (1 s consummation, 1 consumer)")]
+    public void Coravel_QueueTask_OneConsumer()
+    {
+        _countdown.Reset(Jobs);
+        var queue = _coravel!.Queue;
+        for (int i = 0; i < Jobs; i++)
+        {
+            queue.QueueTask(_coravelJob!);
+        }
+
+        _countdown.Wait(BatchTimeout, nameof(Coravel_QueueTask_OneConsumer));
+    }
+
+    [Benchmark(OperationsPerInvoke = Jobs, Description = "Hangfire BackgroundJobServer (InMemory, WorkerCount)")]
+    public void Hangfire_BackgroundJobServer()
+    {
+        _countdown.Reset(Jobs);
+        var hangfire = _hangfire!;
+        for (int i = 0; i < Jobs; i++)
+        {
+            hangfire.Enqueue(_order.Id);
+        }
+
+        _countdown.Wait(BatchTimeout, nameof(Hangfire_BackgroundJobServer));
+    }
 
     private void RunWorkQueueBatch(string name)
     {
