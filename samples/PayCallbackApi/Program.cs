@@ -46,6 +46,7 @@ services.AddWorkQueue(o =>
     });
 services.AddWorkQueueDashboard();   // keeps the last five minutes of every queue for the dashboard page
 services.AddHealthChecks().AddWorkQueueSaturation(threshold: 0.9);
+services.AddSampleOpenTelemetry(builder.Configuration);   // GET /metrics (Prometheus) and request -> job traces
 
 if (mode == ProcessingMode.Queue)
 {
@@ -100,6 +101,8 @@ app.MapWorkQueueDashboard("/admin/workqueue/ui", o =>
     o.AdminPrefix = "/admin/workqueue";
     o.ApiKeyHeader = adminKeySet ? AdminKeyAuthentication.Header : null;
 });
+
+app.MapSampleMetrics(adminKeySet);   // protected like the admin endpoints
 
 app.MapHealthChecks("/health/ready", new HealthCheckOptions { Predicate = c => c.Tags.Contains(WorkQueueHealthCheckTags.Ready) });
 app.MapHealthChecks("/health/live", new HealthCheckOptions { Predicate = _ => false });

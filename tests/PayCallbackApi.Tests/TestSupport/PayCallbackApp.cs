@@ -2,6 +2,7 @@ using System.Net.Http.Json;
 using System.Text;
 using Microsoft.AspNetCore.Hosting;
 using Microsoft.AspNetCore.Mvc.Testing;
+using Microsoft.Extensions.DependencyInjection;
 using PayCallbackApi.Callbacks;
 using StackExchange.Redis;
 
@@ -32,6 +33,9 @@ internal sealed class PayCallbackApp : WebApplicationFactory<Program>
     }
 
     public RedisServer Redis { get; }
+
+    /// <summary>Gets or sets registrations added after the app's own (a test's exporter, a test-only middleware).</summary>
+    public Action<IServiceCollection>? ConfigureTestServices { get; init; }
 
     public static string Body(string orderId, string paymentId, string amount = "99.50", string status = "SUCCESS") =>
         $$"""{"orderId":"{{orderId}}","paymentId":"{{paymentId}}","amount":{{amount}},"currency":"CNY","status":"{{status}}","paidAt":"2026-11-21T10:00:00Z"}""";
@@ -69,6 +73,11 @@ internal sealed class PayCallbackApp : WebApplicationFactory<Program>
         foreach (var (key, value) in _settings)
         {
             builder.UseSetting(key, value);
+        }
+
+        if (ConfigureTestServices is not null)
+        {
+            builder.ConfigureServices(ConfigureTestServices);
         }
     }
 
