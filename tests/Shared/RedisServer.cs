@@ -101,7 +101,7 @@ public sealed class RedisServerFixture : IAsyncLifetime
 {
     public RedisServer Server { get; private set; } = null!;
 
-    public async Task InitializeAsync() => Server = await RedisServer.StartAsync();
+    public async ValueTask InitializeAsync() => Server = await RedisServer.StartAsync();
 
-    public async Task DisposeAsync() => await Server.DisposeAsync();
+    public async ValueTask DisposeAsync() => await Server.DisposeAsync();
 }

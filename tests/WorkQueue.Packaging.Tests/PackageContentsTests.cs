@@ -1,5 +1,7 @@
+using System.Reflection.Metadata;
 using System.Reflection.PortableExecutable;
 using System.Text;
+using System.Text.Json;
 using System.Text.RegularExpressions;
 using System.Xml.Linq;
 using WorkQueue.Packaging.Tests.TestSupport;
@@ -107,6 +109,30 @@ public sealed partial class PackageContentsTests
         Assert.Equal("BSJB"u8.ToArray(), pdb.Take(4).ToArray()); // the portable PDB signature
     }
 
+    [Theory]
+    [InlineData("WorkQueue.Core")]
+    [InlineData("WorkQueue.AspNetCore")]
+    public void Pack_SymbolPackage_PdbHasSourceLinkToTheRepositoryAtThePackedCommit(string id)
+    {
+        var package = _feed.Package(id);
+        string? commit = (string?)package.Element("repository")?.Attribute("commit");
+        Assert.True(commit is { Length: 40 } && commit.All(char.IsAsciiHexDigitLower), $"The package's repository element has no commit: '{commit}'.");
+
+        using var pdb = MetadataReaderProvider.FromPortablePdbStream(new MemoryStream(_feed.SymbolPackage(id).Read($"lib/{Tfm}/{id}.pdb")));
+        var reader = pdb.GetMetadataReader();
+        var sourceLink = reader.CustomDebugInformation
+            .Select(reader.GetCustomDebugInformation)
+            .Where(info => reader.GetGuid(info.Kind) == SourceLinkKind)
+            .Select(info => reader.GetBlobBytes(info.Value))
+            .SingleOrDefault();
+        Assert.True(sourceLink is not null, $"The PDB of {id} has no Source Link.");
+
+        using var json = JsonDocument.Parse(sourceLink);
+        var url = Assert.Single(json.RootElement.GetProperty("documents").EnumerateObject()).Value.GetString();
+        // The clone's GitHub remote, or RepositoryUrl when it has none (src/Directory.Build.targets); at the packed commit.
+        Assert.Matches($@"^https://raw\.githubusercontent\.com/[^/]+/[^/]+/{commit}/\*$", url);
+    }
+
     [Fact]
     public void Pack_AspNetCore_DependsOnCoreAndRedisAndReferencesTheAspNetCoreFramework()
     {
@@ -134,6 +160,9 @@ public sealed partial class PackageContentsTests
         Assert.All(dependencies, d => Assert.StartsWith("Microsoft.Extensions.", d.Id));
         Assert.Empty(package.FrameworkReferences(Tfm));
     }
+
+    // The kind of the PDB's custom debug information that holds the Source Link JSON (Portable PDB spec).
+    private static readonly Guid SourceLinkKind = new("CC110556-A091-4D38-9FEC-25AB9A351A6A");
 
     private static string Describe(Dictionary<string, string> dependencies) =>
         string.Join(", ", dependencies.Select(d => $"{d.Key} {d.Value}"));

@@ -5,7 +5,6 @@ using System.Text.RegularExpressions;
 using PayCallbackApi.Orders;
 using PayCallbackApi.Tests.TestSupport;
 using StackExchange.Redis;
-using Xunit.Abstractions;
 
 namespace PayCallbackApi.Tests.Shutdown;
 

@@ -1,9 +1,12 @@
+using System.Runtime.CompilerServices;
+
 namespace PayCallbackApi.Tests.TestSupport;
 
 /// <summary>A fact that sends POSIX signals (SIGTERM): skipped on Windows, which has none.</summary>
 public sealed class UnixFactAttribute : FactAttribute
 {
-    public UnixFactAttribute()
+    public UnixFactAttribute([CallerFilePath] string? sourceFilePath = null, [CallerLineNumber] int sourceLineNumber = -1)
+        : base(sourceFilePath, sourceLineNumber)
     {
         if (OperatingSystem.IsWindows())
         {

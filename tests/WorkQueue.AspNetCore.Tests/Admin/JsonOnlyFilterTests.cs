@@ -13,10 +13,10 @@ public sealed class JsonOnlyFilterTests : IAsyncLifetime
 
     private IWorkQueueControl Default => _app.Services.GetRequiredService<IWorkQueueProvider>().Queues.Single(q => q.Name == "default");
 
-    public async Task InitializeAsync() =>
+    public async ValueTask InitializeAsync() =>
         _app = await TestApp.StartAsync(b => b.Services.AddWorkQueue(o => o.MaxWorkers = 8), app => app.MapWorkQueueAdmin());
 
-    public async Task DisposeAsync() => await _app.DisposeAsync();
+    public async ValueTask DisposeAsync() => await _app.DisposeAsync();
 
     // What a cross-site HTML form (or a no-cors fetch) can send without a CORS preflight.
     [Theory]

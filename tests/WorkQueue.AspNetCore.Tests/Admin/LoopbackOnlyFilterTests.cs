@@ -9,7 +9,7 @@ public sealed class LoopbackOnlyFilterTests : IAsyncLifetime
 {
     private TestApp _app = null!;
 
-    public async Task InitializeAsync() =>
+    public async ValueTask InitializeAsync() =>
         _app = await TestApp.StartAsync(
             b => b.Services.AddWorkQueue(),
             app =>
@@ -18,7 +18,7 @@ public sealed class LoopbackOnlyFilterTests : IAsyncLifetime
                 app.MapWorkQueueAdmin("/open/workqueue").AllowAnonymous();
             });
 
-    public async Task DisposeAsync() => await _app.DisposeAsync();
+    public async ValueTask DisposeAsync() => await _app.DisposeAsync();
 
     [Theory]
     [InlineData("X-Forwarded-For", "203.0.113.7")]

@@ -25,12 +25,12 @@ public sealed class WorkQueueAdminEndpointsTests : IAsyncLifetime
     private IWorkQueueControl Control(string name) =>
         _app.Services.GetRequiredService<IWorkQueueProvider>().TryGetControl(name, out var control) ? control : throw new InvalidOperationException(name);
 
-    public async Task InitializeAsync() =>
+    public async ValueTask InitializeAsync() =>
         _app = await TestApp.StartAsync(
             b => b.Services.AddWorkQueue(o => { o.MaxWorkers = 8; o.Capacity = 100; }).AddQueue("io", o => o.MaxWorkers = 2),
             app => app.MapWorkQueueAdmin(Prefix));
 
-    public async Task DisposeAsync() => await _app.DisposeAsync();
+    public async ValueTask DisposeAsync() => await _app.DisposeAsync();
 
     [Fact]
     public async Task GetAll_ReturnsEveryQueueSnapshotInCamelCase()
@@ -215,7 +215,7 @@ public sealed class WorkQueueAdminAuthorizationTests : IAsyncLifetime
 {
     private TestApp _app = null!;
 
-    public async Task InitializeAsync() =>
+    public async ValueTask InitializeAsync() =>
         _app = await TestApp.StartAsync(
             b =>
             {
@@ -230,7 +230,7 @@ public sealed class WorkQueueAdminAuthorizationTests : IAsyncLifetime
                 app.MapWorkQueueAdmin().RequireAuthorization("admin");
             });
 
-    public async Task DisposeAsync() => await _app.DisposeAsync();
+    public async ValueTask DisposeAsync() => await _app.DisposeAsync();
 
     [Theory]
     [InlineData(null, HttpStatusCode.Unauthorized)]

@@ -10,7 +10,7 @@ public sealed class DashboardEndpointsTests : IAsyncLifetime
     private const string HostilePrefix = "/admin/\"><script>alert(1)</script>";
     private TestApp _app = null!;
 
-    public async Task InitializeAsync() =>
+    public async ValueTask InitializeAsync() =>
         _app = await TestApp.StartAsync(
             b => b.Services.AddWorkQueue().Services.AddWorkQueueDashboard(),
             app =>
@@ -20,7 +20,7 @@ public sealed class DashboardEndpointsTests : IAsyncLifetime
                 app.MapWorkQueueDashboard("/hostile/ui", o => { o.AdminPrefix = HostilePrefix; o.ApiKeyHeader = "X-Admin-Key"; });
             });
 
-    public async Task DisposeAsync() => await _app.DisposeAsync();
+    public async ValueTask DisposeAsync() => await _app.DisposeAsync();
 
     [Theory]
     [InlineData("/admin/workqueue/ui", "text/html")]

@@ -1,6 +1,5 @@
 using System.Collections.Concurrent;
 using WorkQueue.Core.Tests.TestSupport;
-using Xunit.Abstractions;
 
 namespace WorkQueue.Core.Tests.Queueing;
 

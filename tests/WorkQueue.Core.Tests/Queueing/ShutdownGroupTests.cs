@@ -1,4 +1,3 @@
-using Xunit.Abstractions;
 using WorkQueue.Core.Tests.TestSupport;
 
 namespace WorkQueue.Core.Tests.Queueing;

@@ -2,7 +2,6 @@ using System.Text.Json;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Playwright;
 using WorkQueue.Dashboard.Tests.TestSupport;
-using Xunit.Abstractions;
 using static Microsoft.Playwright.Assertions;
 
 namespace WorkQueue.Dashboard.Tests.Dashboard;
@@ -13,9 +12,9 @@ public sealed class DashboardPageTests(Chromium chromium, ITestOutputHelper outp
     private static readonly float Generous = (float)Wait.Generous.TotalMilliseconds;
     private readonly List<IBrowserContext> _contexts = [];
 
-    public Task InitializeAsync() => Task.CompletedTask;
+    public ValueTask InitializeAsync() => ValueTask.CompletedTask;
 
-    public async Task DisposeAsync()
+    public async ValueTask DisposeAsync()
     {
         foreach (var context in _contexts)
         {

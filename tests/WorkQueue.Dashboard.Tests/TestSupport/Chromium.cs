@@ -17,7 +17,7 @@ public sealed class Chromium : IAsyncLifetime
 
     public static string ExecutablePath => Environment.GetEnvironmentVariable(PathVariable) is { Length: > 0 } path ? path : "/usr/bin/chromium";
 
-    public async Task InitializeAsync()
+    public async ValueTask InitializeAsync()
     {
         // A missing or broken browser fails every test of the class with this message; it never passes quietly.
         if (!File.Exists(ExecutablePath))
@@ -44,7 +44,7 @@ public sealed class Chromium : IAsyncLifetime
         }
     }
 
-    public async Task DisposeAsync()
+    public async ValueTask DisposeAsync()
     {
         if (Browser is not null)
         {

@@ -49,7 +49,7 @@ public sealed class PackagedFeed : IAsyncLifetime
 
     internal List<CommandResult> PackCommands { get; } = [];
 
-    public async Task InitializeAsync()
+    public async ValueTask InitializeAsync()
     {
         Directory.CreateDirectory(FeedDirectory);
         foreach (var id in PackageIds)
@@ -71,7 +71,7 @@ public sealed class PackagedFeed : IAsyncLifetime
         }
     }
 
-    public Task DisposeAsync()
+    public ValueTask DisposeAsync()
     {
         try
         {
@@ -85,7 +85,7 @@ public sealed class PackagedFeed : IAsyncLifetime
         {
         }
 
-        return Task.CompletedTask;
+        return ValueTask.CompletedTask;
     }
 
     /// <summary>Opens the <c>.nupkg</c> of <paramref name="id"/>.</summary>
