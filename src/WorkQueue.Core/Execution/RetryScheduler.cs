@@ -29,8 +29,18 @@ internal sealed class RetryScheduler
     public void Schedule(in WorkItem item, TimeSpan delay)
     {
         var pending = new Pending(this, item);
-        _pending[item.Id] = pending;
-        pending.Timer = _time.CreateTimer(static s => ((Pending)s!).Fire(), pending, delay, Timeout.InfiniteTimeSpan);
+        lock (_gate)
+        {
+            if (!_abandoning)
+            {
+                _pending[item.Id] = pending;
+                pending.Timer = _time.CreateTimer(static s => ((Pending)s!).Fire(), pending, delay, Timeout.InfiniteTimeSpan);
+                return;
+            }
+        }
+
+        // The queue abandoned between the caller's check and now: report the retry at once, so the shutdown report has it.
+        _abandon(item, AbandonReason.RetryPending);
     }
 
     /// <summary>Reports every pending retry and hands none back from now on.</summary>

@@ -152,6 +152,12 @@ internal sealed class QueueProducer : IWorkQueue
         {
             throw Reject(RejectionReason.QueueStopped);
         }
+        catch (OperationCanceledException)
+        {
+            // No token says why; still one call, one rejection.
+            Reject("canceled");
+            throw;
+        }
     }
 
     private JobRejectedException Reject(RejectionReason reason, string? message = null)

@@ -69,6 +69,16 @@ internal sealed partial class QueueRuntime
     {
         _scaler.Stop();
 
+        // A retry that came due just as the queue abandoned may have reached the pool after the abandon took the
+        // pool's retries; no thread will start it now, so it is reported here rather than left unfinished.
+        if (Pool.IsAbandoning)
+        {
+            foreach (var item in Pool.TakeQueuedRetries())
+            {
+                _runner.ReportAbandoned(item, AbandonReason.RetryPending);
+            }
+        }
+
         // Threads exit once the pool is closed and idle; one stuck in a job that ignores its token is left behind (it
         // is a background thread, and its job was reported).
         await WaitAsync(Pool.AllExited, Options.ShutdownGracePeriod, _time, CancellationToken.None).ConfigureAwait(false);

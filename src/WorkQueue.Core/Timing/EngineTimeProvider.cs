@@ -12,9 +12,22 @@ internal sealed class EngineTimeProvider : TimeProvider
     private readonly object _lock = new();
     private readonly PriorityQueue<(EngineTimer Timer, long Version), long> _due = new();
     private Thread? _thread;
+    private int _stale;
 
     private EngineTimeProvider()
     {
+    }
+
+    /// <summary>Gets the number of entries in the timer heap, stale ones included (for tests).</summary>
+    internal int QueuedEntries
+    {
+        get
+        {
+            lock (_lock)
+            {
+                return _due.Count;
+            }
+        }
     }
 
     /// <summary>Gets the process-wide instance; its thread starts with the first timer.</summary>
@@ -33,12 +46,24 @@ internal sealed class EngineTimeProvider : TimeProvider
     {
         lock (_lock)
         {
+            if (timer.Queued)
+            {
+                // Its queued entry goes stale; drop stale entries in bulk once they outnumber the live ones.
+                timer.Queued = false;
+                if (++_stale > 1024 && _stale > _due.Count / 2)
+                {
+                    Compact();
+                }
+            }
+
             long version = ++timer.Version;
             timer.Period = period;
             if (dueTime == Timeout.InfiniteTimeSpan)
             {
                 return;
             }
+
+            timer.Queued = true;
 
             long due = Stopwatch.GetTimestamp() + (long)(Math.Max(0, dueTime.TotalSeconds) * Stopwatch.Frequency);
             _due.Enqueue((timer, version), due);
@@ -52,6 +77,22 @@ internal sealed class EngineTimeProvider : TimeProvider
                 Monitor.Pulse(_lock);
             }
         }
+    }
+
+    private void Compact()
+    {
+        var live = new List<((EngineTimer Timer, long Version), long)>(_due.Count - _stale);
+        foreach (var entry in _due.UnorderedItems)
+        {
+            if (entry.Element.Version == entry.Element.Timer.Version)
+            {
+                live.Add(entry);
+            }
+        }
+
+        _due.Clear();
+        _due.EnqueueRange(live);
+        _stale = 0;
     }
 
     private void Run()
@@ -68,6 +109,7 @@ internal sealed class EngineTimeProvider : TimeProvider
                         if (next.Version != next.Timer.Version)
                         {
                             _due.Dequeue();
+                            _stale = Math.Max(0, _stale - 1);
                             continue;
                         }
 
@@ -83,6 +125,7 @@ internal sealed class EngineTimeProvider : TimeProvider
                             else
                             {
                                 timer.Version++;
+                                timer.Queued = false;
                             }
 
                             break;
@@ -119,6 +162,9 @@ internal sealed class EngineTimeProvider : TimeProvider
 
         /// <summary>Guarded by the owner's lock.</summary>
         public TimeSpan Period { get; set; }
+
+        /// <summary>Whether an entry with the current version is in the queue (guarded by the owner's lock).</summary>
+        public bool Queued { get; set; }
 
         public bool Change(TimeSpan dueTime, TimeSpan period)
         {

@@ -215,6 +215,13 @@ internal sealed class JobRun : SynchronizationContext
             }
 
             Interlocked.CompareExchange(ref run._cancelReason, (int)JobCancelReason.Timeout, (int)JobCancelReason.None);
+            if (!ReferenceEquals(Volatile.Read(ref run._cts), cts))
+            {
+                // The attempt ended (and the run may have begun the next) between the check and the mark: undo it.
+                Interlocked.CompareExchange(ref run._cancelReason, (int)JobCancelReason.None, (int)JobCancelReason.Timeout);
+                return;
+            }
+
             _ = cts.CancelAsync();
             Debug.Assert(cts.IsCancellationRequested, "CancelAsync flips the token before it returns.");
         }

@@ -46,6 +46,13 @@ internal sealed partial class WorkerPool
         }
 
         _ready.Enqueue(new Continuation(callback, state, owner));
+        if (_shut)
+        {
+            // Shut while this was being queued: hand it (and whatever else is left) to the thread pool.
+            DrainReadyToThreadPool();
+            return;
+        }
+
         _parking.WakeOne();
         ArmMonitor();
     }
@@ -77,6 +84,11 @@ internal sealed partial class WorkerPool
 
         // Continuations still waiting belong to jobs the shutdown gave up on; run them anyway, so a job blocked on one
         // can still return and its thread end.
+        DrainReadyToThreadPool();
+    }
+
+    private void DrainReadyToThreadPool()
+    {
         while (_ready.TryDequeue(out var continuation))
         {
             ThreadPool.UnsafeQueueUserWorkItem(static s => s.Owner.RunOnThreadPool(s.Callback, s.State), continuation, preferLocal: false);

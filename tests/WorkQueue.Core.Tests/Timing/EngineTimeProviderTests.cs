@@ -48,6 +48,19 @@ public sealed class EngineTimeProviderTests
     }
 
     [Fact]
+    public void Dispose_ManyLongTimers_TheirEntriesDoNotPileUpInTheHeap()
+    {
+        // A job timeout per job: each job creates a long timer and disposes it when it ends. Stale entries must not wait
+        // in the heap until their due time (minutes away), or memory grows with throughput.
+        for (int i = 0; i < 20_000; i++)
+        {
+            EngineTimeProvider.Instance.CreateTimer(static _ => { }, null, TimeSpan.FromMinutes(10), Timeout.InfiniteTimeSpan).Dispose();
+        }
+
+        Assert.True(EngineTimeProvider.Instance.QueuedEntries < 5_000, $"{EngineTimeProvider.Instance.QueuedEntries} entries left in the heap");
+    }
+
+    [Fact]
     public async Task Callback_Throws_LaterTimersStillFire()
     {
         var later = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
