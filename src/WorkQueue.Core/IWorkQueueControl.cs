@@ -9,9 +9,6 @@ public interface IWorkQueueControl
     /// <summary>Gets the queue's name, as first declared.</summary>
     string Name { get; }
 
-    /// <summary>Gets the queue's producer side.</summary>
-    IWorkQueue Queue { get; }
-
     /// <summary>
     /// Gets a point-in-time view of the queue: depth, threads, running jobs, totals, recent latencies and stuck jobs.
     /// </summary>

@@ -18,6 +18,20 @@ public sealed class JobRejectedException : InvalidOperationException
         Reason = reason;
     }
 
+    /// <summary>
+    /// Initializes a new instance of the <see cref="JobRejectedException"/> class with the exception that caused it.
+    /// </summary>
+    /// <param name="queueName">The name of the queue that rejected the job.</param>
+    /// <param name="reason">Why the job was rejected.</param>
+    /// <param name="message">A message that describes the rejection.</param>
+    /// <param name="innerException">What made the queue reject the job (for example a Redis connection error).</param>
+    public JobRejectedException(string queueName, RejectionReason reason, string message, Exception? innerException)
+        : base(message, innerException)
+    {
+        QueueName = queueName;
+        Reason = reason;
+    }
+
     /// <summary>Gets the name of the queue that rejected the job.</summary>
     public string QueueName { get; }
 

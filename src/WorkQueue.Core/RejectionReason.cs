@@ -10,4 +10,7 @@ public enum RejectionReason
 
     /// <summary>The queue is stopping or stopped and accepts no more jobs.</summary>
     QueueStopped,
+
+    /// <summary>A durable queue's store (Redis) could not be reached; the inner exception says why.</summary>
+    StoreUnavailable,
 }

@@ -4,8 +4,10 @@ namespace WorkQueue;
 /// Running totals of a queue since it was created.
 /// </summary>
 /// <remarks>
-/// Every accepted job ends in exactly one of <see cref="Succeeded"/>, <see cref="DeadLettered"/>, <see cref="Dropped"/>
-/// or <see cref="Abandoned"/>, so <c>Enqueued = Succeeded + DeadLettered + Dropped + Abandoned + Unfinished</c>.
+/// Every accepted job ends in exactly one of <see cref="Succeeded"/>, <see cref="DeadLettered"/>, <see cref="Dropped"/>,
+/// <see cref="Abandoned"/> or <see cref="Returned"/>, so
+/// <c>Enqueued = Succeeded + DeadLettered + Dropped + Abandoned + Returned + Unfinished</c>. For a durable queue these are
+/// this process's figures: <see cref="Enqueued"/> counts the jobs it fetched from the store.
 /// <see cref="Failed"/> counts failed attempts, including those that were then retried.
 /// </remarks>
 /// <param name="Enqueued">Jobs accepted.</param>
@@ -17,6 +19,7 @@ namespace WorkQueue;
 /// <param name="DeadLettered">Jobs that failed their last allowed attempt.</param>
 /// <param name="Dropped">Accepted jobs dropped by <see cref="QueueFullMode.DropOldest"/>.</param>
 /// <param name="Abandoned">Accepted jobs reported as not run when the queue stopped.</param>
+/// <param name="Returned">Durable queues: fetched jobs that went back to the store (a retry stored there, or handed back at a stop); always 0 in memory.</param>
 /// <param name="Unfinished">Accepted jobs that have not ended yet: queued, running or waiting to be retried.</param>
 public sealed record WorkQueueTotals(
     long Enqueued,
@@ -28,4 +31,5 @@ public sealed record WorkQueueTotals(
     long DeadLettered,
     long Dropped,
     long Abandoned,
+    long Returned,
     long Unfinished);

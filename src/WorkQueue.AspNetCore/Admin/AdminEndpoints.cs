@@ -4,17 +4,21 @@ using Microsoft.AspNetCore.Http;
 using Microsoft.AspNetCore.Http.HttpResults;
 using Microsoft.Extensions.DependencyInjection;
 using WorkQueue.AspNetCore.Dashboard;
+using WorkQueue.AspNetCore.Durable;
 
 namespace WorkQueue.AspNetCore.Admin;
 
 /// <summary>The admin route handlers.</summary>
 internal static class AdminEndpoints
 {
-    public static Ok<QueueState[]> GetAll(IWorkQueueProvider queues) =>
-        TypedResults.Ok(queues.Queues.Select(q => AdminResponses.FromSnapshot(q.GetSnapshot())).ToArray());
+    /// <summary>The most dead letters one call lists.</summary>
+    private const int DeadLetterPage = 100;
 
-    public static Results<Ok<QueueState>, ProblemHttpResult> GetOne(string queue, IWorkQueueProvider queues) =>
-        queues.TryGetControl(queue, out var q) ? TypedResults.Ok(AdminResponses.FromSnapshot(q.GetSnapshot())) : UnknownQueue(queue);
+    public static Ok<QueueState[]> GetAll(IWorkQueueProvider queues, HttpContext http) =>
+        TypedResults.Ok(queues.Queues.Select(q => AdminResponses.FromSnapshot(q.GetSnapshot(), FindDurable(http, q.Name))).ToArray());
+
+    public static Results<Ok<QueueState>, ProblemHttpResult> GetOne(string queue, IWorkQueueProvider queues, HttpContext http) =>
+        queues.TryGetControl(queue, out var q) ? TypedResults.Ok(AdminResponses.FromSnapshot(q.GetSnapshot(), FindDurable(http, q.Name))) : UnknownQueue(queue);
 
     public static Results<Ok<DepthState>, ProblemHttpResult> GetDepth(string queue, IWorkQueueProvider queues)
     {
@@ -130,10 +134,73 @@ internal static class AdminEndpoints
         return TypedResults.Ok(new PauseState(q.Name, Paused: false));
     }
 
-    public static Results<Ok<DeadLetterState[]>, ProblemHttpResult> GetDeadLetters(string queue, IWorkQueueProvider queues) =>
-        queues.TryGetControl(queue, out var q)
-            ? TypedResults.Ok(q.GetDeadLetters().Select(AdminResponses.FromDeadLetter).ToArray())
-            : UnknownQueue(queue);
+    public static async Task<Results<Ok<DeadLetterState[]>, Ok<DurableDeadLetterState[]>, ProblemHttpResult>> GetDeadLetters(string queue, IWorkQueueProvider queues, HttpContext http)
+    {
+        if (!queues.TryGetControl(queue, out var q))
+        {
+            return UnknownQueue(queue);
+        }
+
+        if (FindDurable(http, q.Name) is { } durable)
+        {
+            try
+            {
+                var letters = await durable.Store.ReadDeadLettersAsync(DeadLetterPage).ConfigureAwait(false);
+                return TypedResults.Ok(letters.Select(AdminResponses.FromDurableDeadLetter).ToArray());
+            }
+            catch (Exception ex) when (ex is StackExchange.Redis.RedisException or TimeoutException)
+            {
+                return RedisUnavailable(q.Name, ex);
+            }
+        }
+
+        return TypedResults.Ok(q.GetDeadLetters().Select(AdminResponses.FromDeadLetter).ToArray());
+    }
+
+    public static async Task<Results<Ok<RequeuedState>, ProblemHttpResult>> RequeueDeadLetter(string queue, string id, IWorkQueueProvider queues, HttpContext http)
+    {
+        if (!queues.TryGetControl(queue, out var q))
+        {
+            return UnknownQueue(queue);
+        }
+
+        if (FindDurable(http, q.Name) is not { } durable)
+        {
+            return NotDurable(q.Name);
+        }
+
+        try
+        {
+            string? newId = await durable.Store.RequeueDeadLetterAsync(id).ConfigureAwait(false);
+            return newId is null ? UnknownDeadLetter(q.Name, id) : TypedResults.Ok(new RequeuedState(q.Name, id, newId));
+        }
+        catch (Exception ex) when (ex is StackExchange.Redis.RedisException or TimeoutException)
+        {
+            return RedisUnavailable(q.Name, ex);
+        }
+    }
+
+    public static async Task<Results<NoContent, ProblemHttpResult>> DeleteDeadLetter(string queue, string id, IWorkQueueProvider queues, HttpContext http)
+    {
+        if (!queues.TryGetControl(queue, out var q))
+        {
+            return UnknownQueue(queue);
+        }
+
+        if (FindDurable(http, q.Name) is not { } durable)
+        {
+            return NotDurable(q.Name);
+        }
+
+        try
+        {
+            return await durable.Store.DeleteDeadLetterAsync(id).ConfigureAwait(false) ? TypedResults.NoContent() : UnknownDeadLetter(q.Name, id);
+        }
+        catch (Exception ex) when (ex is StackExchange.Redis.RedisException or TimeoutException)
+        {
+            return RedisUnavailable(q.Name, ex);
+        }
+    }
 
     public static Results<Ok<HistoryState>, ValidationProblem, ProblemHttpResult> GetHistory(string? since, IWorkQueueProvider queues, HttpContext http)
     {
@@ -182,6 +249,22 @@ internal static class AdminEndpoints
             new Dictionary<string, string[]> { [field] = [message] },
             detail: message,
             title: $"Invalid '{field}'.");
+
+    private static DurableQueue? FindDurable(HttpContext http, string queue) =>
+        http.RequestServices.GetService<DurableQueueRegistry>() is { } registry && registry.TryGet(queue, out var durable) ? durable : null;
+
+    private static ProblemHttpResult NotDurable(string queue) =>
+        TypedResults.Problem(
+            statusCode: StatusCodes.Status400BadRequest,
+            title: "Invalid 'queue'.",
+            detail: $"Queue '{queue}' keeps its jobs in memory: its dead letters are a record of what failed and hold no runnable job. Only a durable queue's dead letters can be requeued or deleted.",
+            extensions: new Dictionary<string, object?> { ["errors"] = new Dictionary<string, string[]> { ["queue"] = [$"'{queue}' is not a durable queue."] } });
+
+    private static ProblemHttpResult UnknownDeadLetter(string queue, string id) =>
+        TypedResults.Problem(statusCode: StatusCodes.Status404NotFound, title: "Unknown dead letter", detail: $"Durable queue '{queue}' has no dead letter '{id}'.");
+
+    private static ProblemHttpResult RedisUnavailable(string queue, Exception ex) =>
+        TypedResults.Problem(statusCode: StatusCodes.Status503ServiceUnavailable, title: "Redis unavailable", detail: $"Durable queue '{queue}': {ex.Message}");
 
     private static ProblemHttpResult UnknownQueue(string queue) =>
         TypedResults.Problem(statusCode: StatusCodes.Status404NotFound, title: "Unknown queue", detail: $"No WorkQueue queue is named '{queue}'.");

@@ -1,11 +1,12 @@
 using WorkQueue.AspNetCore.Dashboard;
+using WorkQueue.AspNetCore.Durable;
 
 namespace WorkQueue.AspNetCore.Admin;
 
 /// <summary>The JSON bodies of the admin endpoints (serialized camelCase).</summary>
 internal static class AdminResponses
 {
-    public static QueueState FromSnapshot(WorkQueueSnapshot s) => new(
+    public static QueueState FromSnapshot(WorkQueueSnapshot s, DurableQueue? durable = null) => new(
         s.Name,
         s.Depth,
         s.Capacity,
@@ -17,7 +18,37 @@ internal static class AdminResponses
         s.Totals,
         Latency.From(s.QueueWait),
         Latency.From(s.RunTime),
-        [.. s.StuckJobs.Select(j => new StuckJobState(j.Id, j.Name, j.Attempt, j.RunningFor.TotalMilliseconds, j.Reason))]);
+        [.. s.StuckJobs.Select(j => new StuckJobState(j.Id, j.Name, j.Attempt, j.RunningFor.TotalMilliseconds, j.Reason))],
+        durable is null ? null : FromDurable(durable.Store));
+
+    /// <summary>A durable queue's cluster-wide figures (from Redis), next to this process's own counters in the rest of the state.</summary>
+    public static DurableState FromDurable(RedisStreamStore store)
+    {
+        var stats = store.GetStats();
+        return new DurableState(
+            store.ConsumerName,
+            store.Keys.Stream.ToString(),
+            store.IsConnected,
+            store.LastError,
+            store.Held,
+            stats?.StreamLength,
+            stats?.Pending,
+            stats?.Lag,
+            stats?.DelayedRetries,
+            stats?.DeadLetters,
+            stats is null ? [] : [.. stats.Consumers.Select(c => new DurableConsumerState(c.Name, c.Pending, c.Idle.TotalMilliseconds, c.IsThisProcess))],
+            stats?.ReadAt);
+    }
+
+    public static DurableDeadLetterState FromDurableDeadLetter(DurableDeadLetter d) => new(
+        d.Id,
+        d.JobId,
+        d.Name,
+        d.Attempt,
+        new ErrorState(d.ErrorType ?? string.Empty, d.ErrorMessage),
+        d.Reason,
+        d.DeadLetteredAt,
+        d.EnqueuedAt);
 
     public static WorkersState WorkersFrom(WorkQueueSnapshot s) =>
         new(s.Name, s.Workers, s.BusyWorkers, s.TargetWorkers, s.MinWorkers, s.MaxWorkers, ToJson(s.Mode));
@@ -67,7 +98,42 @@ internal sealed record QueueState(
     WorkQueueTotals Totals,
     Latency QueueWaitMs,
     Latency RunTimeMs,
-    StuckJobState[] StuckJobs);
+    StuckJobState[] StuckJobs,
+    DurableState? Durable);
+
+/// <summary>
+/// A durable queue: this process's consumer and the jobs it holds (fetched, not yet settled), and the cluster-wide
+/// figures last read from Redis (null until first read): unfinished entries, pending, lag, delayed retries, dead
+/// letters and every consumer.
+/// </summary>
+internal sealed record DurableState(
+    string Consumer,
+    string Stream,
+    bool Connected,
+    string? LastError,
+    int HeldHere,
+    long? StreamLength,
+    long? Pending,
+    long? Lag,
+    long? DelayedRetries,
+    long? DeadLetters,
+    DurableConsumerState[] Consumers,
+    DateTimeOffset? ReadAt);
+
+internal sealed record DurableConsumerState(string Name, long Pending, double IdleMs, bool ThisProcess);
+
+/// <summary>A durable queue's dead letter, without its payload; <c>Id</c> is its id in the dead-letter stream (for requeue and delete).</summary>
+internal sealed record DurableDeadLetterState(
+    string Id,
+    string JobId,
+    string Name,
+    int Attempt,
+    ErrorState Error,
+    string Reason,
+    DateTimeOffset DeadLetteredAt,
+    DateTimeOffset EnqueuedAt);
+
+internal sealed record RequeuedState(string Queue, string DeadLetterId, string NewId);
 
 /// <summary>Jobs running now (async jobs that await hold no thread), the concurrency limit, and continuations waiting for a thread.</summary>
 internal sealed record JobsState(int Running, int MaxConcurrency, int WaitingContinuations);

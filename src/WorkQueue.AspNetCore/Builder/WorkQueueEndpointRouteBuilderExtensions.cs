@@ -18,8 +18,10 @@ public static partial class WorkQueueEndpointRouteBuilderExtensions
     /// <c>GET {prefix}</c> (every queue), <c>GET {prefix}/{queue}</c>, <c>GET {prefix}/{queue}/depth</c>,
     /// <c>GET|PUT {prefix}/{queue}/workers</c> (<c>{"count":n}</c> sets a manual count, <c>{"mode":"auto"}</c> hands it
     /// back to the autoscaler), <c>POST {prefix}/{queue}/pause</c> and <c>/resume</c>,
-    /// <c>GET {prefix}/{queue}/dead-letters</c> and <c>GET {prefix}/history</c> (the samples kept by
-    /// <c>AddWorkQueueDashboard</c>).
+    /// <c>GET {prefix}/{queue}/dead-letters</c> (for a durable queue, its dead-letter stream, newest first, with
+    /// <c>POST {prefix}/{queue}/dead-letters/{id}/requeue</c> and <c>DELETE {prefix}/{queue}/dead-letters/{id}</c>) and
+    /// <c>GET {prefix}/history</c> (the samples kept by <c>AddWorkQueueDashboard</c>). A durable queue's state carries a
+    /// <c>durable</c> section: its cluster-wide figures from Redis.
     /// </summary>
     /// <remarks>
     /// <para>
@@ -30,7 +32,7 @@ public static partial class WorkQueueEndpointRouteBuilderExtensions
     /// warning is logged at startup when forwarded-headers handling is on and no policy is required.
     /// </para>
     /// <para>
-    /// The state-changing calls (<c>PUT .../workers</c>, <c>POST .../pause</c>, <c>POST .../resume</c>) need
+    /// The state-changing calls (<c>PUT .../workers</c>, <c>POST .../pause</c>, <c>POST .../resume</c>, requeue and delete) need
     /// <c>Content-Type: application/json</c> (415 otherwise; pause and resume take an empty body or <c>{}</c>), so that a
     /// cross-site form or image cannot make them.
     /// </para>
@@ -60,6 +62,8 @@ public static partial class WorkQueueEndpointRouteBuilderExtensions
         group.MapPut("/{queue}/workers", AdminEndpoints.PutWorkers).AddEndpointFilter(JsonOnlyFilter.InvokeAsync);
         group.MapPost("/{queue}/pause", AdminEndpoints.Pause).AddEndpointFilter(JsonOnlyFilter.InvokeAsync);
         group.MapPost("/{queue}/resume", AdminEndpoints.Resume).AddEndpointFilter(JsonOnlyFilter.InvokeAsync);
+        group.MapPost("/{queue}/dead-letters/{id}/requeue", AdminEndpoints.RequeueDeadLetter).AddEndpointFilter(JsonOnlyFilter.InvokeAsync);
+        group.MapDelete("/{queue}/dead-letters/{id}", AdminEndpoints.DeleteDeadLetter).AddEndpointFilter(JsonOnlyFilter.InvokeAsync);
 
         var logger = endpoints.ServiceProvider.GetRequiredService<ILoggerFactory>().CreateLogger("WorkQueue.AspNetCore.Admin");
         Log.AdminMapped(logger, prefix);

@@ -1,6 +1,7 @@
 using System.Diagnostics;
 using Microsoft.Extensions.Logging;
 using WorkQueue.Accounting;
+using WorkQueue.Durability;
 using WorkQueue.Internal;
 using WorkQueue.Queueing;
 using WorkQueue.Scaling;
@@ -12,7 +13,8 @@ namespace WorkQueue.Execution;
 /// <summary>
 /// Runs one attempt of a job and settles how it ended: success, retry, dead letter, or abandoned by the shutdown.
 /// Each outcome is counted in the ledger before any logging, metrics or user callback, so that one of those throwing can
-/// never leave a job unaccounted for.
+/// never leave a job unaccounted for. In a durable queue the decisions are the same and the outcomes go to the
+/// <see cref="IJobStore"/>: retries and dead letters are kept there, not in memory.
 /// </summary>
 internal sealed partial class JobRunner : IJobExecutor
 {
@@ -29,6 +31,7 @@ internal sealed partial class JobRunner : IJobExecutor
     private readonly Func<double> _nextJitter;
     private readonly ILogger _logger;
     private readonly Func<bool> _isAbandoning;
+    private readonly IJobStore? _store;
 
     public JobRunner(
         string queue,
@@ -41,8 +44,10 @@ internal sealed partial class JobRunner : IJobExecutor
         LatencyWindow runTime,
         WorkQueueEnvironment environment,
         Func<bool> isAbandoning,
-        ILogger logger)
+        ILogger logger,
+        IJobStore? store = null)
     {
+        _store = store;
         _queue = queue;
         _options = options;
         _services = services;
@@ -75,6 +80,13 @@ internal sealed partial class JobRunner : IJobExecutor
             return false;
         }
 
+        if (_store is not null && !_store.TryStart(item))
+        {
+            // Another consumer of the durable queue has taken the job over: it runs there, not here.
+            _ledger.Returned();
+            return false;
+        }
+
         var wait = _time.GetElapsedTime(item.EnqueuedTimestamp, startTimestamp);
         _queueWait.Record(wait);
         _ledger.Started();
@@ -104,6 +116,7 @@ internal sealed partial class JobRunner : IJobExecutor
         if (error is null)
         {
             _ledger.Succeeded();
+            _store?.Completed(item);
             _metrics.JobCompleted(_metricTag, elapsed, "success");
             WorkQueueTracing.StopJob(trace, "success", null);
             return;
@@ -111,7 +124,15 @@ internal sealed partial class JobRunner : IJobExecutor
 
         if (cancelReason == JobCancelReason.Shutdown)
         {
-            ReportAbandoned(item, AbandonReason.Canceled);
+            if (_store is not null)
+            {
+                Return(item);
+            }
+            else
+            {
+                ReportAbandoned(item, AbandonReason.Canceled);
+            }
+
             _metrics.JobCompleted(_metricTag, elapsed, "canceled");
             WorkQueueTracing.StopJob(trace, "canceled", error);
             return;
@@ -123,11 +144,21 @@ internal sealed partial class JobRunner : IJobExecutor
         }
 
         _ledger.AttemptFailed();
-        if (item.Attempt < _options.Retry.MaxAttempts && !_isAbandoning() && ShouldRetry(error))
+        // A durable retry is kept in the store, so it survives the stop; an in-memory one could not run after it.
+        if (item.Attempt < _options.Retry.MaxAttempts && (_store is not null || !_isAbandoning()) && ShouldRetry(error))
         {
             var delay = Backoff.Compute(_options.Retry, item.Attempt, _nextJitter);
             _ledger.RetryScheduled();
-            Retries.Schedule(item, delay);
+            if (_store is null)
+            {
+                Retries.Schedule(item, delay);
+            }
+            else
+            {
+                _ledger.Returned();
+                _store.ScheduleRetry(item, delay, error);
+            }
+
             _metrics.Retried(_metricTag);
             TryLog(
                 static (l, s) => Log.JobRetrying(l, s.error, s._queue, s.Id, s.Item4, s.Attempt, s.MaxAttempts, s.TotalMilliseconds),
@@ -149,6 +180,13 @@ internal sealed partial class JobRunner : IJobExecutor
         var job = new AbandonedJob(item.Describe(_queue), reason);
         _ledger.Abandoned(job);
         TryLog(static (l, s) => Log.JobAbandoned(l, s._queue, s.Id, s.Name, s.reason), (_queue, job.Job.Id, job.Job.Name, reason));
+    }
+
+    /// <summary>Hands a durable queue's fetched job back to its store (not started at a stop, or cancelled by it).</summary>
+    public void Return(in WorkItem item)
+    {
+        _ledger.Returned();
+        _store!.Release(item);
     }
 
     /// <summary>Settles a job that <see cref="QueueFullMode.DropOldest"/> pushed out; called on the enqueuing thread.</summary>
@@ -190,8 +228,13 @@ internal sealed partial class JobRunner : IJobExecutor
     private void DeadLetter(in WorkItem item, Exception error)
     {
         var job = new DeadLetteredJob(item.Describe(_queue), error, _time.GetUtcNow());
-        _deadLetters.Add(job);
+        if (_store is null)
+        {
+            _deadLetters.Add(job);
+        }
+
         _ledger.DeadLettered();
+        _store?.DeadLetter(item, error);
         try
         {
             _metrics.DeadLettered(_metricTag);

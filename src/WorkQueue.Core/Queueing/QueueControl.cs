@@ -5,8 +5,6 @@ internal sealed class QueueControl(QueueRuntime runtime) : IWorkQueueControl
 {
     public string Name => runtime.Name;
 
-    public IWorkQueue Queue => runtime.Producer;
-
     public WorkQueueSnapshot GetSnapshot() => runtime.GetSnapshot();
 
     public IReadOnlyList<DeadLetteredJob> GetDeadLetters() => runtime.DeadLetters.ToList();

@@ -16,6 +16,9 @@ internal sealed partial class QueueRuntime
         Ledger.Attach(group);
         TryLog(() => Log.Stopping(_logger, Name, Depth, Pool.RunningJobs));
 
+        // A durable queue hands its unstarted jobs back to the store now, so another instance can take them at once.
+        CloseIntake();
+
         // A paused queue could never drain: stopping resumes it, so queued jobs get their chance before the deadline.
         Pool.Resume();
     }
@@ -42,6 +45,11 @@ internal sealed partial class QueueRuntime
             foreach (var item in Pool.TakeQueuedRetries())
             {
                 _runner.ReportAbandoned(item, AbandonReason.RetryPending);
+            }
+
+            if (Store is not null)
+            {
+                ReturnPrefetched();
             }
 
             while (_channel.Reader.TryRead(out var item))
@@ -83,6 +91,12 @@ internal sealed partial class QueueRuntime
         // is a background thread, and its job was reported).
         await WaitAsync(Pool.AllExited, Options.ShutdownGracePeriod, _time, CancellationToken.None).ConfigureAwait(false);
         Pool.Shut();
+        if (Store is not null)
+        {
+            // Outcomes of the jobs that ended are sent before the queue reports that it stopped.
+            await Store.StopAsync(Options.ShutdownGracePeriod).ConfigureAwait(false);
+        }
+
         _metrics.Unregister(this);
 
         var abandoned = Ledger.AbandonedJobs;

@@ -1,6 +1,7 @@
 using System.Threading.Channels;
 using Microsoft.Extensions.Logging;
 using WorkQueue.Accounting;
+using WorkQueue.Durability;
 using WorkQueue.Execution;
 using WorkQueue.Internal;
 using WorkQueue.Scaling;
@@ -12,10 +13,14 @@ namespace WorkQueue.Queueing;
 /// <summary>
 /// Builds one queue from its parts and holds them together. A job's path reads one way: <see cref="QueueProducer"/>
 /// (admit, count, write) -> the channel -> <see cref="WorkerPool"/> (where and when it runs) -> <see cref="JobRunner"/>
-/// (what it does, how it ends) -> <see cref="JobLedger"/> (every accepted job ends exactly once).
+/// (what it does, how it ends) -> <see cref="JobLedger"/> (every accepted job ends exactly once). A durable queue is the
+/// same, with its <see cref="IJobStore"/> as the source of jobs (through <see cref="IJobIntake"/>, the bounded prefetch)
+/// and the place their outcomes go.
 /// </summary>
-internal sealed partial class QueueRuntime : IQueueGaugeSource
+internal sealed partial class QueueRuntime : IQueueGaugeSource, IJobIntake
 {
+    private readonly Lock _intakeLock = new();
+    private bool _intakeClosed;
     private readonly Channel<WorkItem> _channel;
     private readonly WorkQueueMetrics _metrics;
     private readonly ILogger _logger;
@@ -33,9 +38,11 @@ internal sealed partial class QueueRuntime : IQueueGaugeSource
         IServiceProvider services,
         WorkQueueMetrics metrics,
         WorkQueueEnvironment environment,
-        ILoggerFactory loggerFactory)
+        ILoggerFactory loggerFactory,
+        IJobStore? store = null)
     {
         Name = name;
+        Store = store;
         Options = options;
         Owner = owner;
         _metrics = metrics;
@@ -45,9 +52,10 @@ internal sealed partial class QueueRuntime : IQueueGaugeSource
         DeadLetters = new DeadLetterStore(options.DeadLetterCapacity);
         _admission = new Admission(owner.FlowMarker);
 
-        var channelOptions = new BoundedChannelOptions(options.Capacity)
+        // A durable queue's capacity applies in its store; its channel is the prefetch, which the store never overfills.
+        var channelOptions = new BoundedChannelOptions(store?.PrefetchCapacity ?? options.Capacity)
         {
-            FullMode = options.FullMode == QueueFullMode.DropOldest ? BoundedChannelFullMode.DropOldest : BoundedChannelFullMode.Wait,
+            FullMode = options.FullMode == QueueFullMode.DropOldest && store is null ? BoundedChannelFullMode.DropOldest : BoundedChannelFullMode.Wait,
 
             // Many threads read (one waits at a time) and many request threads write. Synchronous continuations stay
             // off: a job must never run inline on the thread that enqueued it.
@@ -55,8 +63,8 @@ internal sealed partial class QueueRuntime : IQueueGaugeSource
             SingleWriter = false,
             AllowSynchronousContinuations = false,
         };
-        _runner = new JobRunner(name, options, services, Ledger, DeadLetters, metrics, _queueWait, _runTime, environment, () => Pool!.IsAbandoning, _logger);
-        _channel = options.FullMode == QueueFullMode.DropOldest
+        _runner = new JobRunner(name, options, services, Ledger, DeadLetters, metrics, _queueWait, _runTime, environment, () => Pool!.IsAbandoning, _logger, store);
+        _channel = options.FullMode == QueueFullMode.DropOldest && store is null
             ? Channel.CreateBounded<WorkItem>(channelOptions, _runner.ReportDropped)
             : Channel.CreateBounded<WorkItem>(channelOptions);
 
@@ -82,6 +90,9 @@ internal sealed partial class QueueRuntime : IQueueGaugeSource
 
     public WorkQueueOptions Options { get; }
 
+    /// <summary>Gets the durable store the queue's jobs come from, or <see langword="null"/> for an in-memory queue.</summary>
+    public IJobStore? Store { get; }
+
     public WorkQueueProvider Owner { get; }
 
     public JobLedger Ledger { get; } = new();
@@ -100,6 +111,9 @@ internal sealed partial class QueueRuntime : IQueueGaugeSource
 
     public int Capacity => Options.Capacity;
 
+    /// <inheritdoc/>
+    public int FreeSlots => Math.Max(0, (Store?.PrefetchCapacity ?? Options.Capacity) - _channel.Reader.Count);
+
     public int CurrentWorkers => Pool.LiveCount;
 
     public int BusyWorkers => Pool.BusyCount;
@@ -115,6 +129,7 @@ internal sealed partial class QueueRuntime : IQueueGaugeSource
     {
         if (Pool.Start())
         {
+            Store?.Start(this);
             TryLog(() => Log.Started(_logger, Name, Options.Capacity, Options.MinWorkers, Options.MaxWorkers, Options.MaxConcurrency?.ToString(System.Globalization.CultureInfo.InvariantCulture) ?? "one per thread", Options.FullMode));
         }
     }
@@ -153,6 +168,55 @@ internal sealed partial class QueueRuntime : IQueueGaugeSource
         RunTime = _runTime.Summarize(),
         StuckJobs = Pool.GetStuckJobs(),
     };
+
+    /// <inheritdoc/>
+    public bool TryAccept(JobInvoker invoker, object? target, object? state, int attempt)
+    {
+        // Under the lock, so that a stop that closes the intake and hands back the prefetch never misses a job written
+        // just after it looked.
+        lock (_intakeLock)
+        {
+            if (_intakeClosed)
+            {
+                return false;
+            }
+
+            long id = Ledger.Offer();
+            if (_channel.Writer.TryWrite(new WorkItem(invoker, target, state, id, _time.GetTimestamp(), attempt)))
+            {
+                _metrics.Enqueued(MetricTag);
+                return true;
+            }
+
+            Ledger.Rejected();
+            return false;
+        }
+    }
+
+    /// <summary>A durable queue stops taking fetched jobs and hands back the ones that have not started.</summary>
+    private void CloseIntake()
+    {
+        if (Store is null)
+        {
+            return;
+        }
+
+        Store.StopFetching();
+        lock (_intakeLock)
+        {
+            _intakeClosed = true;
+        }
+
+        ReturnPrefetched();
+    }
+
+    private void ReturnPrefetched()
+    {
+        while (_channel.Reader.TryRead(out var item))
+        {
+            _runner.Return(item);
+        }
+    }
 
     private TimeSpan? OldestWait() =>
         _channel.Reader.TryPeek(out var item) ? _time.GetElapsedTime(item.EnqueuedTimestamp) : null;

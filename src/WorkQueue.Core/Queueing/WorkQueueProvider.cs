@@ -30,7 +30,8 @@ internal sealed class WorkQueueProvider : IWorkQueueProvider, IAsyncDisposable
         {
             // Get() runs the validators: a bad setting fails here with a message that names it.
             var queueOptions = options.Get(WorkQueueRegistry.OptionsName(name));
-            _queues.Add(name, new QueueRuntime(name, queueOptions, this, services, metrics, environment, loggerFactory));
+            var store = registry.Value.Stores.TryGetValue(name, out var createStore) ? createStore(services, name) : null;
+            _queues.Add(name, new QueueRuntime(name, queueOptions, this, services, metrics, environment, loggerFactory, store));
         }
 
         Queues = [.. _queues.Values.Select(q => q.Control)];
@@ -48,7 +49,13 @@ internal sealed class WorkQueueProvider : IWorkQueueProvider, IAsyncDisposable
     /// <summary>Gets the object that marks code running inside this provider's jobs (see <see cref="JobFlow"/>).</summary>
     public object FlowMarker => this;
 
-    public IWorkQueue GetQueue(string name) => Find(name).Producer;
+    public IWorkQueue GetQueue(string name)
+    {
+        var queue = Find(name);
+        return queue.Store is null
+            ? queue.Producer
+            : throw new ArgumentException($"Queue '{queue.Name}' is durable: enqueue its jobs through IDurableQueue<TPayload> (keyed by the queue's name), not IWorkQueue.", nameof(name));
+    }
 
     public bool TryGetControl(string name, [NotNullWhen(true)] out IWorkQueueControl? queue)
     {

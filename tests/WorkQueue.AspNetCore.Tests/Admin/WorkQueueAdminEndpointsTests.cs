@@ -63,7 +63,7 @@ public sealed class WorkQueueAdminEndpointsTests : IAsyncLifetime
         Default.Pause();
         for (int i = 0; i < 3; i++)
         {
-            Assert.True(Default.Queue.TryEnqueue(_ => { }));
+            Assert.True(_app.Services.GetRequiredService<IWorkQueue>().TryEnqueue(_ => { }));
         }
 
         using var json = await GetJsonAsync($"{Prefix}/default/depth");

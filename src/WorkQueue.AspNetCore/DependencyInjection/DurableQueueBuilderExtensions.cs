@@ -1,0 +1,118 @@
+using Microsoft.Extensions.DependencyInjection.Extensions;
+using Microsoft.Extensions.Logging;
+using Microsoft.Extensions.Logging.Abstractions;
+using Microsoft.Extensions.Options;
+using WorkQueue;
+using WorkQueue.AspNetCore;
+using WorkQueue.AspNetCore.Durable;
+using WorkQueue.Internal;
+
+namespace Microsoft.Extensions.DependencyInjection;
+
+/// <summary>
+/// Adds durable queues, kept in Redis Streams, to WorkQueue.
+/// </summary>
+public static class DurableQueueBuilderExtensions
+{
+    /// <summary>
+    /// Adds a durable queue of <typeparamref name="TPayload"/> jobs run by <typeparamref name="THandler"/>: jobs are stored
+    /// in a Redis stream before <see cref="IDurableQueue{TPayload}.EnqueueAsync"/> completes, every instance that declares
+    /// the queue consumes it (one consumer group), and a job whose instance crashes is reclaimed and run by another. The
+    /// same engine runs them as any queue: dedicated threads, concurrency limit, retries (kept in Redis), timeouts,
+    /// metrics. Uses the shared connection of <see cref="RedisWarmupServiceCollectionExtensions.AddRedisWarmup"/>.
+    /// </summary>
+    /// <remarks>
+    /// Jobs run at least once: handlers must be idempotent. <see cref="WorkQueueOptions.Capacity"/> applies to the
+    /// queue's unfinished jobs in Redis; <see cref="QueueFullMode.DropOldest"/> is refused at startup. Resolve the producer
+    /// as <c>[FromKeyedServices("name")] IDurableQueue&lt;TPayload&gt;</c> (or without a key when one durable queue has that
+    /// payload type). Adds a readiness health check (tag <see cref="WorkQueueHealthCheckTags.Ready"/>) named
+    /// <c>workqueue-durable-{name}</c>.
+    /// </remarks>
+    /// <typeparam name="THandler">The handler, resolved from a new service scope for each job.</typeparam>
+    /// <typeparam name="TPayload">The payload, stored as JSON (System.Text.Json; see <see cref="DurableQueueOptions.SerializerOptions"/>).</typeparam>
+    /// <param name="builder">The WorkQueue builder.</param>
+    /// <param name="name">The queue's name (case-insensitive); it is part of the Redis keys.</param>
+    /// <param name="configure">Configures the engine's settings (threads, concurrency, retries, capacity).</param>
+    /// <param name="configureDurable">Configures the durable settings (prefetch, claims, poison limit, keys, JSON).</param>
+    /// <returns>The builder.</returns>
+    /// <exception cref="ArgumentNullException"><paramref name="builder"/> is <see langword="null"/>.</exception>
+    /// <exception cref="ArgumentException"><paramref name="name"/> is empty or white space, or contains braces.</exception>
+    public static IWorkQueueBuilder AddDurableQueue<THandler, TPayload>(
+        this IWorkQueueBuilder builder,
+        string name,
+        Action<WorkQueueOptions>? configure = null,
+        Action<DurableQueueOptions>? configureDurable = null)
+        where THandler : class, IJobHandler<TPayload>
+    {
+        ArgumentNullException.ThrowIfNull(builder);
+        ArgumentException.ThrowIfNullOrWhiteSpace(name);
+        if (name.AsSpan().IndexOfAny('{', '}') >= 0)
+        {
+            throw new ArgumentException($"A durable queue's name is part of its Redis keys' hash tag and cannot contain braces: '{name}'.", nameof(name));
+        }
+
+        builder.AddQueue(name, configure);
+        var services = builder.Services;
+        string optionsName = WorkQueueRegistry.OptionsName(name);
+        services.AddOptions<WorkQueueOptions>(optionsName).Validate(
+            static o => o.FullMode != QueueFullMode.DropOldest,
+            $"Durable queue '{name}': FullMode DropOldest is not supported (a durable queue never drops an accepted job); use Wait or Reject.");
+        var durable = services.AddOptions<DurableQueueOptions>(optionsName).ValidateOnStart();
+        if (configureDurable is not null)
+        {
+            durable.Configure(configureDurable);
+        }
+
+        services.TryAddEnumerable(ServiceDescriptor.Singleton<IValidateOptions<DurableQueueOptions>, DurableQueueOptionsValidator>());
+        services.TryAddEnumerable(ServiceDescriptor.Singleton<IValidateOptions<DurableQueueOptions>, DurableQueueOptionsRulesValidator>());
+        services.TryAddEnumerable(ServiceDescriptor.Singleton<IPostConfigureOptions<DurableQueueOptions>, DurableQueueConfiguration>());
+        services.TryAddSingleton<DurableQueueRegistry>();
+        services.Configure<WorkQueueRegistry>(r => r.Stores[name] = CreateStore<THandler, TPayload>);
+
+        // Any string key, matched case-insensitively as queue names are.
+        services.TryAddKeyedSingleton<IDurableQueue<TPayload>>(KeyedService.AnyKey, static (sp, key) => key is string queue
+            ? Find<TPayload>(sp, queue)
+            : throw new InvalidOperationException($"A keyed IDurableQueue<{typeof(TPayload).Name}> is resolved by the queue's name (a string), not by '{key}'."));
+        services.TryAddSingleton<IDurableQueue<TPayload>>(static sp => FindOnly<TPayload>(sp));
+        services.AddHealthChecks().AddTypeActivatedCheck<DurableQueueHealthCheck>($"workqueue-durable-{optionsName}", failureStatus: null, tags: [WorkQueueHealthCheckTags.Ready], args: name);
+        return builder;
+    }
+
+    private static RedisStreamStore CreateStore<THandler, TPayload>(IServiceProvider services, string name)
+        where THandler : class, IJobHandler<TPayload>
+    {
+        string optionsName = WorkQueueRegistry.OptionsName(name);
+        var options = services.GetRequiredService<IOptionsMonitor<WorkQueueOptions>>().Get(optionsName);
+        var durable = services.GetRequiredService<IOptionsMonitor<DurableQueueOptions>>().Get(optionsName);
+        var jobType = new DurableJobType<THandler, TPayload>(name, durable.SerializerOptions);
+        var logger = services.GetService<ILoggerFactory>()?.CreateLogger("WorkQueue") ?? NullLogger.Instance;
+        var store = new RedisStreamStore(name, options, durable, jobType, services, services.GetRequiredService<WorkQueueEnvironment>().Time, logger);
+        services.GetRequiredService<DurableQueueRegistry>().Add(new DurableQueue(store, new DurableProducer<THandler, TPayload>(store, jobType), typeof(TPayload)));
+        return store;
+    }
+
+    private static IDurableQueue<TPayload> Find<TPayload>(IServiceProvider services, string name)
+    {
+        // The provider creates every queue, and so every store, the first time it is resolved.
+        _ = services.GetRequiredService<IWorkQueueProvider>();
+        var registry = services.GetRequiredService<DurableQueueRegistry>();
+        if (!registry.TryGet(name, out var queue))
+        {
+            throw new InvalidOperationException($"No durable queue is named '{name}'. Durable queues: {string.Join(", ", registry.Queues.Select(q => q.Store.QueueName))}.");
+        }
+
+        return queue.Producer as IDurableQueue<TPayload>
+            ?? throw new InvalidOperationException($"Durable queue '{queue.Store.QueueName}' carries {queue.PayloadType.FullName} payloads, not {typeof(TPayload).FullName}.");
+    }
+
+    private static IDurableQueue<TPayload> FindOnly<TPayload>(IServiceProvider services)
+    {
+        _ = services.GetRequiredService<IWorkQueueProvider>();
+        var matching = services.GetRequiredService<DurableQueueRegistry>().Queues.Where(q => q.Producer is IDurableQueue<TPayload>).ToArray();
+        return matching.Length == 1
+            ? (IDurableQueue<TPayload>)matching[0].Producer
+            : throw new InvalidOperationException(
+                $"{matching.Length} durable queues carry {typeof(TPayload).FullName} payloads ({string.Join(", ", matching.Select(q => q.Store.QueueName))}): " +
+                $"resolve one by name with [FromKeyedServices(\"name\")] IDurableQueue<{typeof(TPayload).Name}>.");
+    }
+}

@@ -1,0 +1,63 @@
+using System.Text.Json;
+using System.Text.Json.Serialization.Metadata;
+using WorkQueue.Internal;
+
+namespace WorkQueue.AspNetCore.Durable;
+
+/// <summary>The one job type of a durable queue: how its payload is written and read, and what runs it.</summary>
+internal abstract class DurableJobType
+{
+    /// <summary>Gets the handler's name, as logs and dead letters show it.</summary>
+    public abstract string HandlerName { get; }
+
+    /// <summary>Gets the invoker that resolves the handler from a new scope and runs it.</summary>
+    public abstract JobInvoker Invoker { get; }
+
+    /// <summary>Reads a stored payload; a payload that cannot be read gives a message saying why.</summary>
+    public abstract bool TryRead(string json, out object? payload, out string? error);
+}
+
+/// <summary>A durable queue of <typeparamref name="TPayload"/> jobs run by <typeparamref name="THandler"/>.</summary>
+internal sealed class DurableJobType<THandler, TPayload> : DurableJobType
+    where THandler : class, IJobHandler<TPayload>
+{
+    private readonly string _queue;
+
+    public DurableJobType(string queue, JsonSerializerOptions? options)
+    {
+        _queue = queue;
+        var serializer = options ?? JsonSerializerOptions.Web;
+        serializer.MakeReadOnly(populateMissingResolver: true);
+        TypeInfo = (JsonTypeInfo<TPayload>)serializer.GetTypeInfo(typeof(TPayload));
+    }
+
+    public JsonTypeInfo<TPayload> TypeInfo { get; }
+
+    public override string HandlerName => typeof(THandler).FullName ?? typeof(THandler).Name;
+
+    public override JobInvoker Invoker => ScopedHandlerInvoker<THandler, TPayload>.Instance;
+
+    public string Write(TPayload payload) => JsonSerializer.Serialize(payload, TypeInfo);
+
+    public override bool TryRead(string json, out object? payload, out string? error)
+    {
+        try
+        {
+            payload = JsonSerializer.Deserialize(json, TypeInfo);
+            if (payload is null && default(TPayload) is not null)
+            {
+                error = $"Durable queue '{_queue}': the payload is null; {typeof(TPayload).FullName} cannot be null.";
+                return false;
+            }
+
+            error = null;
+            return true;
+        }
+        catch (JsonException ex)
+        {
+            payload = null;
+            error = $"Durable queue '{_queue}': the payload cannot be read as {typeof(TPayload).FullName}: {ex.Message}";
+            return false;
+        }
+    }
+}

@@ -1,0 +1,43 @@
+using System.Diagnostics.CodeAnalysis;
+
+namespace WorkQueue.AspNetCore.Durable;
+
+/// <summary>
+/// The durable queues of this process, by name (case-insensitive): their stores, as the provider created them, and
+/// their producers. Filled when <see cref="IWorkQueueProvider"/> is first resolved.
+/// </summary>
+internal sealed class DurableQueueRegistry
+{
+    private readonly Dictionary<string, DurableQueue> _queues = new(StringComparer.OrdinalIgnoreCase);
+    private readonly Lock _lock = new();
+
+    public IReadOnlyList<DurableQueue> Queues
+    {
+        get
+        {
+            lock (_lock)
+            {
+                return [.. _queues.Values];
+            }
+        }
+    }
+
+    public void Add(DurableQueue queue)
+    {
+        lock (_lock)
+        {
+            _queues[queue.Store.QueueName] = queue;
+        }
+    }
+
+    public bool TryGet(string name, [NotNullWhen(true)] out DurableQueue? queue)
+    {
+        lock (_lock)
+        {
+            return _queues.TryGetValue(name, out queue);
+        }
+    }
+}
+
+/// <summary>One durable queue: its store and its producer (an <see cref="IDurableQueue{TPayload}"/> of its payload type).</summary>
+internal sealed record DurableQueue(RedisStreamStore Store, object Producer, Type PayloadType);

@@ -1,0 +1,251 @@
+namespace WorkQueue.AspNetCore.Durable;
+
+/// <summary>
+/// The Lua scripts of the durable-queue protocol. Each step that moves a job between places is one script, so a crash
+/// between two commands can neither lose nor duplicate it, and every script touches only the queue's own keys (one hash
+/// slot). Times come from Redis's own clock (<c>TIME</c>), so instances with skewed clocks agree on due times.
+/// </summary>
+/// <remarks>
+/// Stream entry fields: <c>p</c> the payload (JSON), <c>a</c> the attempt (1 for the first run), <c>t</c> when the job was
+/// first enqueued (Unix ms, Redis time), <c>j</c> the job's id (the stream id it was first stored under; absent on a first
+/// attempt, whose job id is its own stream id). A delayed retry is a sorted-set member <c>jobId|attempt|enqueuedAt|payload</c>
+/// scored by its due time.
+/// </remarks>
+internal static class DurableScripts
+{
+    private const string Now = """
+        local clock = redis.call('TIME')
+        local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+        """;
+
+    /// <summary>
+    /// KEYS: stream, delayed. ARGV: capacity, nudge channel, payload... Adds as many payloads as the queue has room for
+    /// (unfinished = stream entries + delayed retries), in order; returns their ids.
+    /// </summary>
+    public const string Enqueue = Now + """
+
+        local room = tonumber(ARGV[1]) - redis.call('XLEN', KEYS[1]) - redis.call('ZCARD', KEYS[2])
+        local ids = {}
+        local stamp = string.format('%.0f', now)
+        for i = 3, #ARGV do
+          if #ids >= room then break end
+          ids[#ids + 1] = redis.call('XADD', KEYS[1], '*', 'p', ARGV[i], 'a', '1', 't', stamp)
+        end
+        if #ids > 0 then redis.call('PUBLISH', ARGV[2], #ids) end
+        return ids
+        """;
+
+    /// <summary>
+    /// KEYS: stream, delayed. ARGV: group, consumer, count, promote limit. Moves due retries back to the stream, then
+    /// reads up to count new entries for the consumer. Returns { ms until the next retry is due or -1, entries }.
+    /// </summary>
+    public const string Fetch = Now + """
+
+        local due = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now, 'LIMIT', 0, tonumber(ARGV[4]))
+        for _, member in ipairs(due) do
+          local job, attempt, stamp, payload = string.match(member, '^([^|]*)|([^|]*)|([^|]*)|(.*)$')
+          redis.call('XADD', KEYS[1], '*', 'p', payload, 'a', attempt, 't', stamp, 'j', job)
+          redis.call('ZREM', KEYS[2], member)
+        end
+        local nextDue = -1
+        local first = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
+        if #first > 0 then nextDue = math.max(0, tonumber(first[2]) - now) end
+        local entries = {}
+        if tonumber(ARGV[3]) > 0 then
+          local read = redis.call('XREADGROUP', 'GROUP', ARGV[1], ARGV[2], 'COUNT', ARGV[3], 'STREAMS', KEYS[1], '>')
+          if read then entries = read[1][2] end
+        end
+        return { nextDue, entries }
+        """;
+
+    /// <summary>
+    /// KEYS: stream. ARGV: group, consumer, id... Refreshes the claim of each entry this consumer still owns, without
+    /// raising its delivery count (JUSTID) and without taking back an entry another consumer has reclaimed. Returns the
+    /// ids this consumer no longer owns.
+    /// </summary>
+    public const string KeepAlive = """
+        local lost = {}
+        for i = 3, #ARGV do
+          local mine = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[i], ARGV[i], 1, ARGV[2])
+          if #mine == 1 then
+            redis.call('XCLAIM', KEYS[1], ARGV[1], ARGV[2], 0, ARGV[i], 'JUSTID')
+          else
+            lost[#lost + 1] = ARGV[i]
+          end
+        end
+        return lost
+        """;
+
+    /// <summary>
+    /// KEYS: stream, dead. ARGV: group, consumer, min idle ms, cursor, count, max deliveries. Claims entries whose
+    /// consumer has not refreshed them for min idle (XAUTOCLAIM raises their delivery count); an entry delivered more
+    /// than max deliveries times is dead-lettered as poison in the same step. Returns { next cursor, { id, fields, deliveries }... }.
+    /// </summary>
+    public const string Reclaim = Now + """
+
+        local claimed = redis.call('XAUTOCLAIM', KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4], 'COUNT', ARGV[5])
+        local keep = {}
+        for _, entry in ipairs(claimed[2]) do
+          local id = entry[1]
+          local info = redis.call('XPENDING', KEYS[1], ARGV[1], id, id, 1)
+          local deliveries = info[1][4]
+          if deliveries > tonumber(ARGV[6]) then
+            local f = {}
+            local raw = entry[2]
+            for i = 1, #raw, 2 do f[raw[i]] = raw[i + 1] end
+            redis.call('XADD', KEYS[2], '*', 'j', f['j'] or id, 'p', f['p'] or '', 'a', f['a'] or '1', 't', f['t'] or '0',
+              'e', 'Delivered ' .. deliveries .. ' times without completing (its consumers stopped or crashed each time): treated as poison.',
+              'r', 'poison', 'f', string.format('%.0f', now), 'c', ARGV[2])
+            redis.call('XACK', KEYS[1], ARGV[1], id)
+            redis.call('XDEL', KEYS[1], id)
+          else
+            keep[#keep + 1] = { id, entry[2], deliveries }
+          end
+        end
+        if claimed[3] then
+          for _, id in ipairs(claimed[3]) do redis.call('XACK', KEYS[1], ARGV[1], id) end
+        end
+        return { claimed[1], keep }
+        """;
+
+    /// <summary>KEYS: stream. ARGV: group, id... Acknowledges and deletes completed entries, so memory does not grow with history.</summary>
+    public const string Complete = """
+        local ids = {}
+        for i = 2, #ARGV do ids[#ids + 1] = ARGV[i] end
+        redis.call('XACK', KEYS[1], ARGV[1], unpack(ids))
+        return redis.call('XDEL', KEYS[1], unpack(ids))
+        """;
+
+    /// <summary>
+    /// KEYS: stream, delayed. ARGV: group, consumer, id, delay ms, member. Moves a failed entry this consumer still owns
+    /// to the delayed set, due after the delay by Redis's clock. Returns 1, or 0 when another consumer owns it now.
+    /// </summary>
+    public const string ScheduleRetry = Now + """
+
+        local mine = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[3], ARGV[3], 1, ARGV[2])
+        if #mine == 0 then return 0 end
+        redis.call('ZADD', KEYS[2], now + tonumber(ARGV[4]), ARGV[5])
+        redis.call('XACK', KEYS[1], ARGV[1], ARGV[3])
+        redis.call('XDEL', KEYS[1], ARGV[3])
+        return 1
+        """;
+
+    /// <summary>
+    /// KEYS: stream, dead. ARGV: group, consumer, id, job id, payload, attempt, enqueued at, error, reason. Moves an entry
+    /// this consumer still owns to the dead-letter stream. Returns 1, or 0 when another consumer owns it now.
+    /// </summary>
+    public const string DeadLetter = Now + """
+
+        local mine = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[3], ARGV[3], 1, ARGV[2])
+        if #mine == 0 then return 0 end
+        redis.call('XADD', KEYS[2], '*', 'j', ARGV[4], 'p', ARGV[5], 'a', ARGV[6], 't', ARGV[7], 'e', ARGV[8], 'r', ARGV[9],
+          'f', string.format('%.0f', now), 'c', ARGV[2])
+        redis.call('XACK', KEYS[1], ARGV[1], ARGV[3])
+        redis.call('XDEL', KEYS[1], ARGV[3])
+        return 1
+        """;
+
+    /// <summary>
+    /// KEYS: stream. ARGV: group, consumer, nudge channel, then per entry: id, job id, payload, attempt, enqueued at.
+    /// Hands entries this consumer still owns back as new entries at the stream's end (so any consumer reads them at once),
+    /// same attempt. Returns how many were handed back.
+    /// </summary>
+    public const string Release = """
+        local n = 0
+        for i = 4, #ARGV, 5 do
+          local id = ARGV[i]
+          local mine = redis.call('XPENDING', KEYS[1], ARGV[1], id, id, 1, ARGV[2])
+          if #mine == 1 then
+            redis.call('XADD', KEYS[1], '*', 'p', ARGV[i + 2], 'a', ARGV[i + 3], 't', ARGV[i + 4], 'j', ARGV[i + 1])
+            redis.call('XACK', KEYS[1], ARGV[1], id)
+            redis.call('XDEL', KEYS[1], id)
+            n = n + 1
+          end
+        end
+        if n > 0 then redis.call('PUBLISH', ARGV[3], n) end
+        return n
+        """;
+
+    /// <summary>
+    /// KEYS: stream, dead. ARGV: dead-letter id, nudge channel. Puts a dead letter back on the queue as a new job (attempt
+    /// 1, same job id) and removes it from the dead letters. Returns the new stream id, or nil when there is no such dead letter.
+    /// </summary>
+    public const string Requeue = Now + """
+
+        local found = redis.call('XRANGE', KEYS[2], ARGV[1], ARGV[1])
+        if #found == 0 then return false end
+        local f = {}
+        local raw = found[1][2]
+        for i = 1, #raw, 2 do f[raw[i]] = raw[i + 1] end
+        local id = redis.call('XADD', KEYS[1], '*', 'p', f['p'] or '', 'a', '1', 't', string.format('%.0f', now), 'j', f['j'] or ARGV[1])
+        redis.call('XDEL', KEYS[2], ARGV[1])
+        redis.call('PUBLISH', ARGV[2], 1)
+        return id
+        """;
+
+    /// <summary>
+    /// KEYS: stream. ARGV: group, this consumer, min idle ms. Removes other consumers that hold no pending entries and
+    /// have been idle longer than min idle (one with pending entries is never removed: Redis would drop its entries).
+    /// Returns the names removed.
+    /// </summary>
+    public const string RemoveIdleConsumers = """
+        local removed = {}
+        local ok, consumers = pcall(redis.call, 'XINFO', 'CONSUMERS', KEYS[1], ARGV[1])
+        if not ok then return removed end
+        for _, c in ipairs(consumers) do
+          local name, pending, idle
+          for i = 1, #c, 2 do
+            if c[i] == 'name' then name = c[i + 1] elseif c[i] == 'pending' then pending = c[i + 1] elseif c[i] == 'idle' then idle = c[i + 1] end
+          end
+          if name ~= ARGV[2] and pending == 0 and idle > tonumber(ARGV[3]) then
+            redis.call('XGROUP', 'DELCONSUMER', KEYS[1], ARGV[1], name)
+            removed[#removed + 1] = name
+          end
+        end
+        return removed
+        """;
+
+    /// <summary>KEYS: stream. ARGV: group, consumer. Removes the consumer if it holds no pending entries; returns 1 if it did.</summary>
+    public const string RemoveConsumerIfEmpty = """
+        local mine = redis.call('XPENDING', KEYS[1], ARGV[1], '-', '+', 1, ARGV[2])
+        if #mine > 0 then return 0 end
+        redis.call('XGROUP', 'DELCONSUMER', KEYS[1], ARGV[1], ARGV[2])
+        return 1
+        """;
+
+    /// <summary>
+    /// KEYS: stream, delayed, dead. ARGV: group. Returns { stream length, delayed, dead letters, pending, lag or -1,
+    /// { name, pending, idle ms }... } for the queue's group.
+    /// </summary>
+    public const string Stats = """
+        local length = redis.call('XLEN', KEYS[1])
+        local delayed = redis.call('ZCARD', KEYS[2])
+        local dead = redis.call('XLEN', KEYS[3])
+        local pending, lag = 0, -1
+        local consumers = {}
+        local ok, groups = pcall(redis.call, 'XINFO', 'GROUPS', KEYS[1])
+        if ok then
+          for _, g in ipairs(groups) do
+            local name, p, l
+            for i = 1, #g, 2 do
+              if g[i] == 'name' then name = g[i + 1] elseif g[i] == 'pending' then p = g[i + 1] elseif g[i] == 'lag' then l = g[i + 1] end
+            end
+            if name == ARGV[1] then
+              pending = p
+              if l then lag = l end
+            end
+          end
+          local okc, list = pcall(redis.call, 'XINFO', 'CONSUMERS', KEYS[1], ARGV[1])
+          if okc then
+            for _, c in ipairs(list) do
+              local name, p, idle
+              for i = 1, #c, 2 do
+                if c[i] == 'name' then name = c[i + 1] elseif c[i] == 'pending' then p = c[i + 1] elseif c[i] == 'idle' then idle = c[i + 1] end
+              end
+              consumers[#consumers + 1] = { name, p, idle }
+            end
+          end
+        end
+        return { length, delayed, dead, pending, lag, consumers }
+        """;
+}

@@ -1,0 +1,34 @@
+using StackExchange.Redis;
+
+namespace WorkQueue.AspNetCore.Durable;
+
+/// <summary>The Redis keys and channel of one durable queue. The keys share the hash tag <c>{name}</c>: one slot on Redis Cluster.</summary>
+internal sealed class RedisStreamKeys
+{
+    /// <summary>The consumer group every instance of the queue reads through.</summary>
+    public const string Group = "workers";
+
+    public RedisStreamKeys(string prefix, string queueName)
+    {
+        string root = $"{prefix}:{{{queueName.ToLowerInvariant()}}}";
+        Stream = root + ":stream";
+        Delayed = root + ":delayed";
+        Dead = root + ":dead";
+        Nudge = RedisChannel.Literal(root + ":nudge");
+        NudgeName = root + ":nudge";
+    }
+
+    /// <summary>Gets the stream of unfinished jobs (waiting and pending).</summary>
+    public RedisKey Stream { get; }
+
+    /// <summary>Gets the sorted set of jobs waiting for a retry, scored by their due time.</summary>
+    public RedisKey Delayed { get; }
+
+    /// <summary>Gets the stream of dead letters.</summary>
+    public RedisKey Dead { get; }
+
+    /// <summary>Gets the channel an enqueue publishes on, so idle consumers fetch at once instead of at their next poll.</summary>
+    public RedisChannel Nudge { get; }
+
+    public string NudgeName { get; }
+}

@@ -1,0 +1,63 @@
+using System.Globalization;
+using Microsoft.Extensions.DependencyInjection;
+using StackExchange.Redis;
+
+namespace WorkQueue.AspNetCore.Durable;
+
+/// <summary>
+/// The dead-letter stream, for operators (the admin endpoints): list, requeue, delete. Called on request threads with
+/// async Redis calls; the queue's own thread is not involved.
+/// </summary>
+internal sealed partial class RedisStreamStore
+{
+    private IDatabase Database => _services.GetRequiredService<IConnectionMultiplexer>().GetDatabase();
+
+    /// <summary>Reads the newest dead letters first (without their payloads, which may hold personal data).</summary>
+    public async Task<IReadOnlyList<DurableDeadLetter>> ReadDeadLettersAsync(int count)
+    {
+        var entries = await Database.StreamRangeAsync(Keys.Dead, "-", "+", count, Order.Descending).ConfigureAwait(false);
+        return [.. entries.Select(ToDeadLetter)];
+    }
+
+    /// <summary>Puts a dead letter back on the queue as a new job (attempt 1); returns its new stream id, or null when there is no such dead letter.</summary>
+    public async Task<string?> RequeueDeadLetterAsync(string id)
+    {
+        var result = await Database.ScriptEvaluateAsync(DurableScripts.Requeue, [Keys.Stream, Keys.Dead], [id, Keys.NudgeName]).ConfigureAwait(false);
+        return result.IsNull ? null : (string?)result;
+    }
+
+    /// <summary>Deletes a dead letter; returns whether it existed.</summary>
+    public async Task<bool> DeleteDeadLetterAsync(string id) =>
+        await Database.StreamDeleteAsync(Keys.Dead, [id]).ConfigureAwait(false) == 1;
+
+    private DurableDeadLetter ToDeadLetter(StreamEntry entry)
+    {
+        string error = (string?)entry["e"] ?? string.Empty;
+        int colon = error.IndexOf(": ", StringComparison.Ordinal);
+        return new DurableDeadLetter(
+            entry.Id!,
+            (string?)entry["j"] ?? entry.Id!,
+            _jobType.HandlerName,
+            int.TryParse((string?)entry["a"], NumberStyles.None, CultureInfo.InvariantCulture, out int attempt) ? attempt : 0,
+            colon > 0 && !error.AsSpan(0, colon).Contains(' ') ? error[..colon] : null,
+            colon > 0 && !error.AsSpan(0, colon).Contains(' ') ? error[(colon + 2)..] : error,
+            (string?)entry["r"] ?? "failed",
+            FromUnixMs((string?)entry["f"]),
+            FromUnixMs((string?)entry["t"]));
+    }
+
+    private static DateTimeOffset FromUnixMs(string? ms) =>
+        long.TryParse(ms, NumberStyles.None, CultureInfo.InvariantCulture, out long value) ? DateTimeOffset.FromUnixTimeMilliseconds(value) : DateTimeOffset.UnixEpoch;
+}
+
+/// <summary>One entry of a durable queue's dead-letter stream.</summary>
+internal sealed record DurableDeadLetter(
+    string Id,
+    string JobId,
+    string Name,
+    int Attempt,
+    string? ErrorType,
+    string ErrorMessage,
+    string Reason,
+    DateTimeOffset DeadLetteredAt,
+    DateTimeOffset EnqueuedAt);

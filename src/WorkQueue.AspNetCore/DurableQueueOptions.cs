@@ -1,0 +1,73 @@
+using System.ComponentModel.DataAnnotations;
+using System.Text.Json;
+
+namespace WorkQueue.AspNetCore;
+
+/// <summary>
+/// Configures how a durable queue keeps its jobs in Redis Streams: prefetch, claims and heartbeats, poison messages, keys
+/// and the payload's JSON. The engine's settings (threads, concurrency, retries, timeouts, capacity) are the queue's
+/// <see cref="WorkQueueOptions"/>, as for any queue.
+/// </summary>
+/// <remarks>
+/// Configuration overrides code, under <c>WorkQueue:Queues:{name}:Durable</c> (the engine's settings under
+/// <c>WorkQueue:Queues:{name}</c>).
+/// </remarks>
+public sealed class DurableQueueOptions
+{
+    /// <summary>
+    /// Gets or sets how many fetched jobs may wait in this process to start. Small keeps a slow instance from hoarding
+    /// work that another could run; large saves round trips when jobs are short.
+    /// </summary>
+    /// <value>The default value is 64.</value>
+    [Range(1, 10_000)]
+    public int Prefetch { get; set; } = 64;
+
+    /// <summary>
+    /// Gets or sets how long a fetched job may go without its consumer's heartbeat before another instance reclaims it
+    /// (the consumer crashed or hangs). A job still running keeps its claim alive with heartbeats, however long it runs.
+    /// </summary>
+    /// <value>The default value is 30 seconds.</value>
+    [Range(typeof(TimeSpan), "00:00:01", "1.00:00:00")]
+    public TimeSpan ClaimTimeout { get; set; } = TimeSpan.FromSeconds(30);
+
+    /// <summary>
+    /// Gets or sets how often this process refreshes the claims of the jobs it holds, and looks for jobs of crashed
+    /// consumers to reclaim. At most half of <see cref="ClaimTimeout"/>.
+    /// </summary>
+    /// <value>The default value is 10 seconds.</value>
+    [Range(typeof(TimeSpan), "00:00:00.100", "12:00:00")]
+    public TimeSpan HeartbeatInterval { get; set; } = TimeSpan.FromSeconds(10);
+
+    /// <summary>
+    /// Gets or sets how long an idle queue waits before it asks Redis for jobs again when no enqueue notification
+    /// arrived (notifications make new jobs start within milliseconds; this is the safety net, and due retries are
+    /// fetched at their due time).
+    /// </summary>
+    /// <value>The default value is 1 second.</value>
+    [Range(typeof(TimeSpan), "00:00:00.010", "00:01:00")]
+    public TimeSpan PollInterval { get; set; } = TimeSpan.FromSeconds(1);
+
+    /// <summary>
+    /// Gets or sets how many times a job may be delivered (fetched, then reclaimed after its consumer died) before it is
+    /// treated as poison and dead-lettered instead of crashing instance after instance.
+    /// </summary>
+    /// <value>The default value is 10.</value>
+    [Range(1, 1000)]
+    public int MaxDeliveries { get; set; } = 10;
+
+    /// <summary>
+    /// Gets or sets the prefix of the queue's Redis keys. The keys are <c>{prefix}:{{name}}:stream</c>, <c>:delayed</c> and
+    /// <c>:dead</c>; the braces make them one hash slot, so the queue works on Redis Cluster.
+    /// </summary>
+    /// <value>The default value is <c>workqueue</c>.</value>
+    [Required]
+    [RegularExpression(@"^[^{}\s]+$", ErrorMessage = "The KeyPrefix field must not contain braces or white space.")]
+    public string KeyPrefix { get; set; } = "workqueue";
+
+    /// <summary>
+    /// Gets or sets the JSON options payloads are written and read with; set <see cref="JsonSerializerOptions.TypeInfoResolver"/>
+    /// to a source-generated <c>JsonSerializerContext</c> to avoid reflection.
+    /// </summary>
+    /// <value>The default value is <see langword="null"/>: <see cref="JsonSerializerOptions.Web"/>.</value>
+    public JsonSerializerOptions? SerializerOptions { get; set; }
+}

@@ -1,0 +1,156 @@
+using StackExchange.Redis;
+using WorkQueue.AspNetCore.Tests.TestSupport;
+using WorkQueue.Testing;
+
+namespace WorkQueue.AspNetCore.Tests.Durable;
+
+/// <summary>
+/// What happens to jobs when a consumer dies, hangs or stops: reclaim, poison, heartbeats and hand-back at a graceful
+/// stop. A dead consumer is what a SIGKILL leaves in Redis: entries pending on a consumer that never comes back.
+/// </summary>
+public sealed class DurableClaimTests(RedisServerFixture redis) : IClassFixture<RedisServerFixture>
+{
+    private static readonly Action<DurableQueueOptions> FastClaims = d =>
+    {
+        d.ClaimTimeout = TimeSpan.FromSeconds(1);
+        d.HeartbeatInterval = TimeSpan.FromMilliseconds(200);
+    };
+
+    [Fact]
+    public async Task JobsPendingOnADeadConsumer_AreReclaimedAndRunBySurvivor()
+    {
+        string prefix = DurableTestHost.NewPrefix();
+        var log = new JobLog();
+        await using var redisClient = await DurableTestHost.ConnectAsync(redis.Server);
+        var db = redisClient.GetDatabase();
+        string stream = DurableTestHost.StreamKey(prefix);
+        await using (var first = await DurableTestHost.StartAsync(redis.Server, log, prefix, "first"))
+        {
+            first.Control.Pause();
+            for (int n = 0; n < 5; n++)
+            {
+                await first.Producer.EnqueueAsync(new TestJob(n));
+            }
+
+            await first.Host.StopAsync();
+        }
+
+        // The crash: a consumer takes the entries and is never heard of again.
+        var taken = await db.StreamReadGroupAsync(stream, "workers", "ghost", ">", count: 10);
+        Assert.Equal(5, taken.Length);
+
+        await using var survivor = await DurableTestHost.StartAsync(redis.Server, log, prefix, "survivor", configureDurable: FastClaims);
+
+        await log.WaitUntilAsync(() => log.Completed == 5, "the survivor to run the dead consumer's 5 jobs");
+        Assert.All(log.Runs, r => Assert.Equal("survivor", r.Instance));
+        await Eventually.HoldsAsync(async () => (await db.StreamPendingAsync(stream, "workers")).PendingMessageCount == 0, "nothing pending");
+        Assert.Equal(0, await db.StreamLengthAsync(stream));
+    }
+
+    [Fact]
+    public async Task EntryDeliveredMoreThanMaxDeliveries_IsDeadLetteredAsPoisonWithoutRunning()
+    {
+        string prefix = DurableTestHost.NewPrefix();
+        var log = new JobLog();
+        await using var redisClient = await DurableTestHost.ConnectAsync(redis.Server);
+        var db = redisClient.GetDatabase();
+        string stream = DurableTestHost.StreamKey(prefix);
+        await db.StreamCreateConsumerGroupAsync(stream, "workers", StreamPosition.Beginning, createStream: true);
+        await db.StreamAddAsync(stream, [new("p", "{\"n\":9}"), new("a", "1"), new("t", "0")]);
+
+        // Two consumers took it and died (a job that crashes its process every time).
+        var first = await db.StreamReadGroupAsync(stream, "workers", "ghost-1", ">", count: 1);
+        await db.StreamClaimAsync(stream, "workers", "ghost-2", 0, [first[0].Id]);
+
+        await using var survivor = await DurableTestHost.StartAsync(redis.Server, log, prefix, "survivor", configureDurable: d =>
+        {
+            FastClaims(d);
+            d.MaxDeliveries = 2;
+        });
+
+        await Eventually.HoldsAsync(async () => await db.StreamLengthAsync(DurableTestHost.DeadKey(prefix)) == 1, "the poison entry dead-lettered");
+        var dead = (await db.StreamRangeAsync(DurableTestHost.DeadKey(prefix))).Single();
+        Assert.Equal("poison", (string?)dead["r"]);
+        Assert.Contains("Delivered 3 times", (string?)dead["e"]);
+        Assert.Empty(log.Runs);
+        Assert.Equal(0, await db.StreamLengthAsync(stream));
+    }
+
+    [Fact]
+    public async Task RunningJob_KeepsItsClaimAlivePastTheClaimTimeout_AndIsNeverRunTwice()
+    {
+        string prefix = DurableTestHost.NewPrefix();
+        var release = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        var log = new JobLog { Behavior = (_, _, _) => new ValueTask(release.Task) };
+        await using var redisClient = await DurableTestHost.ConnectAsync(redis.Server);
+        var db = redisClient.GetDatabase();
+        string stream = DurableTestHost.StreamKey(prefix);
+        await using var busy = await DurableTestHost.StartAsync(redis.Server, log, prefix, "busy", configureDurable: FastClaims);
+        await using var other = await DurableTestHost.StartAsync(redis.Server, log, prefix, "other", configureDurable: FastClaims);
+
+        await busy.Producer.EnqueueAsync(new TestJob(1));
+        await log.WaitUntilAsync(() => log.Runs.Count == 1, "the long job to start");
+
+        // Three claim timeouts: without heartbeats the other instance would have reclaimed it twice over.
+        var until = DateTime.UtcNow + TimeSpan.FromSeconds(3);
+        long maxIdle = 0;
+        while (DateTime.UtcNow < until)
+        {
+            var pending = await db.StreamPendingMessagesAsync(stream, "workers", 10, RedisValue.Null);
+            Assert.Single(pending);
+            Assert.Equal(1, pending[0].DeliveryCount);
+            maxIdle = Math.Max(maxIdle, pending[0].IdleTimeInMilliseconds);
+            await Task.Delay(50);
+        }
+
+        release.SetResult();
+        await log.WaitUntilAsync(() => log.Completed == 1, "the long job to finish");
+        Assert.Single(log.Runs);
+        Assert.True(maxIdle < 1_000, $"The running job's claim went {maxIdle} ms without a heartbeat.");
+        await Eventually.HoldsAsync(async () => await db.StreamLengthAsync(stream) == 0, "the stream to be empty");
+    }
+
+    [Fact]
+    public async Task GracefulStop_HandsBackUnstartedJobsAtOnce_AndFinishesTheRunningOne()
+    {
+        string prefix = DurableTestHost.NewPrefix();
+        var release = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        var log = new JobLog { Behavior = (job, _, _) => job.N == 0 ? new ValueTask(release.Task) : ValueTask.CompletedTask };
+        await using var redisClient = await DurableTestHost.ConnectAsync(redis.Server);
+        var db = redisClient.GetDatabase();
+        string stream = DurableTestHost.StreamKey(prefix);
+        var stopping = await DurableTestHost.StartAsync(redis.Server, log, prefix, "stopping", configure: o =>
+        {
+            o.MinWorkers = 1;
+            o.MaxWorkers = 1;
+            o.MaxConcurrency = 1;
+        });
+        await stopping.Producer.EnqueueAsync(new TestJob(0));
+        await log.WaitUntilAsync(() => log.Runs.Count == 1, "job 0 to start");
+        for (int n = 1; n <= 4; n++)
+        {
+            await stopping.Producer.EnqueueAsync(new TestJob(n));
+        }
+
+        await Eventually.HoldsAsync(async () => (await db.StreamPendingAsync(stream, "workers")).PendingMessageCount == 5, "jobs 1-4 prefetched behind job 0");
+
+        var stop = stopping.Host.StopAsync(CancellationToken.None);
+
+        // Handed back before the running job ends, as new entries any consumer reads at once: 1 pending, 5 in the stream.
+        await Eventually.HoldsAsync(async () => (await db.StreamPendingAsync(stream, "workers")).PendingMessageCount == 1, "jobs 1-4 handed back");
+        Assert.Equal(5, await db.StreamLengthAsync(stream));
+        Assert.False(stop.IsCompleted);
+        release.SetResult();
+        await stop;
+        var totals = stopping.Control.GetSnapshot().Totals;
+        Assert.Equal(1, totals.Succeeded);
+        Assert.Equal(4, totals.Returned);
+        Assert.Equal(0, totals.Abandoned);
+        stopping.Host.Dispose();
+
+        await using var next = await DurableTestHost.StartAsync(redis.Server, log, prefix, "next");
+        await log.WaitUntilAsync(() => log.Completed == 5, "the next instance to run jobs 1-4");
+        Assert.All(Enumerable.Range(0, 5), n => Assert.Equal(1, log.CallsOf(n)));
+        await Eventually.HoldsAsync(async () => await db.StreamLengthAsync(stream) == 0, "the stream to be empty");
+    }
+}

@@ -1,0 +1,241 @@
+using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.Options;
+using StackExchange.Redis;
+using WorkQueue.AspNetCore.Tests.TestSupport;
+using WorkQueue.Testing;
+
+namespace WorkQueue.AspNetCore.Tests.Durable;
+
+/// <summary>Durable queues end to end on a real redis-server: enqueue, run, acknowledge, retry, dead letters, bad input.</summary>
+public sealed class DurableQueueTests(RedisServerFixture redis) : IClassFixture<RedisServerFixture>
+{
+    [Fact]
+    public async Task EnqueueAsync_ConcurrentProducers_EveryJobRunsOnceAndTheStreamEmpties()
+    {
+        string prefix = DurableTestHost.NewPrefix();
+        var log = new JobLog();
+        await using var host = await DurableTestHost.StartAsync(redis.Server, log, prefix);
+        await using var redisClient = await DurableTestHost.ConnectAsync(redis.Server);
+        var db = redisClient.GetDatabase();
+
+        var ids = await Task.WhenAll(Enumerable.Range(0, 500).Select(async n => await host.Producer.EnqueueAsync(new TestJob(n))));
+
+        Assert.Equal(500, ids.Distinct().Count());
+        await log.WaitUntilAsync(() => log.Completed == 500, "500 jobs completed");
+        Assert.All(Enumerable.Range(0, 500), n => Assert.Equal(1, log.CallsOf(n)));
+
+        // Completed entries are acknowledged and deleted: Redis does not keep the history.
+        await Eventually.HoldsAsync(async () => await db.StreamLengthAsync(DurableTestHost.StreamKey(prefix)) == 0, "the stream to be empty");
+        var totals = host.Control.GetSnapshot().Totals;
+        Assert.Equal(500, totals.Enqueued);
+        Assert.Equal(500, totals.Succeeded);
+    }
+
+    [Fact]
+    public async Task EnqueueAsync_ManyConcurrentEnqueues_AreBatchedIntoFewRoundTrips()
+    {
+        string prefix = DurableTestHost.NewPrefix();
+        var log = new JobLog();
+        await using var host = await DurableTestHost.StartAsync(redis.Server, log, prefix);
+        await using var redisClient = await DurableTestHost.ConnectAsync(redis.Server);
+        var server = redisClient.GetServer(redisClient.GetEndPoints()[0]);
+        host.Control.Pause();
+        long before = await ScriptCallsAsync(server);
+
+        await Task.WhenAll(Enumerable.Range(0, 2_000).Select(async n => await host.Producer.EnqueueAsync(new TestJob(n))));
+
+        long calls = await ScriptCallsAsync(server) - before;
+
+        // Every script call counts here (fetches and heartbeats too); one call per job would be 2,000.
+        Assert.True(calls < 200, $"2,000 concurrent enqueues took {calls} script calls.");
+        host.Control.Resume();
+        await log.WaitUntilAsync(() => log.Completed == 2_000, "2,000 jobs completed");
+    }
+
+    [Fact]
+    public async Task FailingJob_IsRetriedThroughRedisThenDeadLetteredWithItsError()
+    {
+        string prefix = DurableTestHost.NewPrefix();
+        var log = new JobLog { Behavior = static (job, call, _) => throw new InvalidOperationException($"attempt {call} of job {job.N} failed") };
+        await using var host = await DurableTestHost.StartAsync(redis.Server, log, prefix, configure: o =>
+        {
+            o.Retry.MaxAttempts = 3;
+            o.Retry.BaseDelay = TimeSpan.FromMilliseconds(50);
+            o.Retry.MaxDelay = TimeSpan.FromMilliseconds(100);
+        });
+        await using var redisClient = await DurableTestHost.ConnectAsync(redis.Server);
+        var db = redisClient.GetDatabase();
+
+        string id = await host.Producer.EnqueueAsync(new TestJob(7));
+
+        await Eventually.HoldsAsync(async () => await db.StreamLengthAsync(DurableTestHost.DeadKey(prefix)) == 1, "one dead letter");
+        Assert.Equal(3, log.CallsOf(7));
+        var dead = (await db.StreamRangeAsync(DurableTestHost.DeadKey(prefix))).Single();
+        Assert.Equal(id, (string?)dead["j"]);
+        Assert.Equal("3", (string?)dead["a"]);
+        Assert.Equal("failed", (string?)dead["r"]);
+        Assert.Contains("attempt 3 of job 7 failed", (string?)dead["e"]);
+        Assert.Contains("\"n\":7", (string?)dead["p"]);
+        Assert.Equal(0, await db.StreamLengthAsync(DurableTestHost.StreamKey(prefix)));
+        Assert.Equal(0, await db.SortedSetLengthAsync(DurableTestHost.DelayedKey(prefix)));
+        var totals = host.Control.GetSnapshot().Totals;
+        Assert.Equal(2, totals.Retried);
+        Assert.Equal(1, totals.DeadLettered);
+    }
+
+    [Fact]
+    public async Task FailingOnce_RetryWaitsInTheDelayedSetThenSucceeds()
+    {
+        string prefix = DurableTestHost.NewPrefix();
+        var release = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        var log = new JobLog { Behavior = (_, call, _) => call == 1 ? throw new InvalidOperationException("first try fails") : ValueTask.CompletedTask };
+        await using var host = await DurableTestHost.StartAsync(redis.Server, log, prefix, configure: o =>
+        {
+            o.Retry.MaxAttempts = 2;
+            o.Retry.BaseDelay = TimeSpan.FromSeconds(1);
+            o.Retry.MaxDelay = TimeSpan.FromSeconds(1);
+        });
+        await using var redisClient = await DurableTestHost.ConnectAsync(redis.Server);
+        var db = redisClient.GetDatabase();
+
+        await host.Producer.EnqueueAsync(new TestJob(1));
+
+        // While it waits for its due time the retry is in Redis, not in this process's memory.
+        await Eventually.HoldsAsync(async () => await db.SortedSetLengthAsync(DurableTestHost.DelayedKey(prefix)) == 1, "the retry in the delayed set");
+        Assert.Equal(0, await db.StreamLengthAsync(DurableTestHost.StreamKey(prefix)));
+        await log.WaitUntilAsync(() => log.Completed == 1, "the retry to succeed");
+        Assert.Equal(2, log.CallsOf(1));
+        await Eventually.HoldsAsync(async () => await db.StreamLengthAsync(DurableTestHost.StreamKey(prefix)) == 0, "the stream to be empty");
+        Assert.Equal(0, await db.StreamLengthAsync(DurableTestHost.DeadKey(prefix)));
+    }
+
+    [Fact]
+    public async Task UnreadablePayload_IsDeadLetteredWithAClearError_AndTheQueueGoesOn()
+    {
+        string prefix = DurableTestHost.NewPrefix();
+        var log = new JobLog();
+        var logs = new LogCapture();
+        await using var host = await DurableTestHost.StartAsync(redis.Server, log, prefix, logs: logs);
+        await using var redisClient = await DurableTestHost.ConnectAsync(redis.Server);
+        var db = redisClient.GetDatabase();
+
+        // What a schema change or a foreign writer leaves in the stream.
+        await db.StreamAddAsync(DurableTestHost.StreamKey(prefix), [new("p", "{\"n\": \"not a number\""), new("a", "1"), new("t", "0")]);
+        await host.Producer.EnqueueAsync(new TestJob(2));
+
+        await log.WaitUntilAsync(() => log.Completed == 1, "the good job to run");
+        await Eventually.HoldsAsync(async () => await db.StreamLengthAsync(DurableTestHost.DeadKey(prefix)) == 1, "the bad entry dead-lettered");
+        var dead = (await db.StreamRangeAsync(DurableTestHost.DeadKey(prefix))).Single();
+        Assert.Equal("unreadable", (string?)dead["r"]);
+        Assert.Contains(typeof(TestJob).FullName!, (string?)dead["e"]);
+        Assert.Single(log.Runs);
+        Assert.Contains(logs.Entries, e => e.EventId.Name == "DurableUnreadable");
+    }
+
+    [Fact]
+    public async Task Capacity_CountsUnfinishedJobsInRedis_AndRejectsBeyondIt()
+    {
+        string prefix = DurableTestHost.NewPrefix();
+        var log = new JobLog();
+        await using var host = await DurableTestHost.StartAsync(redis.Server, log, prefix, configure: o =>
+        {
+            o.Capacity = 3;
+            o.FullMode = QueueFullMode.Reject;
+        });
+        host.Control.Pause();
+
+        for (int n = 0; n < 3; n++)
+        {
+            await host.Producer.EnqueueAsync(new TestJob(n));
+        }
+
+        var rejected = await Assert.ThrowsAsync<JobRejectedException>(async () => await host.Producer.EnqueueAsync(new TestJob(3)));
+        Assert.Equal(RejectionReason.QueueFull, rejected.Reason);
+        Assert.Contains("3 unfinished", rejected.Message);
+        host.Control.Resume();
+        await log.WaitUntilAsync(() => log.Completed == 3, "the three accepted jobs");
+    }
+
+    [Fact]
+    public async Task EnqueueAsync_WhenRedisIsDown_FailsWithStoreUnavailable_AndWorksAgainWhenItIsBack()
+    {
+        string prefix = DurableTestHost.NewPrefix();
+        var log = new JobLog();
+        var own = await RedisServer.StartAsync();
+        int port = own.Port;
+        await using var host = await DurableTestHost.StartAsync(own, log, prefix);
+        await host.Producer.EnqueueAsync(new TestJob(1));
+        await log.WaitUntilAsync(() => log.Completed == 1, "the first job");
+
+        await own.DisposeAsync();
+        var rejected = await Assert.ThrowsAsync<JobRejectedException>(async () => await host.Producer.EnqueueAsync(new TestJob(2)));
+        Assert.Equal(RejectionReason.StoreUnavailable, rejected.Reason);
+        Assert.NotNull(rejected.InnerException);
+
+        await using var again = await RedisServer.StartAsync(port);
+        await Eventually.HoldsAsync(async () =>
+        {
+            try
+            {
+                await host.Producer.EnqueueAsync(new TestJob(3));
+                return true;
+            }
+            catch (JobRejectedException)
+            {
+                return false;
+            }
+        }, "an enqueue to succeed after Redis is back");
+        await log.WaitUntilAsync(() => log.CallsOf(3) == 1, "the job enqueued after the restart");
+    }
+
+    [Fact]
+    public void AddDurableQueue_DropOldest_IsRefusedAtStartup()
+    {
+        var host = DurableTestHost.Build(redis.Server, new JobLog(), DurableTestHost.NewPrefix(), configure: o => o.FullMode = QueueFullMode.DropOldest);
+        var error = Assert.Throws<OptionsValidationException>(() => host.Services.GetRequiredService<IWorkQueueProvider>());
+        Assert.Contains("DropOldest", error.Message);
+        Assert.Contains(DurableTestHost.Queue, error.Message);
+    }
+
+    [Fact]
+    public void AddDurableQueue_HeartbeatLongerThanHalfTheClaimTimeout_IsRefusedNamingBoth()
+    {
+        var host = DurableTestHost.Build(redis.Server, new JobLog(), DurableTestHost.NewPrefix(), configureDurable: d =>
+        {
+            d.ClaimTimeout = TimeSpan.FromSeconds(10);
+            d.HeartbeatInterval = TimeSpan.FromSeconds(6);
+        });
+        var error = Assert.Throws<OptionsValidationException>(() => host.Services.GetRequiredService<IOptionsMonitor<DurableQueueOptions>>().Get(DurableTestHost.Queue));
+        Assert.Contains("HeartbeatInterval (00:00:06)", error.Message);
+        Assert.Contains("ClaimTimeout (00:00:10)", error.Message);
+    }
+
+    [Fact]
+    public async Task Producer_IsResolvedByNameIgnoringCase_AndIWorkQueueIsRefusedWithGuidance()
+    {
+        var log = new JobLog();
+        await using var host = await DurableTestHost.StartAsync(redis.Server, log, DurableTestHost.NewPrefix());
+
+        var byUpperName = host.Services.GetRequiredKeyedService<IDurableQueue<TestJob>>("JOBS");
+        var unkeyed = host.Services.GetRequiredService<IDurableQueue<TestJob>>();
+        Assert.Same(host.Producer, byUpperName);
+        Assert.Same(host.Producer, unkeyed);
+        var error = Assert.Throws<ArgumentException>(() => host.Services.GetRequiredService<IWorkQueueProvider>().GetQueue("jobs"));
+        Assert.Contains("IDurableQueue<TPayload>", error.Message);
+    }
+
+    private static async Task<long> ScriptCallsAsync(IServer server)
+    {
+        var info = await server.InfoAsync("commandstats");
+        long calls = 0;
+        foreach (var pair in info.SelectMany(g => g))
+        {
+            if (pair.Key is "cmdstat_eval" or "cmdstat_evalsha")
+            {
+                calls += long.Parse(pair.Value.Split(',')[0].Split('=')[1]);
+            }
+        }
+
+        return calls;
+    }
+}
