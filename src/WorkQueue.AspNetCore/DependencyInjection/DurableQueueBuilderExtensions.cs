@@ -67,6 +67,7 @@ public static class DurableQueueBuilderExtensions
         services.TryAddEnumerable(ServiceDescriptor.Singleton<IValidateOptions<DurableQueueOptions>, DurableQueueOptionsRulesValidator>());
         services.TryAddEnumerable(ServiceDescriptor.Singleton<IPostConfigureOptions<DurableQueueOptions>, DurableQueueConfiguration>());
         services.TryAddSingleton<DurableQueueRegistry>();
+        services.TryAddSingleton<DurableQueueMetrics>();
         services.Configure<WorkQueueRegistry>(r => r.Stores[name] = CreateStore<THandler, TPayload>);
 
         // Any string key, matched case-insensitively as queue names are.
@@ -88,6 +89,9 @@ public static class DurableQueueBuilderExtensions
         var logger = services.GetService<ILoggerFactory>()?.CreateLogger("WorkQueue") ?? NullLogger.Instance;
         var store = new RedisStreamStore(name, options, durable, jobType, services, services.GetRequiredService<WorkQueueEnvironment>().Time, logger);
         services.GetRequiredService<DurableQueueRegistry>().Add(new DurableQueue(store, new DurableProducer<THandler, TPayload>(store, jobType), typeof(TPayload)));
+
+        // Its gauges read every durable queue in the registry; created once, with the first store.
+        _ = services.GetRequiredService<DurableQueueMetrics>();
         return store;
     }
 
