@@ -155,12 +155,14 @@ internal sealed partial class RedisStreamStore
 
         private readonly TaskCompletionSource<string> _result = new(TaskCreationOptions.RunContinuationsAsynchronously);
         private readonly CancellationTokenRegistration _registration;
+        private readonly CancellationToken _cancellationToken;
         private int _state;
 
         public PendingEnqueue(string payload, long deadline, CancellationToken cancellationToken)
         {
             Payload = payload;
             Deadline = deadline;
+            _cancellationToken = cancellationToken;
             if (cancellationToken.CanBeCanceled)
             {
                 _registration = cancellationToken.UnsafeRegister(static (s, token) => ((PendingEnqueue)s!).Cancel(token), this);
@@ -176,7 +178,22 @@ internal sealed partial class RedisStreamStore
         /// <summary>From here on the job may reach Redis, so the caller's token no longer cancels it.</summary>
         public bool TryBeginSending() => Interlocked.CompareExchange(ref _state, Sending, Waiting) == Waiting;
 
-        public bool TryWaitAgain() => Interlocked.CompareExchange(ref _state, Waiting, Sending) == Sending;
+        /// <summary>Back to waiting for room; a cancellation that came while it was being sent takes effect now.</summary>
+        public bool TryWaitAgain()
+        {
+            if (Interlocked.CompareExchange(ref _state, Waiting, Sending) != Sending)
+            {
+                return false;
+            }
+
+            if (_cancellationToken.IsCancellationRequested)
+            {
+                Cancel(_cancellationToken);
+                return false;
+            }
+
+            return true;
+        }
 
         public void Complete(string id)
         {

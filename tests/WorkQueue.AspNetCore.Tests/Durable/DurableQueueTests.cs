@@ -1,4 +1,5 @@
 using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.Diagnostics.HealthChecks;
 using Microsoft.Extensions.Options;
 using StackExchange.Redis;
 using WorkQueue.AspNetCore.Tests.TestSupport;
@@ -167,10 +168,16 @@ public sealed class DurableQueueTests(RedisServerFixture redis) : IClassFixture<
         await host.Producer.EnqueueAsync(new TestJob(1));
         await log.WaitUntilAsync(() => log.Completed == 1, "the first job");
 
+        var health = host.Services.GetRequiredService<HealthCheckService>();
+        Assert.Equal(HealthStatus.Healthy, (await health.CheckHealthAsync(c => c.Name == "workqueue-durable-jobs")).Status);
+
         await own.DisposeAsync();
         var rejected = await Assert.ThrowsAsync<JobRejectedException>(async () => await host.Producer.EnqueueAsync(new TestJob(2)));
         Assert.Equal(RejectionReason.StoreUnavailable, rejected.Reason);
         Assert.NotNull(rejected.InnerException);
+        await Eventually.HoldsAsync(
+            async () => (await health.CheckHealthAsync(c => c.Name == "workqueue-durable-jobs")).Status == HealthStatus.Unhealthy,
+            "readiness to report the queue cannot reach Redis");
 
         await using var again = await RedisServer.StartAsync(port);
         await Eventually.HoldsAsync(async () =>
@@ -186,6 +193,93 @@ public sealed class DurableQueueTests(RedisServerFixture redis) : IClassFixture<
             }
         }, "an enqueue to succeed after Redis is back");
         await log.WaitUntilAsync(() => log.CallsOf(3) == 1, "the job enqueued after the restart");
+        await Eventually.HoldsAsync(
+            async () => (await health.CheckHealthAsync(c => c.Name == "workqueue-durable-jobs")).Status == HealthStatus.Healthy,
+            "readiness to recover");
+    }
+
+    [Fact]
+    public async Task Capacity_WaitMode_EnqueueWaitsForRoomThenSucceeds_OrTimesOutAsQueueFull()
+    {
+        string prefix = DurableTestHost.NewPrefix();
+        var log = new JobLog();
+        await using var host = await DurableTestHost.StartAsync(redis.Server, log, prefix, configure: o =>
+        {
+            o.Capacity = 2;
+            o.FullMode = QueueFullMode.Wait;
+            o.EnqueueTimeout = TimeSpan.FromSeconds(30);
+        });
+        host.Control.Pause();
+        await host.Producer.EnqueueAsync(new TestJob(0));
+        await host.Producer.EnqueueAsync(new TestJob(1));
+
+        var waiting = host.Producer.EnqueueAsync(new TestJob(2)).AsTask();
+        using var canceled = new CancellationTokenSource();
+        var abandoned = host.Producer.EnqueueAsync(new TestJob(3), canceled.Token).AsTask();
+        canceled.Cancel();
+        await Assert.ThrowsAnyAsync<OperationCanceledException>(() => abandoned);
+        Assert.False(waiting.IsCompleted);
+
+        host.Control.Resume();
+        await waiting.WaitAsync(TimeSpan.FromSeconds(30));
+        await log.WaitUntilAsync(() => log.Completed == 3, "jobs 0-2");
+
+        // The cancelled enqueue never reached Redis: job 3 never runs.
+        Assert.Equal(0, log.CallsOf(3));
+    }
+
+    [Fact]
+    public async Task EnqueueAsync_CancelledWhileItsBatchIsInFlight_EndsCancelled_AndNeverRuns()
+    {
+        string prefix = DurableTestHost.NewPrefix();
+        var log = new JobLog();
+        await using var host = await DurableTestHost.StartAsync(redis.Server, log, prefix, configure: o =>
+        {
+            o.Capacity = 1;
+            o.FullMode = QueueFullMode.Wait;
+            o.EnqueueTimeout = TimeSpan.FromSeconds(30);
+        },
+        configureDurable: d => d.PollInterval = TimeSpan.FromSeconds(30)); // no poll may be the call in flight
+        await using var redisClient = await DurableTestHost.ConnectAsync(redis.Server);
+        host.Control.Pause();
+        await host.Producer.EnqueueAsync(new TestJob(0));
+        await Eventually.HoldsAsync(async () => (await redisClient.GetDatabase().StreamPendingAsync(DurableTestHost.StreamKey(prefix), "workers")).PendingMessageCount == 1, "job 0 fetched");
+
+        // Redis busy for a second: the queue's attempts to add job 1 (full, so tried again and again) are in flight
+        // when the caller gives up.
+        var busy = redisClient.GetDatabase().ScriptEvaluateAsync(
+            "local s = redis.call('TIME') local t0 = s[1] * 1000000 + s[2] repeat local t = redis.call('TIME') until t[1] * 1000000 + t[2] - t0 > 1000000 return 1");
+        using var canceled = new CancellationTokenSource();
+        var enqueue = host.Producer.EnqueueAsync(new TestJob(1), canceled.Token).AsTask();
+        await Task.Delay(200);
+        canceled.Cancel();
+        await busy;
+
+        await Assert.ThrowsAnyAsync<OperationCanceledException>(() => enqueue.WaitAsync(TimeSpan.FromSeconds(10)));
+        host.Control.Resume();
+        await log.WaitUntilAsync(() => log.Completed == 1, "job 0");
+        Assert.Equal(0, log.CallsOf(1));
+    }
+
+    [Fact]
+    public async Task Capacity_WaitMode_PastEnqueueTimeout_FailsAsQueueFullNamingTheTimeout()
+    {
+        var log = new JobLog();
+        await using var host = await DurableTestHost.StartAsync(redis.Server, log, DurableTestHost.NewPrefix(), configure: o =>
+        {
+            o.Capacity = 1;
+            o.FullMode = QueueFullMode.Wait;
+            o.EnqueueTimeout = TimeSpan.FromMilliseconds(200);
+        });
+        host.Control.Pause();
+        await host.Producer.EnqueueAsync(new TestJob(0));
+
+        var rejected = await Assert.ThrowsAsync<JobRejectedException>(async () => await host.Producer.EnqueueAsync(new TestJob(1)));
+
+        Assert.Equal(RejectionReason.QueueFull, rejected.Reason);
+        Assert.Contains("EnqueueTimeout", rejected.Message);
+        host.Control.Resume();
+        await log.WaitUntilAsync(() => log.Completed == 1, "job 0");
     }
 
     [Fact]
