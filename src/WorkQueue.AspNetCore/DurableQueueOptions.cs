@@ -32,7 +32,7 @@ public sealed class DurableQueueOptions
 
     /// <summary>
     /// Gets or sets how often this process refreshes the claims of the jobs it holds, and looks for jobs of crashed
-    /// consumers to reclaim. At most half of <see cref="ClaimTimeout"/>.
+    /// consumers to reclaim. At most a third of <see cref="ClaimTimeout"/>.
     /// </summary>
     /// <value>The default value is 10 seconds.</value>
     [Range(typeof(TimeSpan), "00:00:00.100", "12:00:00")]

@@ -62,4 +62,11 @@ public sealed record WorkQueueSnapshot
 
     /// <summary>Gets the running jobs that are reported as stuck (see <see cref="StuckJob"/>).</summary>
     public required IReadOnlyList<StuckJob> StuckJobs { get; init; }
+
+    /// <summary>
+    /// Gets a durable queue's consumer and cluster-wide figures from its store, or <see langword="null"/> for a queue
+    /// that keeps its jobs in memory. For a durable queue the other figures are this process's: <see cref="Depth"/> is
+    /// its prefetch, <see cref="Totals"/> count the jobs it fetched.
+    /// </summary>
+    public DurableQueueSnapshot? Durable { get; init; }
 }

@@ -19,26 +19,22 @@ internal static class AdminResponses
         Latency.From(s.QueueWait),
         Latency.From(s.RunTime),
         [.. s.StuckJobs.Select(j => new StuckJobState(j.Id, j.Name, j.Attempt, j.RunningFor.TotalMilliseconds, j.Reason))],
-        durable is null ? null : FromDurable(durable.Store));
+        s.Durable is { } d ? FromDurable(d, durable?.Store.Keys.Stream.ToString() ?? string.Empty) : null);
 
     /// <summary>A durable queue's cluster-wide figures (from Redis), next to this process's own counters in the rest of the state.</summary>
-    public static DurableState FromDurable(RedisStreamStore store)
-    {
-        var stats = store.GetStats();
-        return new DurableState(
-            store.ConsumerName,
-            store.Keys.Stream.ToString(),
-            store.IsConnected,
-            store.LastError,
-            store.Held,
-            stats?.StreamLength,
-            stats?.Pending,
-            stats?.Lag,
-            stats?.DelayedRetries,
-            stats?.DeadLetters,
-            stats is null ? [] : [.. stats.Consumers.Select(c => new DurableConsumerState(c.Name, c.Pending, c.Idle.TotalMilliseconds, c.IsThisProcess))],
-            stats?.ReadAt);
-    }
+    public static DurableState FromDurable(DurableQueueSnapshot d, string stream) => new(
+        d.ConsumerName,
+        stream,
+        d.IsConnected,
+        d.LastError,
+        d.HeldHere,
+        d.StreamLength,
+        d.Pending,
+        d.Lag,
+        d.DelayedRetries,
+        d.DeadLetters,
+        [.. d.Consumers.Select(c => new DurableConsumerState(c.Name, c.Pending, c.Idle.TotalMilliseconds, c.IsThisProcess))],
+        d.ReadAt);
 
     public static DurableDeadLetterState FromDurableDeadLetter(DurableDeadLetter d) => new(
         d.Id,

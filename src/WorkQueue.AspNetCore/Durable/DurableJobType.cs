@@ -53,10 +53,12 @@ internal sealed class DurableJobType<THandler, TPayload> : DurableJobType
             error = null;
             return true;
         }
-        catch (JsonException ex)
+        catch (Exception ex)
         {
+            // Not only JsonException: a payload type's constructor or a converter may throw anything, and one bad
+            // entry must be dead-lettered, never stop the queue.
             payload = null;
-            error = $"Durable queue '{_queue}': the payload cannot be read as {typeof(TPayload).FullName}: {ex.Message}";
+            error = $"Durable queue '{_queue}': the payload cannot be read as {typeof(TPayload).FullName}: {ex.GetType().Name}: {ex.Message}";
             return false;
         }
     }

@@ -7,11 +7,11 @@ internal sealed class DurableQueueOptionsRulesValidator : IValidateOptions<Durab
 {
     public ValidateOptionsResult Validate(string? name, DurableQueueOptions options)
     {
-        if (options.HeartbeatInterval * 2 > options.ClaimTimeout)
+        if (options.HeartbeatInterval * 3 > options.ClaimTimeout)
         {
             return ValidateOptionsResult.Fail(
-                $"Durable queue '{name}': HeartbeatInterval ({options.HeartbeatInterval}) must be at most half of ClaimTimeout ({options.ClaimTimeout}), " +
-                "or a live consumer's jobs could be reclaimed between two heartbeats.");
+                $"Durable queue '{name}': HeartbeatInterval ({options.HeartbeatInterval}) must be at most a third of ClaimTimeout ({options.ClaimTimeout}), " +
+                "so that a live consumer whose heartbeat fails once still refreshes its jobs' claims before others reclaim them.");
         }
 
         return ValidateOptionsResult.Success;

@@ -23,37 +23,35 @@ internal sealed partial class RedisStreamStore
 
         if (_stopping || _exited.Task.IsCompleted)
         {
-            return ValueTask.FromException<string>(new JobRejectedException(_queue, RejectionReason.QueueStopped, $"Durable queue '{_queue}' has stopped in this process."));
+            return ValueTask.FromException<string>(Stopped());
         }
 
-        var pending = new PendingEnqueue(payload, _options.EnqueueTimeout == Timeout.InfiniteTimeSpan ? long.MaxValue : _time.GetTimestamp() + (long)(_options.EnqueueTimeout.TotalSeconds * _time.TimestampFrequency), cancellationToken);
+        if (_unreachable)
+        {
+            // The last call found Redis unreachable: fail now instead of after a timeout (cleared by the next success).
+            return ValueTask.FromException<string>(new JobRejectedException(_queue, RejectionReason.StoreUnavailable, $"Durable queue '{_queue}': Redis cannot be reached ({_lastError})."));
+        }
+
+        long deadline = _options.EnqueueTimeout == Timeout.InfiniteTimeSpan ? long.MaxValue : _time.GetTimestamp() + Ticks(_options.EnqueueTimeout);
+        var pending = new PendingEnqueue(payload, deadline, cancellationToken);
         _enqueues.Enqueue(pending);
+        if (_exited.Task.IsCompleted)
+        {
+            // The thread ended between the check above and now: nobody else will answer it.
+            FailQueued(Stopped());
+        }
+
         Signal();
         return new ValueTask<string>(pending.Task);
     }
 
-    private bool AllSent => _enqueues.IsEmpty && _outcomes.IsEmpty && _waitingForRoom.Count == 0;
+    private bool AllSent => _enqueues.IsEmpty && _outcomes.IsEmpty && _completed.IsEmpty && _waitingForRoom.Count == 0;
 
     /// <summary>Sends queued enqueues in batches; returns whether it sent anything (there may be more).</summary>
     private bool SendEnqueues(IDatabase db)
     {
-        bool sent = false;
-        var batch = new List<PendingEnqueue>(Math.Min(BatchSize, _enqueues.Count + _waitingForRoom.Count));
-
-        // Jobs that found the queue full go first, once their backoff has passed, so their order is kept.
-        if (_waitingForRoom.Count > 0 && _time.GetTimestamp() >= _roomRetryAt)
-        {
-            batch.AddRange(_waitingForRoom);
-            _waitingForRoom.Clear();
-        }
-
-        while (batch.Count < BatchSize && _enqueues.TryDequeue(out var next))
-        {
-            batch.Add(next);
-        }
-
-        batch.RemoveAll(static p => !p.TryBeginSending());
-        if (batch.Count == 0)
+        var batch = TakeBatch();
+        if (batch is null)
         {
             return false;
         }
@@ -73,9 +71,12 @@ internal sealed partial class RedisStreamStore
         }
         catch (Exception ex) when (ex is RedisException or TimeoutException)
         {
-            // The outcome is unknown only for a timeout after the script was sent; the caller is told it was not
-            // accepted and may enqueue again (at-least-once: a retry can duplicate, never lose).
-            var rejection = new JobRejectedException(_queue, RejectionReason.StoreUnavailable, $"Durable queue '{_queue}': Redis did not take the job ({ex.Message}).", ex);
+            // After a timeout the script may have run: the caller is told so, and an enqueue it repeats may run twice
+            // (at least once: never zero times).
+            string outcome = ex is RedisTimeoutException or TimeoutException
+                ? $"Redis did not answer in time, so the job may or may not have been stored ({ex.Message})"
+                : $"Redis did not take the job ({ex.Message})";
+            var rejection = new JobRejectedException(_queue, RejectionReason.StoreUnavailable, $"Durable queue '{_queue}': {outcome}.", ex);
             foreach (var pending in batch)
             {
                 pending.Fail(rejection);
@@ -89,35 +90,94 @@ internal sealed partial class RedisStreamStore
             batch[i].Complete((string)ids[i]!);
         }
 
-        sent = true;
-        if (ids.Length < batch.Count)
+        if (ids.Length == batch.Count)
         {
-            // The queue is full: the rest are rejected, or wait for room (with a growing backoff) until their timeout.
-            long now = _time.GetTimestamp();
-            for (int i = ids.Length; i < batch.Count; i++)
-            {
-                var pending = batch[i];
-                if (_options.FullMode == QueueFullMode.Reject)
-                {
-                    pending.Fail(new JobRejectedException(_queue, RejectionReason.QueueFull, $"Durable queue '{_queue}' is full ({_options.Capacity} unfinished jobs in Redis) and its FullMode is Reject."));
-                }
-                else if (now >= pending.Deadline)
-                {
-                    pending.Fail(new JobRejectedException(_queue, RejectionReason.QueueFull, $"Durable queue '{_queue}' had no space for the job within its EnqueueTimeout ({_options.EnqueueTimeout})."));
-                }
-                else if (pending.TryWaitAgain())
-                {
-                    _waitingForRoom.Add(pending);
-                }
-            }
-
-            _roomRetryAt = now + (long)(_roomBackoff.TotalSeconds * _time.TimestampFrequency);
-            _roomBackoff = TimeSpan.FromTicks(Math.Min(_roomBackoff.Ticks * 2, MaxRoomBackoff.Ticks));
-            return false;
+            _roomBackoff = TimeSpan.FromMilliseconds(2);
+            return true;
         }
 
-        _roomBackoff = TimeSpan.FromMilliseconds(2);
-        return sent;
+        // The queue is full: the rest are rejected, or wait for room (with a growing backoff) until their timeout,
+        // ahead of anything enqueued after them.
+        long now = _time.GetTimestamp();
+        var stillWaiting = new List<PendingEnqueue>(batch.Count - ids.Length);
+        for (int i = ids.Length; i < batch.Count; i++)
+        {
+            var pending = batch[i];
+            if (_options.FullMode == QueueFullMode.Reject)
+            {
+                pending.Fail(new JobRejectedException(_queue, RejectionReason.QueueFull, $"Durable queue '{_queue}' is full ({_options.Capacity} unfinished jobs in Redis) and its FullMode is Reject."));
+            }
+            else if (now >= pending.Deadline)
+            {
+                pending.Fail(TimedOut());
+            }
+            else if (pending.TryWaitAgain())
+            {
+                stillWaiting.Add(pending);
+            }
+        }
+
+        _waitingForRoom.InsertRange(0, stillWaiting);
+        _roomRetryAt = now + Ticks(_roomBackoff);
+        _roomBackoff = TimeSpan.FromTicks(Math.Min(_roomBackoff.Ticks * 2, MaxRoomBackoff.Ticks));
+        return ids.Length > 0;
+    }
+
+    /// <summary>
+    /// Takes the next batch: while jobs wait for room, new ones queue behind them (first come, first stored) and
+    /// nothing is sent before the backoff has passed; jobs past their deadline or cancelled leave the line.
+    /// </summary>
+    private List<PendingEnqueue>? TakeBatch()
+    {
+        List<PendingEnqueue> batch;
+        if (_waitingForRoom.Count > 0)
+        {
+            while (_enqueues.TryDequeue(out var next))
+            {
+                _waitingForRoom.Add(next);
+            }
+
+            long now = _time.GetTimestamp();
+            _waitingForRoom.RemoveAll(p =>
+            {
+                if (p.IsCanceled)
+                {
+                    return true;
+                }
+
+                if (now >= p.Deadline)
+                {
+                    p.Fail(TimedOut());
+                    return true;
+                }
+
+                return false;
+            });
+            if (_waitingForRoom.Count == 0 || now < _roomRetryAt)
+            {
+                return null;
+            }
+
+            int take = Math.Min(BatchSize, _waitingForRoom.Count);
+            batch = _waitingForRoom.GetRange(0, take);
+            _waitingForRoom.RemoveRange(0, take);
+        }
+        else
+        {
+            if (_enqueues.IsEmpty)
+            {
+                return null;
+            }
+
+            batch = new List<PendingEnqueue>(Math.Min(BatchSize, _enqueues.Count));
+            while (batch.Count < BatchSize && _enqueues.TryDequeue(out var next))
+            {
+                batch.Add(next);
+            }
+        }
+
+        batch.RemoveAll(static p => !p.TryBeginSending());
+        return batch.Count == 0 ? null : batch;
     }
 
     /// <summary>The time until jobs waiting for room should try again, if any wait.</summary>
@@ -132,7 +192,33 @@ internal sealed partial class RedisStreamStore
         return now >= _roomRetryAt ? TimeSpan.Zero : _time.GetElapsedTime(now, _roomRetryAt);
     }
 
+    /// <summary>Redis is unreachable: every enqueue not yet sent is told so now.</summary>
+    private void FailQueuedEnqueues(Exception cause)
+    {
+        var rejection = new JobRejectedException(_queue, RejectionReason.StoreUnavailable, $"Durable queue '{_queue}': Redis cannot be reached ({cause.Message}).", cause);
+        FailWaitingEnqueues(rejection);
+    }
+
+    /// <summary>A stopping queue no longer waits for room: those jobs were never stored, and their callers are told.</summary>
+    private void FailWaitingForRoom() => FailWaitingForRoom(Stopped());
+
+    /// <summary>On the store's thread (or once it has ended): fails every enqueue not yet sent.</summary>
     private void FailWaitingEnqueues(Exception error)
+    {
+        FailWaitingForRoom(error);
+        FailQueued(error);
+    }
+
+    /// <summary>Fails what is in the producers' queue; safe from any thread.</summary>
+    private void FailQueued(Exception error)
+    {
+        while (_enqueues.TryDequeue(out var pending))
+        {
+            pending.Fail(error);
+        }
+    }
+
+    private void FailWaitingForRoom(Exception error)
     {
         foreach (var pending in _waitingForRoom)
         {
@@ -140,11 +226,13 @@ internal sealed partial class RedisStreamStore
         }
 
         _waitingForRoom.Clear();
-        while (_enqueues.TryDequeue(out var pending))
-        {
-            pending.Fail(error);
-        }
     }
+
+    private JobRejectedException Stopped() =>
+        new(_queue, RejectionReason.QueueStopped, $"Durable queue '{_queue}' has stopped in this process.");
+
+    private JobRejectedException TimedOut() =>
+        new(_queue, RejectionReason.QueueFull, $"Durable queue '{_queue}' had no space for the job within its EnqueueTimeout ({_options.EnqueueTimeout}).");
 
     /// <summary>One enqueue on its way: waiting, being sent (no longer cancellable), or cancelled by its caller.</summary>
     private sealed class PendingEnqueue
@@ -174,6 +262,8 @@ internal sealed partial class RedisStreamStore
         public long Deadline { get; }
 
         public Task<string> Task => _result.Task;
+
+        public bool IsCanceled => Volatile.Read(ref _state) == Canceled;
 
         /// <summary>From here on the job may reach Redis, so the caller's token no longer cancels it.</summary>
         public bool TryBeginSending() => Interlocked.CompareExchange(ref _state, Sending, Waiting) == Waiting;

@@ -35,6 +35,23 @@ internal sealed partial class RedisStreamStore
         return stats;
     }
 
+    public DurableQueueSnapshot GetSnapshot()
+    {
+        var stats = GetStats();
+        return new DurableQueueSnapshot(
+            ConsumerName,
+            IsConnected,
+            LastError,
+            Held,
+            stats?.StreamLength,
+            stats?.Pending,
+            stats?.Lag,
+            stats?.DelayedRetries,
+            stats?.DeadLetters,
+            stats is null ? [] : [.. stats.Consumers.Select(c => new DurableConsumer(c.Name, c.Pending, c.Idle, c.IsThisProcess))],
+            stats?.ReadAt);
+    }
+
     public bool TryStart(in WorkItem item)
     {
         var entry = (DurableEntry)item.Target!;
@@ -60,24 +77,36 @@ internal sealed partial class RedisStreamStore
         Signal();
     }
 
+    /// <summary>
+    /// Refreshes the claims of every job held here and reclaims dead consumers' jobs, every heartbeat. The next one is
+    /// scheduled only once this one succeeded: a failed heartbeat is tried again after the error backoff.
+    /// </summary>
+    private bool HeartbeatIfDue(IDatabase db)
+    {
+        long now = _time.GetTimestamp();
+        if (now < _nextHeartbeat)
+        {
+            return false;
+        }
+
+        KeepAlive(db);
+        if (!_fetchStopped)
+        {
+            Reclaim(db);
+        }
+
+        _nextHeartbeat = now + Ticks(_durable.HeartbeatInterval);
+        return false;
+    }
+
     /// <summary>Runs what is due and returns how long the thread may sleep.</summary>
     private TimeSpan Housekeep(IDatabase db)
     {
         long now = _time.GetTimestamp();
-        if (now >= _nextHeartbeat)
-        {
-            _nextHeartbeat = now + Ticks(_durable.HeartbeatInterval);
-            KeepAlive(db);
-            if (!_fetchStopped)
-            {
-                Reclaim(db);
-            }
-        }
-
         if (now >= _nextCleanup)
         {
-            _nextCleanup = now + Ticks(TimeSpan.FromMinutes(1));
             RemoveIdleConsumers(db);
+            _nextCleanup = now + Ticks(TimeSpan.FromMinutes(1));
         }
 
         if (!_fetchStopped && (_nudged || _moreWaiting || now >= _nextPoll))
@@ -134,31 +163,32 @@ internal sealed partial class RedisStreamStore
             _nextPoll = Math.Min(_nextPoll, now + Ticks(TimeSpan.FromMilliseconds(nextDueMs)));
         }
 
-        foreach (var raw in entries)
-        {
-            var pair = (RedisResult[])raw!;
-            Accept(db, DurableEntry.Parse((string)pair[0]!, pair[1], deliveries: 1));
-        }
+        Accept([.. entries.Select(static raw => (RedisResult[])raw!).Select(static pair => DurableEntry.Parse((string)pair[0]!, pair[1], deliveries: 1))]);
     }
 
-    /// <summary>Reads one fetched entry into the prefetch; one that cannot be read is dead-lettered at once and never runs.</summary>
-    private void Accept(IDatabase db, DurableEntry entry)
+    /// <summary>
+    /// Takes fetched entries: each is held (so heartbeats cover it) before anything else can fail, then read into the
+    /// prefetch; one that cannot be read is dead-lettered (through the outcome queue) and never runs.
+    /// </summary>
+    private void Accept(List<DurableEntry> entries)
     {
-        if (!_jobType.TryRead(entry.Payload, out var payload, out var error))
+        foreach (var entry in entries)
         {
-            TryLog(static (l, s) => Log.Unreadable(l, s._queue, s.StreamId, s.error!), (_queue, entry.StreamId, error));
-            db.ScriptEvaluate(
-                DurableScripts.DeadLetter,
-                [Keys.Stream, Keys.Dead],
-                [RedisStreamKeys.Group, ConsumerName, entry.StreamId, entry.JobId, entry.Payload, entry.Attempt, entry.EnqueuedAtMs, error, "unreadable"]);
-            return;
+            _held[entry.StreamId] = entry;
         }
 
-        _held[entry.StreamId] = entry;
-        if (!_intake!.TryAccept(_jobType.Invoker, entry, payload, entry.Attempt))
+        foreach (var entry in entries)
         {
-            // The queue stopped taking jobs between the fetch and now: hand it straight back.
-            _outcomes.Enqueue(new Outcome(OutcomeKind.Release, entry, 0, null));
+            if (!_jobType.TryRead(entry.Payload, out var payload, out var error))
+            {
+                TryLog(static (l, s) => Log.Unreadable(l, s._queue, s.StreamId, s.error!), (_queue, entry.StreamId, error));
+                _outcomes.Enqueue(new Outcome(OutcomeKind.DeadLetter, entry, 0, error, "unreadable"));
+            }
+            else if (!_intake!.TryAccept(_jobType.Invoker, entry, payload, entry.Attempt))
+            {
+                // The queue stopped taking jobs between the fetch and now: hand it straight back.
+                _outcomes.Enqueue(new Outcome(OutcomeKind.Release, entry, 0, null, null));
+            }
         }
     }
 
@@ -214,11 +244,7 @@ internal sealed partial class RedisStreamStore
             [RedisStreamKeys.Group, ConsumerName, (long)_durable.ClaimTimeout.TotalMilliseconds, _reclaimCursor, room, _durable.MaxDeliveries])!;
         _reclaimCursor = (string)result[0]!;
         var claimed = (RedisResult[])result[1]!;
-        foreach (var raw in claimed)
-        {
-            var triple = (RedisResult[])raw!;
-            Accept(db, DurableEntry.Parse((string)triple[0]!, triple[1], (long)triple[2]));
-        }
+        Accept([.. claimed.Select(static raw => (RedisResult[])raw!).Select(static t => DurableEntry.Parse((string)t[0]!, t[1], (long)t[2]))]);
 
         if (claimed.Length > 0)
         {

@@ -26,79 +26,118 @@ internal sealed partial class RedisStreamStore
 
     public void ScheduleRetry(in WorkItem item, TimeSpan delay, Exception error)
     {
-        _outcomes.Enqueue(new Outcome(OutcomeKind.Retry, (DurableEntry)item.Target!, (long)delay.TotalMilliseconds, null));
+        _outcomes.Enqueue(new Outcome(OutcomeKind.Retry, (DurableEntry)item.Target!, (long)delay.TotalMilliseconds, null, null));
         Signal();
     }
 
     public void DeadLetter(in WorkItem item, Exception error)
     {
-        _outcomes.Enqueue(new Outcome(OutcomeKind.DeadLetter, (DurableEntry)item.Target!, 0, Describe(error)));
+        _outcomes.Enqueue(new Outcome(OutcomeKind.DeadLetter, (DurableEntry)item.Target!, 0, Describe(error), "failed"));
         Signal();
     }
 
     public void Release(in WorkItem item)
     {
-        _outcomes.Enqueue(new Outcome(OutcomeKind.Release, (DurableEntry)item.Target!, 0, null));
+        _outcomes.Enqueue(new Outcome(OutcomeKind.Release, (DurableEntry)item.Target!, 0, null, null));
         Signal();
     }
 
-    /// <summary>Sends queued outcomes; returns whether it sent anything (there may be more).</summary>
+    /// <summary>
+    /// Sends queued outcomes; returns whether it sent anything (there may be more). An outcome Redis refuses goes to the
+    /// back of the queue and ends the pass, so it is tried again after the backoff without holding up the others.
+    /// </summary>
     private bool SendOutcomes(IDatabase db)
     {
         bool sent = SendCompleted(db);
-        var releases = new List<DurableEntry>();
-        int budget = BatchSize;
-        while (budget-- > 0 && _outcomes.TryPeek(out var outcome))
+        var releases = new List<Outcome>();
+        try
         {
-            switch (outcome.Kind)
+            int budget = BatchSize;
+            while (budget-- > 0 && _outcomes.TryDequeue(out var outcome))
             {
-                case OutcomeKind.Retry:
-                    db.ScriptEvaluate(
-                        DurableScripts.ScheduleRetry,
-                        [Keys.Stream, Keys.Delayed],
-                        [RedisStreamKeys.Group, ConsumerName, outcome.Entry.StreamId, outcome.DelayMs, RetryMember(outcome.Entry)]);
-                    break;
-                case OutcomeKind.DeadLetter:
-                    db.ScriptEvaluate(
-                        DurableScripts.DeadLetter,
-                        [Keys.Stream, Keys.Dead],
-                        [RedisStreamKeys.Group, ConsumerName, outcome.Entry.StreamId, outcome.Entry.JobId, outcome.Entry.Payload, outcome.Entry.Attempt, outcome.Entry.EnqueuedAtMs, outcome.Error, "failed"]);
-                    break;
-                case OutcomeKind.Release:
-                    releases.Add(outcome.Entry);
-                    break;
-            }
+                if (outcome.Kind == OutcomeKind.Release)
+                {
+                    releases.Add(outcome);
+                    continue;
+                }
 
-            // Taken off the queue only once Redis has it: a failed call is tried again, never dropped.
-            _outcomes.TryDequeue(out _);
-            Forget(outcome.Entry);
-            sent = true;
+                try
+                {
+                    Send(db, outcome);
+                }
+                catch (Exception ex) when (ex is RedisException or TimeoutException)
+                {
+                    _outcomes.Enqueue(outcome);
+                    throw;
+                }
+
+                Forget(outcome.Entry);
+                sent = true;
+            }
         }
-
-        if (releases.Count > 0)
+        finally
         {
-            var args = new List<RedisValue>(3 + (releases.Count * 5)) { RedisStreamKeys.Group, ConsumerName, Keys.NudgeName };
-            foreach (var entry in releases)
+            if (releases.Count > 0)
             {
-                args.Add(entry.StreamId);
-                args.Add(entry.JobId);
-                args.Add(entry.Payload);
-                args.Add(entry.Attempt);
-                args.Add(entry.EnqueuedAtMs);
-            }
-
-            try
-            {
-                db.ScriptEvaluate(DurableScripts.Release, [Keys.Stream], [.. args]);
-            }
-            catch (Exception ex) when (ex is RedisException or TimeoutException)
-            {
-                // Not handed back: they stay pending here and are reclaimed by another instance after the claim timeout.
-                OnRedisError(ex);
+                sent |= SendReleases(db, releases);
             }
         }
 
         return sent;
+    }
+
+    private void Send(IDatabase db, Outcome outcome)
+    {
+        var entry = outcome.Entry;
+        if (outcome.Kind == OutcomeKind.Retry)
+        {
+            db.ScriptEvaluate(
+                DurableScripts.ScheduleRetry,
+                [Keys.Stream, Keys.Delayed],
+                [RedisStreamKeys.Group, ConsumerName, entry.StreamId, outcome.DelayMs, RetryMember(entry)]);
+        }
+        else
+        {
+            db.ScriptEvaluate(
+                DurableScripts.DeadLetter,
+                [Keys.Stream, Keys.Dead],
+                [RedisStreamKeys.Group, ConsumerName, entry.StreamId, entry.JobId, entry.Payload, entry.Attempt, entry.EnqueuedAtMs, outcome.Error, outcome.Reason]);
+        }
+    }
+
+    /// <summary>Hands entries back in one script; they are forgotten (no more heartbeats) only once Redis has them.</summary>
+    private bool SendReleases(IDatabase db, List<Outcome> releases)
+    {
+        var args = new List<RedisValue>(3 + (releases.Count * 5)) { RedisStreamKeys.Group, ConsumerName, Keys.NudgeName };
+        foreach (var release in releases)
+        {
+            args.Add(release.Entry.StreamId);
+            args.Add(release.Entry.JobId);
+            args.Add(release.Entry.Payload);
+            args.Add(release.Entry.Attempt);
+            args.Add(release.Entry.EnqueuedAtMs);
+        }
+
+        try
+        {
+            db.ScriptEvaluate(DurableScripts.Release, [Keys.Stream], [.. args]);
+        }
+        catch (Exception ex) when (ex is RedisException or TimeoutException)
+        {
+            foreach (var release in releases)
+            {
+                _outcomes.Enqueue(release);
+            }
+
+            throw;
+        }
+
+        foreach (var release in releases)
+        {
+            Forget(release.Entry);
+        }
+
+        return true;
     }
 
     private bool SendCompleted(IDatabase db)
@@ -156,5 +195,6 @@ internal sealed partial class RedisStreamStore
         Release,
     }
 
-    private readonly record struct Outcome(OutcomeKind Kind, DurableEntry Entry, long DelayMs, string? Error);
+    /// <summary>An outcome on its way to Redis; <see cref="Reason"/> is the dead letter's (<c>failed</c> or <c>unreadable</c>).</summary>
+    private readonly record struct Outcome(OutcomeKind Kind, DurableEntry Entry, long DelayMs, string? Error, string? Reason);
 }

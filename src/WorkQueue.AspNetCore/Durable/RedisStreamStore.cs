@@ -24,7 +24,7 @@ internal sealed partial class RedisStreamStore : IJobStore
     /// <summary>The most entries one script call carries (Lua's unpack limit is far above it; round trips stay short).</summary>
     private const int BatchSize = 256;
 
-    private static readonly TimeSpan ErrorBackoff = TimeSpan.FromSeconds(1);
+    private static readonly TimeSpan MinStopTimeout = TimeSpan.FromSeconds(5);
     private static readonly TimeSpan StatsMaxAge = TimeSpan.FromSeconds(1);
     private static readonly TimeSpan StatsInterest = TimeSpan.FromSeconds(10);
     private static readonly TimeSpan ErrorLogInterval = TimeSpan.FromSeconds(30);
@@ -47,6 +47,10 @@ internal sealed partial class RedisStreamStore : IJobStore
     private volatile bool _fetchStopped;
     private volatile bool _stopping;
     private volatile bool _groupReady;
+    private volatile bool _unreachable;
+    private bool _passFailed;
+    private bool _subscribed;
+    private long _nextSubscribeAttempt;
     private volatile string? _lastError;
     private long _lastErrorLoggedAt = long.MinValue;
     private long _stopRequestedAt;
@@ -82,8 +86,14 @@ internal sealed partial class RedisStreamStore : IJobStore
 
     public int PrefetchCapacity => _durable.Prefetch;
 
+    /// <summary>How long a failing Redis waits between two passes: at most a heartbeat, so claims are refreshed in time once it answers.</summary>
+    private TimeSpan ErrorBackoff => _durable.HeartbeatInterval < TimeSpan.FromSeconds(1) ? _durable.HeartbeatInterval : TimeSpan.FromSeconds(1);
+
+    /// <summary>How long a stop waits for Redis to take the last outcomes.</summary>
+    private TimeSpan StopTimeout => _options.ShutdownGracePeriod > MinStopTimeout ? _options.ShutdownGracePeriod : MinStopTimeout;
+
     /// <summary>Gets a value indicating whether the last Redis call succeeded (readiness).</summary>
-    public bool IsConnected => _lastError is null && _groupReady;
+    public bool IsConnected => _lastError is null && _groupReady && !_exited.Task.IsCompleted;
 
     /// <summary>Gets the last Redis error, or <see langword="null"/> when the last call succeeded.</summary>
     public string? LastError => _lastError;
@@ -121,7 +131,7 @@ internal sealed partial class RedisStreamStore : IJobStore
 
         try
         {
-            await _exited.Task.WaitAsync(timeout, _time).ConfigureAwait(false);
+            await _exited.Task.WaitAsync(timeout > StopTimeout ? timeout : StopTimeout, _time).ConfigureAwait(false);
         }
         catch (TimeoutException)
         {
@@ -148,54 +158,29 @@ internal sealed partial class RedisStreamStore : IJobStore
                 // Reset before looking at the queues: anything queued after this point signals again.
                 _wake.Reset();
                 Interlocked.Exchange(ref _signaled, 0);
-
-                TimeSpan wait;
-                try
+                _passFailed = false;
+                if (_stopping && _time.GetElapsedTime(_stopRequestedAt) > StopTimeout)
                 {
-                    var db = _db ??= Connect();
-                    EnsureGroup(db);
-                    bool busy = SendEnqueues(db);
-                    busy |= SendOutcomes(db);
-                    if (_stopping)
-                    {
-                        if (!busy && AllSent)
-                        {
-                            Leave(db);
-                            return;
-                        }
-
-                        continue;
-                    }
-
-                    wait = Housekeep(db);
-                    if (busy)
-                    {
-                        wait = TimeSpan.Zero;
-                    }
-
-                    _lastError = null;
-                }
-                catch (Exception ex) when (ex is RedisException or TimeoutException or InvalidOperationException)
-                {
-                    OnRedisError(ex);
-                    if (_stopping && _time.GetElapsedTime(_stopRequestedAt) > _options.ShutdownGracePeriod)
-                    {
-                        return;
-                    }
-
-                    wait = ErrorBackoff;
+                    // Redis did not take the last outcomes in time: they stay pending there and are reclaimed elsewhere.
+                    return;
                 }
 
-                if (wait > TimeSpan.Zero)
+                TimeSpan wait = RunPass(out bool done);
+                if (done)
+                {
+                    return;
+                }
+
+                if (_passFailed)
+                {
+                    // A failing Redis gets one pass a backoff, however often producers signal.
+                    WaitOutBackoff();
+                }
+                else if (wait > TimeSpan.Zero)
                 {
                     _wake.Wait(wait);
                 }
             }
-        }
-        catch (Exception ex)
-        {
-            // A bug here must not take the process down; held jobs stay pending in Redis and are reclaimed elsewhere.
-            TryLog(static (l, s) => Log.ThreadFailed(l, s.ex, s.Item2), (ex, _queue));
         }
         finally
         {
@@ -204,30 +189,136 @@ internal sealed partial class RedisStreamStore : IJobStore
         }
     }
 
+    /// <summary>
+    /// One pass: heartbeats first (they keep running jobs' claims), then outcomes, enqueues, and fetching. Each stage
+    /// fails on its own, so a command Redis keeps refusing (out of memory, a read-only replica) cannot stop the others.
+    /// </summary>
+    private TimeSpan RunPass(out bool done)
+    {
+        done = false;
+        try
+        {
+            var db = _db ??= Connect();
+            if (!Stage(EnsureGroup, db))
+            {
+                return ErrorBackoff;
+            }
+
+            Stage(SubscribeIfNeeded, db);
+
+            Stage(HeartbeatIfDue, db);
+            bool busy = Stage(SendOutcomes, db);
+            busy |= Stage(SendEnqueues, db);
+            if (_stopping)
+            {
+                FailWaitingForRoom();
+                if (!busy && !_passFailed && AllSent)
+                {
+                    Leave(db);
+                    done = true;
+                }
+
+                return busy ? TimeSpan.Zero : ErrorBackoff;
+            }
+
+            TimeSpan wait = TimeSpan.Zero;
+            if (!Stage(db => { wait = Housekeep(db); return true; }, db))
+            {
+                wait = ErrorBackoff;
+            }
+
+            if (!_passFailed)
+            {
+                _lastError = null;
+                _unreachable = false;
+            }
+
+            return busy ? TimeSpan.Zero : wait;
+        }
+        catch (Exception ex)
+        {
+            // A bug or an unexpected failure must neither take the process down nor end the queue: it is logged (at
+            // most every 30 s) and the loop goes on after a backoff (held jobs stay pending in Redis meanwhile).
+            _lastError = ex.Message;
+            _passFailed = true;
+            if (ShouldLogError())
+            {
+                TryLog(static (l, s) => Log.ThreadFailed(l, s.ex, s.Item2), (ex, _queue));
+            }
+
+            return ErrorBackoff;
+        }
+    }
+
+    /// <summary>Runs one stage; a Redis failure is recorded (and fails queued enqueues when Redis is unreachable) instead of thrown.</summary>
+    private bool Stage(Func<IDatabase, bool> stage, IDatabase db)
+    {
+        try
+        {
+            return stage(db);
+        }
+        catch (Exception ex) when (ex is RedisException or TimeoutException)
+        {
+            _passFailed = true;
+            OnRedisError(ex);
+            if (ex is RedisConnectionException || !db.Multiplexer.IsConnected)
+            {
+                // Unreachable: producers are told now (StoreUnavailable) rather than after a timeout each.
+                _unreachable = true;
+                FailQueuedEnqueues(ex);
+            }
+
+            return false;
+        }
+    }
+
+    private void WaitOutBackoff()
+    {
+        long until = _time.GetTimestamp() + Ticks(ErrorBackoff);
+        long now;
+        while ((now = _time.GetTimestamp()) < until && !(_stopping && _outcomes.IsEmpty && _completed.IsEmpty))
+        {
+            _wake.Reset();
+            _wake.Wait(_time.GetElapsedTime(now, until));
+        }
+    }
+
     private IDatabase Connect()
     {
         var multiplexer = _services.GetService<IConnectionMultiplexer>()
             ?? throw new InvalidOperationException($"Durable queue '{_queue}' needs an IConnectionMultiplexer: call services.AddRedisWarmup(...).");
-        var db = multiplexer.GetDatabase();
+        TryLog(static (l, s) => Log.Connected(l, s._queue, s.ConsumerName, s.Keys.Stream.ToString()), this);
+        return multiplexer.GetDatabase();
+    }
+
+    /// <summary>Subscribes to enqueue notifications, trying again every few seconds until it works (polling covers meanwhile).</summary>
+    private bool SubscribeIfNeeded(IDatabase db)
+    {
+        if (_subscribed || _time.GetTimestamp() < _nextSubscribeAttempt)
+        {
+            return true;
+        }
+
+        _nextSubscribeAttempt = _time.GetTimestamp() + Ticks(TimeSpan.FromSeconds(5));
         try
         {
-            multiplexer.GetSubscriber().Subscribe(Keys.Nudge, (_, _) => OnNudged());
+            db.Multiplexer.GetSubscriber().Subscribe(Keys.Nudge, (_, _) => OnNudged());
+            _subscribed = true;
         }
-        catch (RedisException ex)
+        catch (Exception ex) when (ex is RedisException or TimeoutException)
         {
             // The poll is the safety net: without notifications new jobs start within PollInterval instead of at once.
             TryLog(static (l, s) => Log.SubscribeFailed(l, s.ex, s.Item2), (ex, _queue));
         }
 
-        TryLog(static (l, s) => Log.Connected(l, s._queue, s.ConsumerName, s.Keys.Stream.ToString()), this);
-        return db;
+        return true;
     }
 
-    private void EnsureGroup(IDatabase db)
+    private bool EnsureGroup(IDatabase db)
     {
         if (_groupReady)
         {
-            return;
+            return true;
         }
 
         try
@@ -241,6 +332,7 @@ internal sealed partial class RedisStreamStore : IJobStore
         }
 
         _groupReady = true;
+        return true;
     }
 
     /// <summary>A script failed because the stream or group is gone (deleted by hand, or a flushed Redis): create them again.</summary>
@@ -263,12 +355,23 @@ internal sealed partial class RedisStreamStore : IJobStore
             return;
         }
 
-        long now = _time.GetTimestamp();
-        if (_lastErrorLoggedAt == long.MinValue || _time.GetElapsedTime(_lastErrorLoggedAt, now) >= ErrorLogInterval)
+        if (ShouldLogError())
         {
-            _lastErrorLoggedAt = now;
             TryLog(static (l, s) => Log.RedisFailed(l, s.ex, s.Item2, s.Item3), (ex, _queue, _held.Count));
         }
+    }
+
+    /// <summary>Errors repeat every pass while Redis is down; they are logged at most every 30 seconds.</summary>
+    private bool ShouldLogError()
+    {
+        long now = _time.GetTimestamp();
+        if (_lastErrorLoggedAt != long.MinValue && _time.GetElapsedTime(_lastErrorLoggedAt, now) < ErrorLogInterval)
+        {
+            return false;
+        }
+
+        _lastErrorLoggedAt = now;
+        return true;
     }
 
     private void Leave(IDatabase db)
@@ -277,7 +380,10 @@ internal sealed partial class RedisStreamStore : IJobStore
         {
             // Gone for good only when it holds nothing: Redis drops a deleted consumer's pending entries.
             db.ScriptEvaluate(DurableScripts.RemoveConsumerIfEmpty, [Keys.Stream], [RedisStreamKeys.Group, ConsumerName]);
-            db.Multiplexer.GetSubscriber().Unsubscribe(Keys.Nudge);
+            if (_subscribed)
+            {
+                db.Multiplexer.GetSubscriber().Unsubscribe(Keys.Nudge);
+            }
         }
         catch (Exception ex) when (ex is RedisException or TimeoutException)
         {
@@ -326,7 +432,7 @@ internal sealed partial class RedisStreamStore : IJobStore
         [LoggerMessage(507, LogLevel.Warning, "Durable queue '{Queue}': Redis did not take the last outcomes before the stop's deadline; {Held} job(s) stay pending there and are reclaimed by another instance.", EventName = "DurableStopTimedOut")]
         public static partial void StopTimedOut(ILogger logger, string queue, int held);
 
-        [LoggerMessage(508, LogLevel.Critical, "Durable queue '{Queue}': its Redis thread failed; jobs held here stay pending in Redis and are reclaimed by another instance.", EventName = "DurableThreadFailed")]
+        [LoggerMessage(508, LogLevel.Error, "Durable queue '{Queue}': an unexpected error on its Redis thread; it goes on after a backoff (jobs held here stay pending in Redis meanwhile).", EventName = "DurableThreadFailed")]
         public static partial void ThreadFailed(ILogger logger, Exception exception, string queue);
 
         [LoggerMessage(509, LogLevel.Information, "Durable queue '{Queue}': removed consumer(s) {Consumers} (idle, nothing pending).", EventName = "DurableConsumersRemoved")]

@@ -41,6 +41,9 @@ internal interface IJobStore
     /// <summary>Stops fetching; jobs already fetched are settled as usual.</summary>
     void StopFetching();
 
+    /// <summary>Gets this process's consumer and the cluster-wide figures last read from the store (asking for fresh ones).</summary>
+    DurableQueueSnapshot GetSnapshot();
+
     /// <summary>Sends what is still waiting to be settled, then ends the store's own thread.</summary>
     Task StopAsync(TimeSpan timeout);
 }

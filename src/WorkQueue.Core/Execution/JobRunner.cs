@@ -76,7 +76,16 @@ internal sealed partial class JobRunner : IJobExecutor
     {
         if (_isAbandoning())
         {
-            ReportAbandoned(item, AbandonReason.NotStarted);
+            // A durable job taken just as the queue abandoned goes back to its store, as the rest of the prefetch did.
+            if (_store is not null)
+            {
+                Return(item);
+            }
+            else
+            {
+                ReportAbandoned(item, AbandonReason.NotStarted);
+            }
+
             return false;
         }
 
@@ -144,6 +153,7 @@ internal sealed partial class JobRunner : IJobExecutor
         }
 
         _ledger.AttemptFailed();
+
         // A durable retry is kept in the store, so it survives the stop; an in-memory one could not run after it.
         if (item.Attempt < _options.Retry.MaxAttempts && (_store is not null || !_isAbandoning()) && ShouldRetry(error))
         {

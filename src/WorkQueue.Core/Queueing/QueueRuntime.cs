@@ -167,6 +167,7 @@ internal sealed partial class QueueRuntime : IQueueGaugeSource, IJobIntake
         QueueWait = _queueWait.Summarize(),
         RunTime = _runTime.Summarize(),
         StuckJobs = Pool.GetStuckJobs(),
+        Durable = Store?.GetSnapshot(),
     };
 
     /// <inheritdoc/>

@@ -33,6 +33,31 @@ public sealed class DurableQueueTests(RedisServerFixture redis) : IClassFixture<
     }
 
     [Fact]
+    public async Task Snapshot_HasThisConsumerAndTheClusterWideFiguresFromRedis()
+    {
+        var log = new JobLog();
+        await using var host = await DurableTestHost.StartAsync(redis.Server, log, DurableTestHost.NewPrefix());
+        host.Control.Pause();
+        for (int n = 0; n < 3; n++)
+        {
+            await host.Producer.EnqueueAsync(new TestJob(n));
+        }
+
+        await Eventually.HoldsAsync(
+            () => Task.FromResult(host.Control.GetSnapshot().Durable is { StreamLength: 3, Pending: 3, HeldHere: 3, IsConnected: true }),
+            "3 unfinished, fetched and held here");
+        var durable = host.Control.GetSnapshot().Durable!;
+        var consumer = Assert.Single(durable.Consumers);
+        Assert.Equal(durable.ConsumerName, consumer.Name);
+        Assert.True(consumer.IsThisProcess);
+        Assert.Equal(3, consumer.Pending);
+        Assert.Contains($":{Environment.ProcessId}:", durable.ConsumerName);
+        Assert.Equal(3, host.Control.GetSnapshot().Depth);
+        host.Control.Resume();
+        await log.WaitUntilAsync(() => log.Completed == 3, "the three jobs");
+    }
+
+    [Fact]
     public async Task EnqueueAsync_ManyConcurrentEnqueues_AreBatchedIntoFewRoundTrips()
     {
         string prefix = DurableTestHost.NewPrefix();
@@ -292,15 +317,15 @@ public sealed class DurableQueueTests(RedisServerFixture redis) : IClassFixture<
     }
 
     [Fact]
-    public void AddDurableQueue_HeartbeatLongerThanHalfTheClaimTimeout_IsRefusedNamingBoth()
+    public void AddDurableQueue_HeartbeatLongerThanAThirdOfTheClaimTimeout_IsRefusedNamingBoth()
     {
         var host = DurableTestHost.Build(redis.Server, new JobLog(), DurableTestHost.NewPrefix(), configureDurable: d =>
         {
             d.ClaimTimeout = TimeSpan.FromSeconds(10);
-            d.HeartbeatInterval = TimeSpan.FromSeconds(6);
+            d.HeartbeatInterval = TimeSpan.FromSeconds(4);
         });
         var error = Assert.Throws<OptionsValidationException>(() => host.Services.GetRequiredService<IOptionsMonitor<DurableQueueOptions>>().Get(DurableTestHost.Queue));
-        Assert.Contains("HeartbeatInterval (00:00:06)", error.Message);
+        Assert.Contains("HeartbeatInterval (00:00:04)", error.Message);
         Assert.Contains("ClaimTimeout (00:00:10)", error.Message);
     }
 

@@ -1,0 +1,222 @@
+using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.Diagnostics.HealthChecks;
+using Microsoft.Extensions.Hosting;
+using Microsoft.Extensions.Logging;
+using StackExchange.Redis;
+using WorkQueue.AspNetCore.Tests.TestSupport;
+using WorkQueue.Testing;
+
+namespace WorkQueue.AspNetCore.Tests.Durable;
+
+/// <summary>
+/// Durable queues when things go wrong: a payload type that throws while it is read, Redis refusing writes, a stop
+/// while producers wait for room, Redis gone, and fairness between producers waiting for room.
+/// </summary>
+public sealed class DurableFailureTests(RedisServerFixture redis) : IClassFixture<RedisServerFixture>
+{
+    [Fact]
+    public async Task PayloadWhoseConstructorThrows_IsDeadLettered_AndTheQueueStaysUpAndReady()
+    {
+        string prefix = DurableTestHost.NewPrefix();
+        var ran = new List<int>();
+        var builder = Host.CreateApplicationBuilder();
+        builder.Logging.ClearProviders();
+        builder.Services.AddSingleton(ran);
+        builder.Services.AddRedisWarmup(o => o.Configuration = redis.Server.Configuration);
+        builder.Services.AddWorkQueue().AddDurableQueue<StrictJobHandler, StrictJob>("strict", configureDurable: d =>
+        {
+            d.KeyPrefix = prefix;
+            d.PollInterval = TimeSpan.FromMilliseconds(100);
+        });
+        using var host = builder.Build();
+        await host.StartAsync();
+        var producer = host.Services.GetRequiredKeyedService<IDurableQueue<StrictJob>>("strict");
+        await using var redisClient = await DurableTestHost.ConnectAsync(redis.Server);
+        var db = redisClient.GetDatabase();
+
+        // Valid JSON that the type itself refuses (its constructor throws ArgumentOutOfRangeException, not JsonException).
+        await db.StreamAddAsync($"{prefix}:{{strict}}:stream", [new("p", "{\"n\":-1}"), new("a", "1"), new("t", "0")]);
+        await Eventually.HoldsAsync(async () => await db.StreamLengthAsync($"{prefix}:{{strict}}:dead") == 1, "the bad entry dead-lettered");
+
+        await producer.EnqueueAsync(new StrictJob(5));
+        await Eventually.HoldsAsync(() => Task.FromResult(Snapshot(ran).Contains(5)), "a good job to run after the bad one");
+        var dead = (await db.StreamRangeAsync($"{prefix}:{{strict}}:dead")).Single();
+        Assert.Equal("unreadable", (string?)dead["r"]);
+        Assert.Contains("ArgumentOutOfRangeException", (string?)dead["e"]);
+        var health = await host.Services.GetRequiredService<HealthCheckService>().CheckHealthAsync(c => c.Name == "workqueue-durable-strict");
+        Assert.Equal(HealthStatus.Healthy, health.Status);
+        await host.StopAsync();
+    }
+
+    [Fact]
+    public async Task RedisRefusingAnOutcome_DoesNotStopHeartbeats_SoARunningJobIsNotRunTwice()
+    {
+        await using var own = await RedisServer.StartAsync();
+        string prefix = DurableTestHost.NewPrefix();
+        var gate7 = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        var gate8 = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        var log = new JobLog
+        {
+            Behavior = async (job, call, _) =>
+            {
+                if (job.N == 7)
+                {
+                    await gate7.Task;
+                }
+                else if (call == 1)
+                {
+                    await gate8.Task;
+                    throw new InvalidOperationException("job 8 fails once");
+                }
+            },
+        };
+        Action<DurableQueueOptions> claims = d =>
+        {
+            d.ClaimTimeout = TimeSpan.FromSeconds(2);
+            d.HeartbeatInterval = TimeSpan.FromMilliseconds(300);
+        };
+        Action<WorkQueueOptions> engine = o =>
+        {
+            o.MaxConcurrency = 4;
+            o.Retry.MaxAttempts = 2;
+            o.Retry.BaseDelay = TimeSpan.FromMilliseconds(10);
+        };
+        await using var a = await DurableTestHost.StartAsync(own, log, prefix, "a", engine, claims);
+        string id7 = await a.Producer.EnqueueAsync(new TestJob(7));
+        await a.Producer.EnqueueAsync(new TestJob(8));
+        await log.WaitUntilAsync(() => log.Runs.Count == 2, "jobs 7 and 8 to start on a");
+        await using var b = await DurableTestHost.StartAsync(own, log, prefix, "b", engine, claims);
+        await using var admin = await DurableTestHost.ConnectAsync(own);
+        var server = admin.GetServer(admin.GetEndPoints()[0]);
+
+        // Out of memory: Redis refuses job 8's move to the delayed set, again and again.
+        await server.ConfigSetAsync("maxmemory", "1");
+        await server.ConfigSetAsync("maxmemory-policy", "noeviction");
+        gate8.SetResult();
+        var until = DateTime.UtcNow + TimeSpan.FromSeconds(6);
+        while (DateTime.UtcNow < until)
+        {
+            var seven = await admin.GetDatabase().StreamPendingMessagesAsync(DurableTestHost.StreamKey(prefix), "workers", 1, RedisValue.Null, id7, id7);
+
+            // Reclaimed by b would mean a second delivery.
+            Assert.Equal(1, Assert.Single(seven).DeliveryCount);
+            await Task.Delay(100);
+        }
+
+        Assert.Equal(1, log.CallsOf(7));
+        await server.ConfigSetAsync("maxmemory", "0");
+        await log.WaitUntilAsync(() => log.CallsOf(8) == 2, "job 8's retry once Redis takes writes again");
+        gate7.SetResult();
+        await log.WaitUntilAsync(() => log.Completed == 2, "jobs 7 and 8 to complete");
+        Assert.Equal(1, log.CallsOf(7));
+    }
+
+    [Fact]
+    public async Task Stop_WhileAProducerWaitsForRoom_TellsItQueueStopped()
+    {
+        var log = new JobLog();
+        var host = await DurableTestHost.StartAsync(redis.Server, log, DurableTestHost.NewPrefix(), configure: o =>
+        {
+            o.Capacity = 1;
+            o.FullMode = QueueFullMode.Wait;
+        });
+        host.Control.Pause();
+        await host.Producer.EnqueueAsync(new TestJob(0));
+        var waiting = host.Producer.EnqueueAsync(new TestJob(1)).AsTask();
+
+        await host.Host.StopAsync(CancellationToken.None);
+
+        var rejected = await Assert.ThrowsAsync<JobRejectedException>(() => waiting.WaitAsync(TimeSpan.FromSeconds(30)));
+        Assert.Equal(RejectionReason.QueueStopped, rejected.Reason);
+        host.Host.Dispose();
+    }
+
+    [Fact]
+    public async Task RedisGone_EveryQueuedEnqueueFailsFast_WithStoreUnavailable()
+    {
+        var own = await RedisServer.StartAsync();
+        var log = new JobLog();
+        await using var host = await DurableTestHost.StartAsync(own, log, DurableTestHost.NewPrefix());
+        await host.Producer.EnqueueAsync(new TestJob(0));
+        await own.DisposeAsync();
+
+        var started = DateTime.UtcNow;
+        var results = await Task.WhenAll(Enumerable.Range(1, 200).Select(async n =>
+        {
+            try
+            {
+                await host.Producer.EnqueueAsync(new TestJob(n));
+                return (RejectionReason?)null;
+            }
+            catch (JobRejectedException ex)
+            {
+                return ex.Reason;
+            }
+        })).WaitAsync(TimeSpan.FromSeconds(30));
+
+        Assert.All(results, r => Assert.Equal(RejectionReason.StoreUnavailable, r));
+        Assert.True(DateTime.UtcNow - started < TimeSpan.FromSeconds(15), $"200 enqueues took {(DateTime.UtcNow - started).TotalSeconds:F1} s to be rejected.");
+    }
+
+    [Fact]
+    public async Task WaitingForRoom_TheOldestWaiterGetsTheRoomFirst()
+    {
+        string prefix = DurableTestHost.NewPrefix();
+        var log = new JobLog();
+        await using var host = await DurableTestHost.StartAsync(redis.Server, log, prefix, configure: o =>
+        {
+            o.Capacity = 1;
+            o.FullMode = QueueFullMode.Wait;
+        });
+        await using var redisClient = await DurableTestHost.ConnectAsync(redis.Server);
+        var db = redisClient.GetDatabase();
+        string stream = DurableTestHost.StreamKey(prefix);
+        host.Control.Pause();
+        string first = await host.Producer.EnqueueAsync(new TestJob(0));
+        var older = host.Producer.EnqueueAsync(new TestJob(1)).AsTask();
+        await Eventually.HoldsAsync(async () => (await db.StreamPendingAsync(stream, "workers")).PendingMessageCount == 1, "job 0 fetched");
+
+        // Room for one appears, and a newer producer arrives at once.
+        await db.StreamAcknowledgeAsync(stream, "workers", first);
+        await db.StreamDeleteAsync(stream, [first]);
+        var newer = host.Producer.EnqueueAsync(new TestJob(2)).AsTask();
+
+        await older.WaitAsync(TimeSpan.FromSeconds(30));
+        Assert.False(newer.IsCompleted, "The newer enqueue took the room ahead of the older one.");
+        host.Control.Resume();
+        await newer.WaitAsync(TimeSpan.FromSeconds(30));
+        await log.WaitUntilAsync(() => log.CallsOf(1) == 1 && log.CallsOf(2) == 1, "jobs 1 and 2");
+    }
+
+    private static int[] Snapshot(List<int> ran)
+    {
+        lock (ran)
+        {
+            return [.. ran];
+        }
+    }
+
+    public sealed record StrictJob
+    {
+        public StrictJob(int n)
+        {
+            ArgumentOutOfRangeException.ThrowIfNegative(n);
+            N = n;
+        }
+
+        public int N { get; }
+    }
+
+    public sealed class StrictJobHandler(List<int> ran) : IJobHandler<StrictJob>
+    {
+        public ValueTask ExecuteAsync(StrictJob payload, CancellationToken cancellationToken)
+        {
+            lock (ran)
+            {
+                ran.Add(payload.N);
+            }
+
+            return ValueTask.CompletedTask;
+        }
+    }
+}
