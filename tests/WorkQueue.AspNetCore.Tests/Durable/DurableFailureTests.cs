@@ -141,7 +141,7 @@ public sealed class DurableFailureTests(RedisServerFixture redis) : IClassFixtur
         await own.DisposeAsync();
 
         var started = DateTime.UtcNow;
-        var results = await Task.WhenAll(Enumerable.Range(1, 200).Select(async n =>
+        var results = await Task.WhenAll(Enumerable.Range(1, 2_000).Select(async n =>
         {
             try
             {
@@ -155,7 +155,7 @@ public sealed class DurableFailureTests(RedisServerFixture redis) : IClassFixtur
         })).WaitAsync(TimeSpan.FromSeconds(30));
 
         Assert.All(results, r => Assert.Equal(RejectionReason.StoreUnavailable, r));
-        Assert.True(DateTime.UtcNow - started < TimeSpan.FromSeconds(15), $"200 enqueues took {(DateTime.UtcNow - started).TotalSeconds:F1} s to be rejected.");
+        Assert.True(DateTime.UtcNow - started < TimeSpan.FromSeconds(15), $"2,000 enqueues took {(DateTime.UtcNow - started).TotalSeconds:F1} s to be rejected.");
     }
 
     [Fact]
