@@ -1,6 +1,7 @@
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Options;
 using StackExchange.Redis;
+using WorkQueue.AspNetCore.Durable;
 using WorkQueue.AspNetCore.Tests.TestSupport;
 using WorkQueue.Testing;
 
@@ -29,6 +30,35 @@ public sealed class DurableQueueTests(RedisServerFixture redis) : IClassFixture<
         var totals = host.Control.GetSnapshot().Totals;
         Assert.Equal(500, totals.Enqueued);
         Assert.Equal(500, totals.Succeeded);
+    }
+
+    [Fact]
+    public async Task PrefetchFullPastThePollInterval_StoreThreadWaitsForRoomInsteadOfSpinning()
+    {
+        string prefix = DurableTestHost.NewPrefix();
+        var log = new JobLog();
+        await using var host = await DurableTestHost.StartAsync(redis.Server, log, prefix, configureDurable: d =>
+        {
+            d.Prefetch = 1;
+            d.PollInterval = TimeSpan.FromMilliseconds(20);
+        });
+        var store = host.Services.GetRequiredService<DurableQueueRegistry>().Queues.Single().Store;
+        host.Control.Pause();
+        await host.Producer.EnqueueAsync(new TestJob(1));
+        await host.Producer.EnqueueAsync(new TestJob(2));
+        await Wait.UntilAsync(() => store.Held == 1, "the prefetch of one to fill");
+
+        // A full prefetch (a paused queue, or jobs slower than the poll interval) has no room to fetch into: the store
+        // sleeps until a job leaves it. Proving that it does not spin needs a window; 25 poll intervals here, in which a
+        // sleeping store turns a handful of times (heartbeats, notifications) and a spinning one hundreds of thousands.
+        long before = store.Turns;
+        await Task.Delay(TimeSpan.FromMilliseconds(500));
+        long turns = store.Turns - before;
+        Assert.True(turns < 100, $"The store's thread went round its loop {turns} times in 500 ms with nothing to do.");
+
+        // A job leaving the prefetch wakes the store, which fetches the next.
+        host.Control.Resume();
+        await log.WaitUntilAsync(() => log.Completed == 2, "both jobs once the queue resumed");
     }
 
     [Fact]
