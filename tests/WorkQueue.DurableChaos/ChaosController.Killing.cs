@@ -3,9 +3,11 @@ using StackExchange.Redis;
 namespace WorkQueue.DurableChaos;
 
 /// <summary>
-/// The kills: SIGKILL a random ready worker and start its replacement at once. Each kill that left entries pending on
-/// the dead consumer is tracked until a survivor has reclaimed them all (XPENDING shows nothing for that consumer): the
-/// reclaim delay, measured from the kill.
+/// The kills: SIGKILL a random worker and start its replacement at once. While the producers run, the victim is drawn
+/// from the workers that hold jobs at that moment (XPENDING per consumer), so that every kill interrupts work; when none
+/// does, the kill waits for one, at most half an interval, then takes any ready worker. Each kill that left entries
+/// pending on the dead consumer is tracked until a survivor has reclaimed them all (XPENDING shows nothing for that
+/// consumer): the reclaim delay, measured from the kill.
 /// </summary>
 internal sealed partial class ChaosController
 {
@@ -15,15 +17,22 @@ internal sealed partial class ChaosController
     private int _killsWithPending;
     private long _entriesLeftByKills;
 
-    private async Task KillRandomWorkerAsync()
+    /// <summary>Kills a worker; returns <see langword="false"/> when none could be killed now (try again at the next tick).</summary>
+    private async Task<bool> TryKillRandomWorkerAsync(bool onlyBusy)
     {
-        var ready = _workers.Where(w => w.Ready.IsCompletedSuccessfully && !w.HasExited).ToArray();
-        if (ready.Length == 0)
+        var candidates = _workers.Where(w => w.Ready.IsCompletedSuccessfully && !w.HasExited).ToArray();
+        if (onlyBusy)
         {
-            return;
+            var byConsumer = await PendingByConsumerAsync() ?? [];
+            candidates = [.. candidates.Where(w => byConsumer.Any(c => c.Name.StartsWith(w.ConsumerPrefix, StringComparison.Ordinal) && c.Pending > 0))];
         }
 
-        var victim = ready[Random.Shared.Next(ready.Length)];
+        if (candidates.Length == 0)
+        {
+            return false;
+        }
+
+        var victim = candidates[Random.Shared.Next(candidates.Length)];
         var killedAt = Elapsed;
         await victim.KillAsync();
         _kills++;
@@ -40,6 +49,8 @@ internal sealed partial class ChaosController
             _entriesLeftByKills += Math.Max(0, pending);
             _reclaims.Add(new Reclaim(_kills, victim.ConsumerPrefix, killedAt));
         }
+
+        return true;
     }
 
     /// <summary>Records the delay of every tracked kill whose consumer has nothing pending any more.</summary>

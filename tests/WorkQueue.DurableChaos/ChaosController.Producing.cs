@@ -16,6 +16,7 @@ internal sealed partial class ChaosController
     private static readonly TimeSpan EnqueueRetryDelay = TimeSpan.FromMilliseconds(100);
 
     private readonly bool[] _acknowledged;
+    private TimeSpan? _loadStartedAt;
     private readonly TaskCompletionSource _halfAcknowledged = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private IHost? _producerHost;
     private int _nextJob;
@@ -23,6 +24,8 @@ internal sealed partial class ChaosController
     private int _enqueueRetries;
     private int _redisRestarts;
     private TimeSpan _redisDownFor;
+    private TimeSpan? _redisBackAt;
+    private TimeSpan? _enqueueResumedAfter;
 
     private async Task ProduceAsync(CancellationToken timeout)
     {
@@ -34,7 +37,8 @@ internal sealed partial class ChaosController
         _producerHost.Services.GetRequiredService<IWorkQueueProvider>().Queues.Single(q => q.Name == ChaosKeys.Queue).Pause();
         var queue = _producerHost.Services.GetRequiredKeyedService<IDurableQueue<ChaosJob>>(ChaosKeys.Queue);
         var started = Elapsed;
-        Say($"{_settings.Producers} producers enqueue {_settings.Jobs} jobs{(_settings.Rate > 0 ? $" at {_settings.Rate}/s" : string.Empty)}");
+        _loadStartedAt = started;
+        Say($"{_settings.Producers} producers enqueue {_settings.Jobs} jobs{(_settings.Rate > 0 ? $" at {_settings.Rate}/s" : string.Empty)}{(_settings.Bursts ? $", in bursts of {BurstSize} every {_settings.KillInterval.TotalMilliseconds:F0} ms" : string.Empty)}");
         try
         {
             await Task.WhenAll(Enumerable.Range(0, _settings.Producers).Select(_ => Task.Run(() => ProducerAsync(queue, started, timeout), CancellationToken.None)));
@@ -47,6 +51,9 @@ internal sealed partial class ChaosController
         }
     }
 
+    /// <summary>Gets how many jobs one burst releases at once: the rate times the kill interval.</summary>
+    private int BurstSize => Math.Max(1, (int)(_settings.Rate * _settings.KillInterval.TotalSeconds));
+
     private async Task ProducerAsync(IDurableQueue<ChaosJob> queue, TimeSpan started, CancellationToken timeout)
     {
         int n;
@@ -54,7 +61,9 @@ internal sealed partial class ChaosController
         {
             if (_settings.Rate > 0)
             {
-                var due = started + TimeSpan.FromSeconds((n - 1) / (double)_settings.Rate);
+                var due = _settings.Bursts
+                    ? started + ((n - 1) / BurstSize * _settings.KillInterval)
+                    : started + TimeSpan.FromSeconds((n - 1) / (double)_settings.Rate);
                 if (due > Elapsed)
                 {
                     await Task.Delay(due - Elapsed, timeout);
@@ -76,6 +85,11 @@ internal sealed partial class ChaosController
                     Interlocked.Increment(ref _enqueueRetries);
                     await Task.Delay(EnqueueRetryDelay, timeout);
                 }
+            }
+
+            if (_redisBackAt is { } back && _enqueueResumedAfter is null)
+            {
+                _enqueueResumedAfter = Elapsed - back;
             }
 
             Volatile.Write(ref _acknowledged[n], true);
@@ -118,6 +132,7 @@ internal sealed partial class ChaosController
         await _redis.KillAsync();
         await Task.Delay(_settings.RedisDownTime, timeout);
         await _redis.StartAsync();
+        _redisBackAt = Elapsed;
         _redisDownFor = Elapsed - down;
         _redisRestarts++;
         Say($"redis-server restarted from its append-only file after {_redisDownFor.TotalMilliseconds:F0} ms down");

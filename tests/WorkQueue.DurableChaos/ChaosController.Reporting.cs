@@ -64,6 +64,9 @@ internal sealed partial class ChaosController
         ChaosReport.Write("entries_left_by_kills", _entriesLeftByKills);
         ChaosReport.Write("redis_restarts", _redisRestarts);
         ChaosReport.Write("redis_down_ms", _redisDownFor.TotalMilliseconds);
+
+        // From Redis answering PING again to the first enqueue acknowledged after it: the client's reconnection.
+        ChaosReport.Write("enqueue_resumed_ms", _enqueueResumedAfter?.TotalMilliseconds.ToString("F0", CultureInfo.InvariantCulture) ?? "none");
         ChaosReport.Write("lost", lost);
         ChaosReport.Write("duplicates", duplicates);
         ChaosReport.Write("dead", dead);
@@ -99,7 +102,7 @@ internal sealed partial class ChaosController
             $"reclaim p50 {p50?.ToString("F0", CultureInfo.InvariantCulture) ?? "-"} ms, max {max?.ToString("F0", CultureInfo.InvariantCulture) ?? "-"} ms; " +
             $"{elapsedMs / 1000.0:F1} s. {(lost > 0 ? "FAILED: jobs lost." : fellShort ? "INCOMPLETE: the run fell short of what was asked." : "OK")}"));
 
-        _keepDirectory = _settings.KeepDirectory || lost > 0 || fellShort || dead > 0;
+        _keepDirectory = _settings.KeepDirectory || lost > 0 || fellShort || dead > 0 || _workerLog.Errors > 0;
         if (_keepDirectory)
         {
             ChaosReport.Write("dir", _directory.FullName);

@@ -19,6 +19,7 @@ internal sealed partial class ChaosController : IAsyncDisposable
     private static readonly TimeSpan WorkerReadyTimeout = TimeSpan.FromSeconds(90);
     private static readonly TimeSpan WorkerStopTimeout = TimeSpan.FromSeconds(30);
     private static readonly TimeSpan ReclaimWaitAfterLoad = TimeSpan.FromSeconds(60);
+    private static readonly TimeSpan BurstKillOffset = TimeSpan.FromMilliseconds(100);
 
     private readonly ControllerSettings _settings;
     private readonly ChaosKeys _keys;
@@ -56,8 +57,11 @@ internal sealed partial class ChaosController : IAsyncDisposable
         {
             EndPoints = { _redis.Configuration },
             AbortOnConnectFail = false,
-            SyncTimeout = 10_000,
-            AsyncTimeout = 10_000,
+            SyncTimeout = 5_000,
+            AsyncTimeout = 5_000,
+
+            // While Redis restarts, a look fails at once rather than holding up the kills until it is back.
+            BacklogPolicy = BacklogPolicy.FailFast,
         });
 
         for (int i = 0; i < _settings.Workers; i++)
@@ -91,7 +95,7 @@ internal sealed partial class ChaosController : IAsyncDisposable
     /// </summary>
     private async Task<bool> ChaosLoopAsync(Task producing, CancellationToken timeout)
     {
-        var nextKill = Elapsed + _settings.KillInterval;
+        TimeSpan? nextKill = null;
         var nextCompletionCheck = TimeSpan.Zero;
         var nextProgress = ProgressInterval;
         long completed = 0;
@@ -123,10 +127,25 @@ internal sealed partial class ChaosController : IAsyncDisposable
                 return true;
             }
 
+            // Kills keep to a schedule from the start of the load: one per interval, or in burst mode one shortly into
+            // each burst (the workers have fetched it and hold a backlog).
+            if (nextKill is null && _loadStartedAt is { } loadStarted)
+            {
+                nextKill = loadStarted + (_settings.Bursts ? Min(BurstKillOffset, _settings.KillInterval / 2) : _settings.KillInterval);
+            }
+
             if (Elapsed >= nextKill)
             {
-                nextKill = Elapsed + _settings.KillInterval;
-                await KillRandomWorkerAsync();
+                bool onlyBusy = !producing.IsCompleted && Elapsed < nextKill + (_settings.KillInterval / 2);
+                if (await TryKillRandomWorkerAsync(onlyBusy))
+                {
+                    nextKill += _settings.KillInterval;
+                }
+                else if (!onlyBusy)
+                {
+                    Say("no worker is ready to be killed: this kill is skipped");
+                    nextKill += _settings.KillInterval;
+                }
             }
 
             if (Elapsed >= nextProgress)
@@ -203,6 +222,8 @@ internal sealed partial class ChaosController : IAsyncDisposable
             Say($"{what} did not finish: {ex.GetType().Name}: {ex.Message}");
         }
     }
+
+    private static TimeSpan Min(TimeSpan a, TimeSpan b) => a < b ? a : b;
 
     private void Say(string text) => ChaosReport.Say(Elapsed, text);
 

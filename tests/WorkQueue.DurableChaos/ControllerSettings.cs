@@ -23,6 +23,12 @@ internal sealed class ControllerSettings
     /// <summary>Gets the total enqueue rate in jobs per second, or 0 for as fast as Redis takes them.</summary>
     public required int Rate { get; init; }
 
+    /// <summary>
+    /// Gets a value indicating whether the jobs come in bursts, one per kill interval (rate x interval jobs at once), each
+    /// hit by a kill shortly after it starts, so that every kill finds the workers busy with a backlog.
+    /// </summary>
+    public required bool Bursts { get; init; }
+
     public required int ClaimTimeoutMs { get; init; }
 
     public required int HeartbeatMs { get; init; }
@@ -46,6 +52,7 @@ internal sealed class ControllerSettings
             RedisPort = args.Optional("redis-port") is null ? null : args.Int("redis-port", 0, min: 1),
             Producers = args.Int("producers", 8, min: 1),
             Rate = args.Int("rate", 0),
+            Bursts = args.Flag("bursts"),
             ClaimTimeoutMs = args.Int("claim-timeout-ms", 2000, min: 1000),
             HeartbeatMs = args.Int("heartbeat-ms", 500, min: 100),
             Timeout = TimeSpan.FromSeconds(args.Int("timeout-s", 600, min: 1)),
@@ -53,6 +60,11 @@ internal sealed class ControllerSettings
             KeepDirectory = args.Flag("keep-dir"),
         };
         args.ThrowIfUnknown();
+        if (settings.Bursts && settings.Rate == 0)
+        {
+            throw new ArgumentException("Option --bursts needs --rate (each burst is rate x kill interval jobs).");
+        }
+
         return settings;
     }
 }

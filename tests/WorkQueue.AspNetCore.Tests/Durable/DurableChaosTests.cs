@@ -4,9 +4,10 @@ namespace WorkQueue.AspNetCore.Tests.Durable;
 
 /// <summary>
 /// The multi-process chaos proof at CI size: <c>tests/WorkQueue.DurableChaos</c>'s controller, as a child process, starts
-/// its own redis-server (append-only file) and worker processes, enqueues numbered jobs, SIGKILLs a random worker every
-/// second and starts a replacement (and, in the second run, SIGKILLs and restarts Redis mid-load), then counts in Redis
-/// how many times each job completed. The full-size run (100,000 jobs, 50+ kills) is <c>scripts/durable-chaos.sh</c>.
+/// its own redis-server (append-only file) and worker processes, enqueues numbered jobs in bursts from 64 producers,
+/// SIGKILLs a random busy worker in each burst and starts a replacement (and, in the second run, SIGKILLs and restarts
+/// Redis mid-load), then counts in Redis how many times each job completed. The full-size run (100,000 jobs, 50+ kills)
+/// is <c>scripts/durable-chaos.sh</c>.
 /// </summary>
 public sealed class DurableChaosTests(ITestOutputHelper output)
 {
@@ -14,7 +15,7 @@ public sealed class DurableChaosTests(ITestOutputHelper output)
     public async Task WorkersSigkilledUnderLoad_EveryAcknowledgedJobCompletes()
     {
         var run = await DurableChaosProcess.RunAsync(
-            "--jobs", "3000", "--workers", "3", "--rate", "600", "--kill-interval-ms", "1000", "--min-kills", "5", "--timeout-s", "150");
+            "--jobs", "3000", "--workers", "3", "--producers", "64", "--rate", "600", "--bursts", "--kill-interval-ms", "1000", "--min-kills", "5", "--timeout-s", "150");
         output.WriteLine(run.Output);
 
         AssertNothingLost(run, jobs: 3000);
@@ -30,7 +31,7 @@ public sealed class DurableChaosTests(ITestOutputHelper output)
     public async Task RedisSigkilledAndRestartedMidLoad_NothingEnqueueAsyncAcknowledgedIsLost()
     {
         var run = await DurableChaosProcess.RunAsync(
-            "--jobs", "2000", "--workers", "3", "--rate", "400", "--kill-interval-ms", "1500", "--min-kills", "3", "--restart-redis", "--timeout-s", "150");
+            "--jobs", "2000", "--workers", "3", "--producers", "64", "--rate", "400", "--bursts", "--kill-interval-ms", "1500", "--min-kills", "3", "--restart-redis", "--timeout-s", "150");
         output.WriteLine(run.Output);
 
         Assert.Equal(1, run.Number("redis_restarts"));
