@@ -132,6 +132,22 @@ internal sealed partial class RedisStreamStore
         return now >= _roomRetryAt ? TimeSpan.Zero : _time.GetElapsedTime(now, _roomRetryAt);
     }
 
+    private void RefuseWaitingForRoom()
+    {
+        if (_waitingForRoom.Count == 0)
+        {
+            return;
+        }
+
+        var error = new JobRejectedException(_queue, RejectionReason.QueueStopped, $"Durable queue '{_queue}' stopped in this process while the job waited for room ({_options.Capacity} unfinished jobs in Redis).");
+        foreach (var pending in _waitingForRoom)
+        {
+            pending.Fail(error);
+        }
+
+        _waitingForRoom.Clear();
+    }
+
     private void FailWaitingEnqueues(Exception error)
     {
         foreach (var pending in _waitingForRoom)

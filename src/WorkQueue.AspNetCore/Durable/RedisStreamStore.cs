@@ -164,6 +164,10 @@ internal sealed partial class RedisStreamStore : IJobStore
                     busy |= SendOutcomes(db);
                     if (_stopping)
                     {
+                        // Nothing here makes room any more, and room may never come (no other instance consumes): an
+                        // enqueue still waiting for it is refused, as a new one is now, instead of keeping the thread
+                        // going round this loop with nothing to send.
+                        RefuseWaitingForRoom();
                         if (!busy && AllSent)
                         {
                             Leave(db);

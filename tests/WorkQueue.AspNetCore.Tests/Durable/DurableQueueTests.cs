@@ -187,6 +187,30 @@ public sealed class DurableQueueTests(RedisServerFixture redis) : IClassFixture<
     }
 
     [Fact]
+    public async Task Stop_WhileAnEnqueueWaitsForRoom_RefusesIt_AndTheStoreThreadEnds()
+    {
+        string prefix = DurableTestHost.NewPrefix();
+        var log = new JobLog();
+        await using var host = await DurableTestHost.StartAsync(redis.Server, log, prefix, configure: o => o.Capacity = 1);
+        var store = host.Services.GetRequiredService<DurableQueueRegistry>().Queues.Single().Store;
+        host.Control.Pause();
+        await host.Producer.EnqueueAsync(new TestJob(1));
+
+        // The queue is full in Redis (job 1 stays there: paused here, handed back at the stop) and no other instance
+        // consumes it, so job 2 can only wait for room, in Wait mode without an EnqueueTimeout.
+        var waiting = host.Producer.EnqueueAsync(new TestJob(2)).AsTask();
+        await host.Host.StopAsync();
+
+        // Refused once the queue has stopped here (room could only come from another instance), as a new enqueue is;
+        // the store's thread ends instead of going round its loop.
+        var rejected = await Assert.ThrowsAsync<JobRejectedException>(() => waiting.WaitAsync(Wait.Generous));
+        Assert.Equal(RejectionReason.QueueStopped, rejected.Reason);
+        long turns = store.Turns;
+        await Task.Delay(TimeSpan.FromMilliseconds(200));
+        Assert.Equal(turns, store.Turns);
+    }
+
+    [Fact]
     public async Task EnqueueAsync_WhenRedisIsDown_FailsWithStoreUnavailable_AndWorksAgainWhenItIsBack()
     {
         string prefix = DurableTestHost.NewPrefix();
