@@ -95,18 +95,19 @@ internal sealed partial class ChaosController
 
         bool fellShort = timedOut || acknowledged < _settings.Jobs || _kills < _settings.MinKills
             || (_settings.RestartRedis && _redisRestarts == 0) || _workerCrashes > 0 || workerBadExits + workersNotStopped > 0;
+        // Kept for a look when anything went wrong (worker logs, redis.log, the append-only file).
+        _keepDirectory = _settings.KeepDirectory || lost > 0 || fellShort || dead > 0 || _workerLog.Errors > 0;
+        if (_keepDirectory)
+        {
+            ChaosReport.Write("dir", _directory.FullName);
+        }
+
         Say(string.Create(
             CultureInfo.InvariantCulture,
             $"{_settings.Jobs} jobs, {acknowledged} acknowledged, {_kills} workers SIGKILLed ({_killsWithPending} holding {_entriesLeftByKills} entries), " +
             $"{_redisRestarts} Redis restarts: {lost} lost, {duplicates} duplicates ({100.0 * duplicates / Math.Max(1, acknowledged):F2} %), {dead} dead-lettered; " +
             $"reclaim p50 {p50?.ToString("F0", CultureInfo.InvariantCulture) ?? "-"} ms, max {max?.ToString("F0", CultureInfo.InvariantCulture) ?? "-"} ms; " +
             $"{elapsedMs / 1000.0:F1} s. {(lost > 0 ? "FAILED: jobs lost." : fellShort ? "INCOMPLETE: the run fell short of what was asked." : "OK")}"));
-
-        _keepDirectory = _settings.KeepDirectory || lost > 0 || fellShort || dead > 0 || _workerLog.Errors > 0;
-        if (_keepDirectory)
-        {
-            ChaosReport.Write("dir", _directory.FullName);
-        }
 
         return lost > 0 ? 1 : fellShort ? 2 : 0;
     }

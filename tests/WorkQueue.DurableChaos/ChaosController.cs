@@ -151,7 +151,7 @@ internal sealed partial class ChaosController : IAsyncDisposable
             if (Elapsed >= nextProgress)
             {
                 nextProgress = Elapsed + ProgressInterval;
-                Say($"acknowledged {_acknowledgedCount}/{_settings.Jobs}, completed {completed}, kills {_kills}, reclaims in progress {_reclaims.Count}, redis restarts {_redisRestarts}");
+                Say($"acknowledged {_acknowledgedCount}/{_settings.Jobs}, completed {completed}, kills {_kills}, reclaims in progress {_reclaims.Count}, redis restarts {_redisRestarts}, workers ready {_workers.Count(w => w.Ready.IsCompletedSuccessfully && !w.HasExited)}/{_workers.Count}");
             }
 
             await Task.Delay(Tick, CancellationToken.None);
