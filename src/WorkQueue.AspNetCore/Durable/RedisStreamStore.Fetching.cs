@@ -109,17 +109,23 @@ internal sealed partial class RedisStreamStore
             _nextCleanup = now + Ticks(TimeSpan.FromMinutes(1));
         }
 
+        bool waitingForRoom = false;
         if (!_fetchStopped && (_nudged || _moreWaiting || now >= _nextPoll))
         {
+            // Asked for before looking, with a full fence between: a job that leaves the prefetch after the look sees
+            // the request and signals (TryStart), so the wait below for room is never missed.
+            _wantRoom = true;
+            Interlocked.MemoryBarrier();
             int room = _intake!.FreeSlots;
             if (room > 0)
             {
+                _wantRoom = false;
                 _nudged = false;
                 Fetch(db, room, now);
             }
             else
             {
-                _wantRoom = true;
+                waitingForRoom = true;
             }
         }
 
@@ -133,8 +139,11 @@ internal sealed partial class RedisStreamStore
             return TimeSpan.Zero;
         }
 
+        // A due poll with no room to fetch into waits for a job to leave the prefetch, not for the clock: the clock says
+        // "due" on every turn until a fetch moves it on, and the thread would spin for as long as the prefetch stays full
+        // (a paused queue, or jobs slower than the poll interval).
         long next = Math.Min(_nextHeartbeat, _nextCleanup);
-        if (!_fetchStopped)
+        if (!_fetchStopped && !waitingForRoom)
         {
             next = Math.Min(next, _nextPoll);
         }

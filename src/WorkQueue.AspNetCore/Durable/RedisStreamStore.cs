@@ -54,6 +54,7 @@ internal sealed partial class RedisStreamStore : IJobStore
     private volatile string? _lastError;
     private long _lastErrorLoggedAt = long.MinValue;
     private long _stopRequestedAt;
+    private long _turns;
 
     public RedisStreamStore(
         string queue,
@@ -100,6 +101,9 @@ internal sealed partial class RedisStreamStore : IJobStore
 
     /// <summary>Gets the number of entries this process holds: fetched and not yet settled.</summary>
     public int Held => _held.Count;
+
+    /// <summary>Gets how many times the store's thread has gone round its loop (an idle store sleeps; it must never spin).</summary>
+    public long Turns => Volatile.Read(ref _turns);
 
     public void Start(IJobIntake intake)
     {
@@ -155,6 +159,8 @@ internal sealed partial class RedisStreamStore : IJobStore
         {
             while (true)
             {
+                Volatile.Write(ref _turns, _turns + 1);
+
                 // Reset before looking at the queues: anything queued after this point signals again.
                 _wake.Reset();
                 Interlocked.Exchange(ref _signaled, 0);

@@ -2,6 +2,7 @@ using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Diagnostics.HealthChecks;
 using Microsoft.Extensions.Options;
 using StackExchange.Redis;
+using WorkQueue.AspNetCore.Durable;
 using WorkQueue.AspNetCore.Tests.TestSupport;
 using WorkQueue.Testing;
 
@@ -55,6 +56,35 @@ public sealed class DurableQueueTests(RedisServerFixture redis) : IClassFixture<
         Assert.Equal(3, host.Control.GetSnapshot().Depth);
         host.Control.Resume();
         await log.WaitUntilAsync(() => log.Completed == 3, "the three jobs");
+    }
+
+    [Fact]
+    public async Task PrefetchFullPastThePollInterval_StoreThreadWaitsForRoomInsteadOfSpinning()
+    {
+        string prefix = DurableTestHost.NewPrefix();
+        var log = new JobLog();
+        await using var host = await DurableTestHost.StartAsync(redis.Server, log, prefix, configureDurable: d =>
+        {
+            d.Prefetch = 1;
+            d.PollInterval = TimeSpan.FromMilliseconds(20);
+        });
+        var store = host.Services.GetRequiredService<DurableQueueRegistry>().Queues.Single().Store;
+        host.Control.Pause();
+        await host.Producer.EnqueueAsync(new TestJob(1));
+        await host.Producer.EnqueueAsync(new TestJob(2));
+        await Wait.UntilAsync(() => store.Held == 1, "the prefetch of one to fill");
+
+        // A full prefetch (a paused queue, or jobs slower than the poll interval) has no room to fetch into: the store
+        // sleeps until a job leaves it. Proving that it does not spin needs a window; 25 poll intervals here, in which a
+        // sleeping store turns a handful of times (heartbeats, notifications) and a spinning one hundreds of thousands.
+        long before = store.Turns;
+        await Task.Delay(TimeSpan.FromMilliseconds(500));
+        long turns = store.Turns - before;
+        Assert.True(turns < 100, $"The store's thread went round its loop {turns} times in 500 ms with nothing to do.");
+
+        // A job leaving the prefetch wakes the store, which fetches the next.
+        host.Control.Resume();
+        await log.WaitUntilAsync(() => log.Completed == 2, "both jobs once the queue resumed");
     }
 
     [Fact]
@@ -180,6 +210,30 @@ public sealed class DurableQueueTests(RedisServerFixture redis) : IClassFixture<
         Assert.Contains("3 unfinished", rejected.Message);
         host.Control.Resume();
         await log.WaitUntilAsync(() => log.Completed == 3, "the three accepted jobs");
+    }
+
+    [Fact]
+    public async Task Stop_WhileAnEnqueueWaitsForRoom_RefusesIt_AndTheStoreThreadEnds()
+    {
+        string prefix = DurableTestHost.NewPrefix();
+        var log = new JobLog();
+        await using var host = await DurableTestHost.StartAsync(redis.Server, log, prefix, configure: o => o.Capacity = 1);
+        var store = host.Services.GetRequiredService<DurableQueueRegistry>().Queues.Single().Store;
+        host.Control.Pause();
+        await host.Producer.EnqueueAsync(new TestJob(1));
+
+        // The queue is full in Redis (job 1 stays there: paused here, handed back at the stop) and no other instance
+        // consumes it, so job 2 can only wait for room, in Wait mode without an EnqueueTimeout.
+        var waiting = host.Producer.EnqueueAsync(new TestJob(2)).AsTask();
+        await host.Host.StopAsync();
+
+        // Refused once the queue has stopped here (room could only come from another instance), as a new enqueue is;
+        // the store's thread ends instead of going round its loop.
+        var rejected = await Assert.ThrowsAsync<JobRejectedException>(() => waiting.WaitAsync(Wait.Generous));
+        Assert.Equal(RejectionReason.QueueStopped, rejected.Reason);
+        long turns = store.Turns;
+        await Task.Delay(TimeSpan.FromMilliseconds(200));
+        Assert.Equal(turns, store.Turns);
     }
 
     [Fact]

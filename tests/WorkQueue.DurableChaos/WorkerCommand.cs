@@ -1,0 +1,70 @@
+using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.Hosting;
+using Microsoft.Extensions.Logging;
+using WorkQueue.AspNetCore;
+
+namespace WorkQueue.DurableChaos;
+
+/// <summary>
+/// <c>worker --redis HOST:PORT --prefix P [--claim-timeout-ms 2000] [--heartbeat-ms 500]</c>: one consumer of the chaos
+/// queue, a generic host as a service would run it. It stops gracefully on SIGTERM (handing back what it prefetched) and
+/// dies on SIGKILL, leaving its entries pending in Redis for the survivors to reclaim.
+/// </summary>
+internal static class WorkerCommand
+{
+    /// <summary>The line a worker prints once its host has started; the controller waits for it.</summary>
+    public const string ReadyLine = "chaos.worker.ready";
+
+    public static async Task<int> RunAsync(Arguments args)
+    {
+        string redis = args.Required("redis");
+        var keys = new ChaosKeys(args.Required("prefix"));
+        var claimTimeout = TimeSpan.FromMilliseconds(args.Int("claim-timeout-ms", 2000, min: 1000));
+        var heartbeat = TimeSpan.FromMilliseconds(args.Int("heartbeat-ms", 500, min: 100));
+        args.ThrowIfUnknown();
+
+        var builder = Host.CreateApplicationBuilder(new HostApplicationBuilderSettings { DisableDefaults = true });
+        builder.Logging.AddSimpleConsole(o =>
+        {
+            o.SingleLine = true;
+            o.TimestampFormat = "HH:mm:ss.fff ";
+        }).SetMinimumLevel(LogLevel.Warning).AddFilter("WorkQueue", LogLevel.Information);
+        builder.Services.AddSingleton(keys);
+
+        // A replacement may start while Redis restarts: it starts anyway and connects when Redis is back.
+        builder.Services.AddRedisWarmup(o =>
+        {
+            o.Configuration = redis;
+            o.FailureMode = RedisWarmupFailureMode.StartNotReady;
+        });
+        builder.Services.AddWorkQueue().AddDurableQueue<ChaosJobHandler, ChaosJob>(
+            ChaosKeys.Queue,
+            o => ConfigureEngine(o),
+            d =>
+            {
+                d.ClaimTimeout = claimTimeout;
+                d.HeartbeatInterval = heartbeat;
+                d.KeyPrefix = keys.Prefix;
+            });
+
+        using var host = builder.Build();
+        await host.StartAsync();
+        Console.Out.WriteLine($"{ReadyLine} pid={Environment.ProcessId}");
+        Console.Out.Flush();
+        await host.WaitForShutdownAsync();
+        return 0;
+    }
+
+    /// <summary>
+    /// The engine's settings, the same in every process of a run. Retries are generous so that a job whose completion
+    /// could not be recorded while Redis restarts is retried until Redis is back, not dead-lettered.
+    /// </summary>
+    public static void ConfigureEngine(WorkQueueOptions options)
+    {
+        options.MaxWorkers = 8;
+        options.MaxConcurrency = 64;
+        options.Retry.MaxAttempts = 10;
+        options.Retry.BaseDelay = TimeSpan.FromMilliseconds(200);
+        options.Retry.MaxDelay = TimeSpan.FromSeconds(2);
+    }
+}
