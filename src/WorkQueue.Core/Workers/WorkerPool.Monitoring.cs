@@ -35,14 +35,40 @@ internal sealed partial class WorkerPool
         foreach (var run in RunningRuns())
         {
             var elapsed = _time.GetElapsedTime(run.StartTimestamp);
-            if (run.Blocked || elapsed > threshold)
+            if ((run.Blocked || elapsed > threshold) && TryDescribe(run, out var item, out string name))
             {
-                var item = run.Item;
-                stuck.Add(new StuckJob(item.Id, QueueName, item.Invoker.Describe(item.Target), item.Attempt, elapsed, run.Blocked ? BlockedReason : OverdueReason));
+                stuck.Add(new StuckJob(item.Id, QueueName, name, item.Attempt, elapsed, run.Blocked ? BlockedReason : OverdueReason));
             }
         }
 
         return stuck;
+    }
+
+    /// <summary>
+    /// Reads which job a run is running, for a report. Reports read other threads' runs without a lock: the run may
+    /// have just ended (its item cleared) or moved on to its next job, so the read may be stale or even torn (fields of
+    /// two jobs). A report is best effort and must never throw: it backs snapshots, the admin endpoints and the monitor.
+    /// </summary>
+    private static bool TryDescribe(JobRun run, out WorkItem item, out string name)
+    {
+        item = run.Item;
+        if (item.Invoker is null)
+        {
+            name = string.Empty;
+            return false;
+        }
+
+        try
+        {
+            name = item.Invoker.Describe(item.Target);
+            return true;
+        }
+        catch (Exception)
+        {
+            // A torn read paired one job's invoker with another's target.
+            name = string.Empty;
+            return false;
+        }
     }
 
     private TimeSpan StuckThreshold => _settings.JobTimeout ?? _settings.StuckJobThreshold;
@@ -123,7 +149,7 @@ internal sealed partial class WorkerPool
             _metrics.SyncOverAsync(_metricTag, WorkQueueMetrics.BlockedThreadsDetection);
             foreach (var run in holders)
             {
-                ReportBlockingJobType(run.Item, Log.BlockedThreads);
+                ReportBlockingJobType(run, Log.BlockedThreads);
             }
         }
 
@@ -160,22 +186,20 @@ internal sealed partial class WorkerPool
         foreach (var run in RunningRuns())
         {
             var elapsed = _time.GetElapsedTime(run.StartTimestamp);
-            if ((run.Blocked || elapsed > threshold) && Interlocked.Exchange(ref run.StuckReported, 1) == 0)
+            if ((run.Blocked || elapsed > threshold) && TryDescribe(run, out var item, out string name) && Interlocked.Exchange(ref run.StuckReported, 1) == 0)
             {
-                var item = run.Item;
                 _metrics.Stuck(_metricTag);
                 TryLog(
-                    static (l, s) => Log.JobStuck(l, s.QueueName, s.Id, s.Item3, s.TotalMilliseconds, s.Item5),
-                    (QueueName, item.Id, item.Invoker.Describe(item.Target), elapsed.TotalMilliseconds, run.Blocked ? BlockedReason : OverdueReason));
+                    static (l, s) => Log.JobStuck(l, s.QueueName, s.Id, s.name, s.TotalMilliseconds, s.Item5),
+                    (QueueName, item.Id, name, elapsed.TotalMilliseconds, run.Blocked ? BlockedReason : OverdueReason));
             }
         }
     }
 
     /// <summary>Logs once per job type (not per job) that a job of that type looks like it blocks on async code.</summary>
-    private void ReportBlockingJobType(in WorkItem item, Action<Microsoft.Extensions.Logging.ILogger, string, string> log)
+    private void ReportBlockingJobType(JobRun run, Action<Microsoft.Extensions.Logging.ILogger, string, string> log)
     {
-        string name = item.Invoker.Describe(item.Target);
-        if (_blockingTypesLogged.TryAdd(name, 0))
+        if (TryDescribe(run, out _, out string name) && _blockingTypesLogged.TryAdd(name, 0))
         {
             TryLog(static (l, s) => s.log(l, s.QueueName, s.name), (log, QueueName, name));
         }

@@ -210,7 +210,7 @@ internal sealed partial class WorkerPool
     internal void OnPostedDuringSyncPart(JobRun run)
     {
         _metrics.SyncOverAsync(_metricTag, WorkQueue.Telemetry.WorkQueueMetrics.SyncPartDetection);
-        ReportBlockingJobType(run.Item, Log.SyncPartPost);
+        ReportBlockingJobType(run, Log.SyncPartPost);
     }
 
     private void RunJob(WorkerThread thread, in WorkItem item)
