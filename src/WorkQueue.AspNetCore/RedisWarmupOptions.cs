@@ -74,7 +74,10 @@ public sealed class RedisWarmupOptions
     /// <summary>
     /// Gets or sets a callback that adjusts the parsed <see cref="ConfigurationOptions"/> before connecting (any other
     /// StackExchange.Redis setting, such as <see cref="ConfigurationOptions.AsyncTimeout"/> or
-    /// <see cref="ConfigurationOptions.LoggerFactory"/>).
+    /// <see cref="ConfigurationOptions.LoggerFactory"/>). It runs last, so it can also replace what the warm-up sets:
+    /// <see cref="ConfigurationOptions.ConnectTimeout"/> (from <see cref="Timeout"/>) and
+    /// <see cref="ConfigurationOptions.ReconnectRetryPolicy"/> (an exponential backoff from 250 ms to 5 s, so that a
+    /// restarted Redis is used again within a fraction of a second rather than the library's default several seconds).
     /// </summary>
     /// <value>The default value is <see langword="null"/>.</value>
     public Action<ConfigurationOptions>? ConfigureRedis { get; set; }

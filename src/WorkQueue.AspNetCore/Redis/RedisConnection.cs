@@ -120,6 +120,11 @@ internal sealed class RedisConnection : IAsyncDisposable
         var configuration = ConfigurationOptions.Parse(_options.Configuration);
         configuration.AbortOnConnectFail = abortOnConnectFail;
         configuration.ConnectTimeout = (int)_options.Timeout.TotalMilliseconds;
+
+        // StackExchange.Redis's default backs off from half the connect timeout (5 s here) before its first reconnect
+        // attempt: a durable queue would refuse enqueues for that long after Redis is back (4.3-4.7 s measured by the
+        // chaos runs, 0.4 s with 250 ms). ConfigureRedis can set another policy.
+        configuration.ReconnectRetryPolicy = new ExponentialRetry(deltaBackOffMilliseconds: 250, maxDeltaBackOffMilliseconds: 5_000);
         if (_options.SyncTimeout is { } syncTimeout)
         {
             configuration.SyncTimeout = (int)syncTimeout.TotalMilliseconds;
