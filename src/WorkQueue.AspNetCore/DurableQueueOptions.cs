@@ -15,6 +15,13 @@ namespace WorkQueue.AspNetCore;
 public sealed class DurableQueueOptions
 {
     /// <summary>
+    /// Gets or sets whether this process runs the queue's jobs. <see langword="false"/> makes it a producer only (a web
+    /// front end that enqueues for separate worker services): it fetches nothing and never joins the consumer group.
+    /// </summary>
+    /// <value>The default value is <see langword="true"/>.</value>
+    public bool Consume { get; set; } = true;
+
+    /// <summary>
     /// Gets or sets how many fetched jobs may wait in this process to start. Small keeps a slow instance from hoarding
     /// work that another could run; large saves round trips when jobs are short.
     /// </summary>

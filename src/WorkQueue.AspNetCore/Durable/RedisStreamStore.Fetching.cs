@@ -90,7 +90,7 @@ internal sealed partial class RedisStreamStore
         }
 
         KeepAlive(db);
-        if (!_fetchStopped)
+        if (!_fetchStopped && _durable.Consume)
         {
             Reclaim(db);
         }
@@ -110,7 +110,7 @@ internal sealed partial class RedisStreamStore
         }
 
         bool waitingForRoom = false;
-        if (!_fetchStopped && (_nudged || _moreWaiting || now >= _nextPoll))
+        if (!_fetchStopped && _durable.Consume && (_nudged || _moreWaiting || now >= _nextPoll))
         {
             // Asked for before looking, with a full fence between: a job that leaves the prefetch after the look sees
             // the request and signals (TryStart), so the wait below for room is never missed.
@@ -143,7 +143,7 @@ internal sealed partial class RedisStreamStore
         // "due" on every turn until a fetch moves it on, and the thread would spin for as long as the prefetch stays full
         // (a paused queue, or jobs slower than the poll interval).
         long next = Math.Min(_nextHeartbeat, _nextCleanup);
-        if (!_fetchStopped && !waitingForRoom)
+        if (!_fetchStopped && _durable.Consume && !waitingForRoom)
         {
             next = Math.Min(next, _nextPoll);
         }

@@ -300,7 +300,7 @@ internal sealed partial class RedisStreamStore : IJobStore
     /// <summary>Subscribes to enqueue notifications, trying again every few seconds until it works (polling covers meanwhile).</summary>
     private bool SubscribeIfNeeded(IDatabase db)
     {
-        if (_subscribed || _time.GetTimestamp() < _nextSubscribeAttempt)
+        if (_subscribed || !_durable.Consume || _time.GetTimestamp() < _nextSubscribeAttempt)
         {
             return true;
         }

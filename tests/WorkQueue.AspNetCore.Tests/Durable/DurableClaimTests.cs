@@ -165,4 +165,26 @@ public sealed class DurableClaimTests(RedisServerFixture redis) : IClassFixture<
         Assert.All(Enumerable.Range(0, 5), n => Assert.Equal(1, log.CallsOf(n)));
         await Eventually.HoldsAsync(async () => await db.StreamLengthAsync(stream) == 0, "the stream to be empty");
     }
+
+    [Fact]
+    public async Task ProducerOnlyInstance_EnqueuesButNeverRunsOrJoinsTheGroup()
+    {
+        string prefix = DurableTestHost.NewPrefix();
+        var log = new JobLog();
+        await using var redisClient = await DurableTestHost.ConnectAsync(redis.Server);
+        await using var front = await DurableTestHost.StartAsync(redis.Server, log, prefix, "front", configureDurable: d => d.Consume = false);
+        for (int n = 0; n < 20; n++)
+        {
+            await front.Producer.EnqueueAsync(new TestJob(n));
+        }
+
+        await using var worker = await DurableTestHost.StartAsync(redis.Server, log, prefix, "worker");
+        await log.WaitUntilAsync(() => log.Completed == 20, "the worker to run the front end's 20 jobs");
+
+        Assert.All(log.Runs, r => Assert.Equal("worker", r.Instance));
+        var consumers = await redisClient.GetDatabase().StreamConsumerInfoAsync(DurableTestHost.StreamKey(prefix), "workers");
+        var only = Assert.Single(consumers);
+        Assert.Equal(worker.Control.GetSnapshot().Durable!.ConsumerName, only.Name);
+        Assert.Equal(0, front.Control.GetSnapshot().Totals.Enqueued);
+    }
 }
