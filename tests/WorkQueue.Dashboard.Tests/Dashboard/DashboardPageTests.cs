@@ -115,8 +115,9 @@ public sealed class DashboardPageTests(Chromium chromium, ITestOutputHelper outp
 
         var row = card.Locator("details.dead-letters tbody tr");
         await Expect(row).ToHaveCountAsync(1, new() { Timeout = Generous });
-        await Expect(row.Locator("td").Nth(1)).ToContainTextAsync("attempt 1");
-        await Expect(row.Locator("td").Nth(2)).ToHaveTextAsync("System.InvalidOperationException: <b>boom</b> & more");
+        await Expect(row.Locator("td").Nth(0)).ToContainTextAsync("attempt 1");
+        await Expect(row.Locator("td").Nth(1).Locator(".type")).ToHaveTextAsync("System.InvalidOperationException");
+        await Expect(row.Locator("td").Nth(1).Locator(".message")).ToHaveTextAsync("<b>boom</b> & more");
         Assert.Equal(0, await card.Locator("details.dead-letters b").CountAsync());
     }
 

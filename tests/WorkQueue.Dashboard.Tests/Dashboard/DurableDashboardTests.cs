@@ -104,9 +104,10 @@ public sealed class DurableDashboardTests(Chromium chromium, RedisServerFixture 
         var rows = card.Locator("details.dead-letters tbody tr");
         await Expect(rows).ToHaveCountAsync(1, new() { Timeout = Generous });
         var cells = rows.First.Locator("td");
-        await Expect(cells.Nth(1).Locator(".id")).ToHaveTextAsync(jobId);
-        await Expect(cells.Nth(1).Locator(".sub")).ToHaveTextAsync("attempt 1, failed");
-        await Expect(cells.Nth(2)).ToHaveTextAsync($"System.InvalidOperationException: {HostileError}");
+        await Expect(cells.Nth(0).Locator(".id")).ToHaveTextAsync(jobId);
+        await Expect(cells.Nth(0).Locator(".sub").First).ToHaveTextAsync("attempt 1, failed");
+        await Expect(cells.Nth(1).Locator(".type")).ToHaveTextAsync("System.InvalidOperationException");
+        await Expect(cells.Nth(1).Locator(".message")).ToHaveTextAsync(HostileError);
 
         // The error is text: no element was made from it, nothing ran.
         Assert.Equal(0, await card.Locator("details.dead-letters img").CountAsync());

@@ -585,8 +585,8 @@
     const caption = make('caption', 'muted', `Dead letters of ${q.name}, newest first (payloads are not shown)`);
     const head = document.createElement('thead');
     const headRow = document.createElement('tr');
-    // Few columns, so the table reads in a narrow card: what the job was goes under its id.
-    const columns = durable ? ['Time', 'Job', 'Error', 'Actions'] : ['Time', 'Job', 'Error'];
+    // Few columns, so the table reads in a narrow card: the attempt, the time and the name go under the job's id.
+    const columns = durable ? ['Job', 'Error', 'Actions'] : ['Job', 'Error'];
     for (const name of columns) {
       const th = make('th', '', name);
       th.scope = 'col';
@@ -663,20 +663,22 @@
   function deadLetterRow(view, item) {
     const row = document.createElement('tr');
     row.dataset.id = String(item.id);
-    const error = item.error && item.error.type ? `${item.error.type}: ${item.error.message}` : (item.error ? item.error.message : '');
-    const time = make('td', 'time');
     const at = new Date(item.deadLetteredAt);
-    time.appendChild(make('span', '', at.toLocaleTimeString()));
-    if (at.toDateString() !== new Date().toDateString()) {
-      time.append(' ', make('span', 'sub', at.toLocaleDateString()));
-    }
+    const time = at.toDateString() === new Date().toDateString() ? at.toLocaleTimeString() : at.toLocaleString();
     const job = make('td', 'job');
-    job.appendChild(make('span', 'id', view.durable ? item.jobId : `#${item.id}`));
-    job.append(' ', make('span', 'sub', view.durable ? `attempt ${item.attempt}, ${item.reason}` : `attempt ${item.attempt}`));
+    job.append(
+      make('span', 'id', view.durable ? item.jobId : `#${item.id}`), ' ',
+      make('span', 'sub', view.durable ? `attempt ${item.attempt}, ${item.reason}` : `attempt ${item.attempt}`), ' ',
+      make('span', 'sub', time));
     if (!view.durable) {
       job.append(' ', make('span', 'sub name', item.name));
     }
-    row.append(time, job, make('td', 'message', error));
+    const error = make('td', 'error-cell');
+    if (item.error && item.error.type) {
+      error.append(make('span', 'sub type', item.error.type), ' ');
+    }
+    error.appendChild(make('span', 'message', item.error ? item.error.message : ''));
+    row.append(job, error);
     if (view.durable) {
       const actions = make('td', 'actions');
       const requeue = make('button', 'requeue', 'Requeue');
