@@ -58,15 +58,21 @@ internal sealed class DashboardHost : IAsyncDisposable
     /// Adds the durable queue on this redis-server, its handler doing what <c>durable.Jobs</c> says; hosts given the same
     /// key prefix are instances of one service (one consumer group).
     /// </param>
-    public static async Task<DashboardHost> StartAsync(bool requireKey = false, string pageAdminPrefix = "/admin/workqueue", DurableSetup? durable = null)
+    /// <param name="testQueues">Adds the <c>io</c> queue and the one named like markup next to <c>default</c>.</param>
+    public static async Task<DashboardHost> StartAsync(bool requireKey = false, string pageAdminPrefix = "/admin/workqueue", DurableSetup? durable = null, bool testQueues = true)
     {
         var builder = WebApplication.CreateSlimBuilder();
         builder.WebHost.UseUrls("http://127.0.0.1:0");
         builder.Logging.SetMinimumLevel(LogLevel.Warning);
         var queues = builder.Services.AddWorkQueueDashboard()
-            .AddWorkQueue(o => { o.MinWorkers = 1; o.MaxWorkers = 4; o.Capacity = 1000; })
-            .AddQueue("io", o => { o.MinWorkers = 2; o.MaxWorkers = 8; o.Capacity = 500; o.Retry.MaxAttempts = 1; })
-            .AddQueue(HostileQueue, o => o.MaxWorkers = 2);
+            .AddWorkQueue(o => { o.MinWorkers = 1; o.MaxWorkers = 4; o.Capacity = 1000; });
+        if (testQueues)
+        {
+            queues
+                .AddQueue("io", o => { o.MinWorkers = 2; o.MaxWorkers = 8; o.Capacity = 500; o.Retry.MaxAttempts = 1; })
+                .AddQueue(HostileQueue, o => o.MaxWorkers = 2);
+        }
+
         if (durable is not null)
         {
             builder.Services.AddSingleton(durable.Jobs);
@@ -78,8 +84,9 @@ internal sealed class DashboardHost : IAsyncDisposable
                     o.MinWorkers = durable.Workers;
                     o.MaxWorkers = durable.Workers;
                     o.MaxConcurrency = durable.MaxConcurrency;
-                    o.Capacity = 1000;
-                    o.Retry.MaxAttempts = 1;
+                    o.Capacity = durable.Capacity;
+                    o.Retry.MaxAttempts = durable.MaxAttempts;
+                    o.Retry.BaseDelay = TimeSpan.FromSeconds(2);
                 },
                 d =>
                 {

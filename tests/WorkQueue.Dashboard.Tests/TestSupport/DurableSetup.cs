@@ -12,6 +12,12 @@ internal sealed record DurableSetup(RedisServer Redis, string KeyPrefix, Payment
     /// <summary>Gets the most jobs running at once per instance (jobs held at an await hold no thread).</summary>
     public int? MaxConcurrency { get; init; } = 16;
 
+    /// <summary>Gets the most unfinished jobs the queue holds in Redis.</summary>
+    public int Capacity { get; init; } = 1000;
+
+    /// <summary>Gets how many attempts a job gets (retries wait in Redis, from 2 seconds).</summary>
+    public int MaxAttempts { get; init; } = 1;
+
     /// <summary>Gets how many fetched jobs may wait in an instance to start.</summary>
     public int Prefetch { get; init; } = 64;
 
