@@ -169,6 +169,11 @@ internal static class AdminEndpoints
             return NotDurable(q.Name);
         }
 
+        if (!IsStreamId(id))
+        {
+            return UnknownDeadLetter(q.Name, id);
+        }
+
         try
         {
             string? newId = await durable.Store.RequeueDeadLetterAsync(id).ConfigureAwait(false);
@@ -190,6 +195,11 @@ internal static class AdminEndpoints
         if (FindDurable(http, q.Name) is not { } durable)
         {
             return NotDurable(q.Name);
+        }
+
+        if (!IsStreamId(id))
+        {
+            return UnknownDeadLetter(q.Name, id);
         }
 
         try
@@ -242,6 +252,20 @@ internal static class AdminEndpoints
 
         value = default;
         return false;
+    }
+
+    /// <summary>
+    /// Whether <paramref name="id"/> is a complete stream id (<c>ms-seq</c>), as the dead-letter list gives them. Redis
+    /// reads anything else differently per command: <c>1712345678901</c> is a range in XRANGE and <c>1712345678901-0</c>
+    /// in XDEL (so a requeue could run one entry and delete another), and a malformed id is a server error, which must not
+    /// read as Redis being unavailable.
+    /// </summary>
+    private static bool IsStreamId(string id)
+    {
+        int dash = id.IndexOf('-', StringComparison.Ordinal);
+        return dash > 0
+            && ulong.TryParse(id.AsSpan(0, dash), NumberStyles.None, CultureInfo.InvariantCulture, out _)
+            && ulong.TryParse(id.AsSpan(dash + 1), NumberStyles.None, CultureInfo.InvariantCulture, out _);
     }
 
     private static ValidationProblem Invalid(string field, string message) =>

@@ -9,7 +9,7 @@ namespace WorkQueue.Dashboard.Tests.Dashboard;
 /// <summary>The dashboard page in a real headless Chromium, against a real Kestrel host on 127.0.0.1.</summary>
 public sealed class DashboardPageTests(Chromium chromium, ITestOutputHelper output) : IClassFixture<Chromium>, IAsyncLifetime
 {
-    private static readonly float Generous = (float)Wait.Generous.TotalMilliseconds;
+    private static readonly float Generous = DashboardPage.Generous;
     private readonly List<IBrowserContext> _contexts = [];
 
     public ValueTask InitializeAsync() => ValueTask.CompletedTask;
@@ -115,7 +115,9 @@ public sealed class DashboardPageTests(Chromium chromium, ITestOutputHelper outp
 
         var row = card.Locator("details.dead-letters tbody tr");
         await Expect(row).ToHaveCountAsync(1, new() { Timeout = Generous });
-        await Expect(row.Locator("td").Nth(4)).ToHaveTextAsync("System.InvalidOperationException: <b>boom</b> & more");
+        await Expect(row.Locator("td").Nth(0)).ToContainTextAsync("attempt 1");
+        await Expect(row.Locator("td").Nth(1).Locator(".type")).ToHaveTextAsync("System.InvalidOperationException");
+        await Expect(row.Locator("td").Nth(1).Locator(".message")).ToHaveTextAsync("<b>boom</b> & more");
         Assert.Equal(0, await card.Locator("details.dead-letters b").CountAsync());
     }
 
@@ -126,21 +128,9 @@ public sealed class DashboardPageTests(Chromium chromium, ITestOutputHelper outp
         var page = await OpenAsync(host);
         await Card(page, "io").Locator("details.dead-letters summary").ClickAsync();
 
-        // axe-core is evaluated through the browser's debugging protocol, which the page's CSP does not govern.
-        await page.EvaluateAsync(await File.ReadAllTextAsync(Path.Combine(AppContext.BaseDirectory, "Assets", "axe-core", "axe.min.js")));
-        var violations = await page.EvaluateAsync<JsonElement>(
-            """
-            async () => {
-              const result = await axe.run(document, { resultTypes: ['violations'] });
-              return result.violations.map(v => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map(n => n.target.join(' ')) }));
-            }
-            """);
-
-        var all = violations.EnumerateArray().Select(v => $"{v.GetProperty("impact")}: {v.GetProperty("id")} ({v.GetProperty("help")}) at {v.GetProperty("nodes")}").ToArray();
+        var all = await DashboardPage.AxeViolationsAsync(page);
         output.WriteLine(all.Length == 0 ? "axe-core: no violations." : "axe-core:\n" + string.Join('\n', all));
-        Assert.True(
-            all.All(v => !v.StartsWith("serious", StringComparison.Ordinal) && !v.StartsWith("critical", StringComparison.Ordinal)),
-            "axe-core found serious or critical violations:\n" + string.Join('\n', all));
+        Assert.False(all.Any(DashboardPage.IsSeriousOrCritical), "axe-core found serious or critical violations:\n" + string.Join('\n', all));
     }
 
     [Fact]
@@ -235,23 +225,8 @@ public sealed class DashboardPageTests(Chromium chromium, ITestOutputHelper outp
         Assert.False(host.Control("default").GetSnapshot().IsPaused, $"A cross-origin request paused the queue (no-cors: {noCors}, json: {json}).");
     }
 
-    private async Task<IPage> OpenAsync(DashboardHost host, bool waitForQueues = true)
-    {
-        var context = await chromium.Browser.NewContextAsync(new() { ViewportSize = new() { Width = 1366, Height = 900 } });
-        _contexts.Add(context);
-        var page = await context.NewPageAsync();
-        page.Console += (_, message) => Log($"console.{message.Type}: {message.Text}");
-        page.PageError += (_, error) => Log($"page error: {error}");
-        var response = await page.GotoAsync(host.PageUri.ToString());
-        Assert.NotNull(response);
-        Assert.Equal(200, response.Status);
-        if (waitForQueues)
-        {
-            await Expect(page.Locator("section.queue")).ToHaveCountAsync(3, new() { Timeout = Generous });
-        }
-
-        return page;
-    }
+    private Task<IPage> OpenAsync(DashboardHost host, bool waitForQueues = true) =>
+        DashboardPage.OpenAsync(chromium.Browser, _contexts, host, Log, waitForQueues);
 
     private void Log(string line)
     {
@@ -265,19 +240,12 @@ public sealed class DashboardPageTests(Chromium chromium, ITestOutputHelper outp
         }
     }
 
-    private async Task SaveScreenshotAsync(IPage page, string name)
-    {
-        string path = Path.Combine(AppContext.BaseDirectory, "screenshots", name);
-        Directory.CreateDirectory(Path.GetDirectoryName(path)!);
-        await page.ScreenshotAsync(new() { Path = path, FullPage = true });
-        output.WriteLine($"Screenshot: {path}");
-    }
+    private async Task SaveScreenshotAsync(IPage page, string name) =>
+        output.WriteLine($"Screenshot: {await DashboardPage.SaveScreenshotAsync(page, name)}");
 
-    private static ILocator Card(IPage page, string queue) =>
-        page.Locator("section.queue").Filter(new() { Has = page.GetByRole(AriaRole.Heading, new() { Name = queue, Exact = true }) });
+    private static ILocator Card(IPage page, string queue) => DashboardPage.Card(page, queue);
 
-    private static ILocator Field(ILocator card, string label) =>
-        card.Locator("dl.fields > div").Filter(new() { Has = card.Page.GetByText(label, new() { Exact = true }) }).Locator("dd");
+    private static ILocator Field(ILocator card, string label) => DashboardPage.Field(card, label);
 
     private static (int Current, string Mode) Workers(DashboardHost host)
     {

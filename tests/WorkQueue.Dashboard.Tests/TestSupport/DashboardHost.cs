@@ -9,18 +9,20 @@ using Microsoft.AspNetCore.Hosting.Server.Features;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Options;
+using WorkQueue.AspNetCore;
 
 namespace WorkQueue.Dashboard.Tests.TestSupport;
 
 /// <summary>
-/// A real Kestrel app on 127.0.0.1 (free port) with three queues, the admin endpoints and the dashboard, as an
-/// application would map them. The dashboard needs no Redis, so none is started.
+/// A real Kestrel app on 127.0.0.1 (free port) with three in-memory queues, the admin endpoints and the dashboard, as an
+/// application would map them; given a redis-server, a fourth, durable queue (<see cref="DurableQueue"/>) on it.
 /// </summary>
 internal sealed class DashboardHost : IAsyncDisposable
 {
     public const string HostileQueue = "<script>window.pwned = 1</script>";
     public const string AdminKey = "the-admin-key";
     public const string KeyHeader = "X-Admin-Key";
+    public const string DurableQueue = "payments";
 
     private DashboardHost(WebApplication app, Uri address)
     {
@@ -46,15 +48,53 @@ internal sealed class DashboardHost : IAsyncDisposable
     public IWorkQueueControl Control(string name) =>
         App.Services.GetRequiredService<IWorkQueueProvider>().TryGetControl(name, out var control) ? control : throw new ArgumentException(name, nameof(name));
 
-    public static async Task<DashboardHost> StartAsync(bool requireKey = false, string pageAdminPrefix = "/admin/workqueue")
+    public IDurableQueue<PaymentJob> Durable => App.Services.GetRequiredKeyedService<IDurableQueue<PaymentJob>>(DurableQueue);
+
+    public int QueueCount => App.Services.GetRequiredService<IWorkQueueProvider>().Queues.Count;
+
+    /// <param name="requireKey">Protects the admin endpoints with an API-key policy.</param>
+    /// <param name="pageAdminPrefix">Where the page looks for the admin endpoints.</param>
+    /// <param name="durable">
+    /// Adds the durable queue on this redis-server, its handler doing what <c>durable.Jobs</c> says; hosts given the same
+    /// key prefix are instances of one service (one consumer group).
+    /// </param>
+    /// <param name="testQueues">Adds the <c>io</c> queue and the one named like markup next to <c>default</c>.</param>
+    public static async Task<DashboardHost> StartAsync(bool requireKey = false, string pageAdminPrefix = "/admin/workqueue", DurableSetup? durable = null, bool testQueues = true)
     {
         var builder = WebApplication.CreateSlimBuilder();
         builder.WebHost.UseUrls("http://127.0.0.1:0");
         builder.Logging.SetMinimumLevel(LogLevel.Warning);
-        builder.Services.AddWorkQueueDashboard()
-            .AddWorkQueue(o => { o.MinWorkers = 1; o.MaxWorkers = 4; o.Capacity = 1000; })
-            .AddQueue("io", o => { o.MinWorkers = 2; o.MaxWorkers = 8; o.Capacity = 500; o.Retry.MaxAttempts = 1; })
-            .AddQueue(HostileQueue, o => o.MaxWorkers = 2);
+        var queues = builder.Services.AddWorkQueueDashboard()
+            .AddWorkQueue(o => { o.MinWorkers = 1; o.MaxWorkers = 4; o.Capacity = 1000; });
+        if (testQueues)
+        {
+            queues
+                .AddQueue("io", o => { o.MinWorkers = 2; o.MaxWorkers = 8; o.Capacity = 500; o.Retry.MaxAttempts = 1; })
+                .AddQueue(HostileQueue, o => o.MaxWorkers = 2);
+        }
+
+        if (durable is not null)
+        {
+            builder.Services.AddSingleton(durable.Jobs);
+            builder.Services.AddRedisWarmup(o => o.Configuration = durable.Redis.Configuration);
+            queues.AddDurableQueue<PaymentJobHandler, PaymentJob>(
+                DurableQueue,
+                o =>
+                {
+                    o.MinWorkers = durable.Workers;
+                    o.MaxWorkers = durable.Workers;
+                    o.MaxConcurrency = durable.MaxConcurrency;
+                    o.Capacity = durable.Capacity;
+                    o.Retry.MaxAttempts = durable.MaxAttempts;
+                    o.Retry.BaseDelay = TimeSpan.FromSeconds(2);
+                },
+                d =>
+                {
+                    d.KeyPrefix = durable.KeyPrefix;
+                    d.Prefetch = durable.Prefetch;
+                    d.PollInterval = TimeSpan.FromMilliseconds(200);
+                });
+        }
         if (requireKey)
         {
             builder.Services.AddSingleton<KeyCheck>();
@@ -83,6 +123,15 @@ internal sealed class DashboardHost : IAsyncDisposable
         await app.StartAsync();
         string address = app.Services.GetRequiredService<IServer>().Features.Get<IServerAddressesFeature>()!.Addresses.Single();
         return new DashboardHost(app, new Uri(address));
+    }
+
+    /// <summary>Reads this host's admin JSON for a path under the admin prefix.</summary>
+    public async Task<System.Text.Json.JsonElement> GetJsonAsync(string path)
+    {
+        using var response = await Client.GetAsync("/admin/workqueue" + path);
+        response.EnsureSuccessStatusCode();
+        using var json = System.Text.Json.JsonDocument.Parse(await response.Content.ReadAsStringAsync());
+        return json.RootElement.Clone();
     }
 
     public async ValueTask DisposeAsync()

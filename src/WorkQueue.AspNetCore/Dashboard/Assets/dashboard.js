@@ -24,6 +24,15 @@
     { label: 'When full', value: q => q.fullMode },
     { label: 'Wait p50 / p99', value: q => q.queueWaitMs && `${ms(q.queueWaitMs.p50)} / ${ms(q.queueWaitMs.p99)}` },
   ];
+  // A durable queue's figures, read from Redis by the instance that answers (cluster-wide, null until first read).
+  const DURABLE = [
+    { label: 'Stream length', value: q => q.durable && fmt(q.durable.streamLength) },
+    { label: 'Pending', value: q => q.durable && fmt(q.durable.pending) },
+    { label: 'Lag', value: q => q.durable && fmt(q.durable.lag) },
+    { label: 'Delayed retries', value: q => q.durable && fmt(q.durable.delayedRetries) },
+    { label: 'Dead letters', value: q => q.durable && fmt(q.durable.deadLetters) },
+    { label: 'Held here', value: q => q.durable && fmt(q.durable.heldHere) },
+  ];
   const TOTALS = [
     { label: 'Enqueued', value: q => q.totals && fmt(q.totals.enqueued) },
     { label: 'Succeeded', value: q => q.totals && fmt(q.totals.succeeded) },
@@ -42,7 +51,7 @@
         { name: 'p99', value: s => s.queueWaitP99Ms },
       ],
     },
-    { title: 'Depth', unit: 'jobs', series: [{ name: 'depth', value: s => s.depth }] },
+    { title: 'Depth', durableTitle: 'Prefetched here', unit: 'jobs', series: [{ name: 'depth', value: s => s.depth }] },
     { title: 'Busy workers', unit: 'threads', series: [{ name: 'busy', value: s => s.busy }] },
   ];
 
@@ -104,7 +113,8 @@
       throw new ApiError(0, `The server did not answer (${e.message}).`);
     }
     if (response.ok) {
-      return response.json();
+      // 204 No Content (a deleted dead letter) has no body to read.
+      return response.status === 204 ? null : response.json();
     }
     const text = await describe(response);
     if (response.status === 401 || (response.status === 403 && KEY_HEADER && key)) {
@@ -270,7 +280,9 @@
 
   function createCard(q) {
     const id = `q${nextId++}`;
-    const root = make('section', 'queue');
+    // A queue is durable or in memory for the life of the process: the card is built for one or the other.
+    const durable = Boolean(q.durable);
+    const root = make('section', durable ? 'queue durable' : 'queue');
     root.setAttribute('aria-labelledby', `${id}-name`);
     root.dataset.queue = q.name;
 
@@ -280,9 +292,14 @@
     const running = make('span', 'badge');
     const accepting = make('span', 'badge');
     head.append(title, running, accepting);
+    const connection = durable ? make('span', 'badge') : null;
+    if (durable) {
+      head.append(make('span', 'badge kind', 'durable'), connection);
+    }
 
+    // A durable queue's capacity bounds its unfinished jobs in Redis; its in-process depth is only the prefetch.
     const depthLabel = make('div', 'depth-line');
-    const depthName = make('span', '', 'Depth');
+    const depthName = make('span', '', durable ? 'Unfinished in Redis' : 'Depth');
     const depthText = make('span', 'depth-text');
     depthLabel.append(depthName, depthText);
     const bar = make('div', 'bar');
@@ -291,16 +308,21 @@
     bar.appendChild(fill);
 
     const stats = fieldList(STATS, 'stats');
+    const redis = durable ? createDurable(q, id) : null;
     const charts = make('div', 'charts');
-    const chartViews = CHARTS.map(spec => createChart(spec, charts));
+    const chartViews = CHARTS.map(spec => createChart(durable && spec.durableTitle ? { ...spec, title: spec.durableTitle } : spec, charts));
     const totalsTitle = make('h3', '', 'Totals');
     const totals = fieldList(TOTALS, 'totals');
 
     const controls = createControls(q, id);
-    const deadLetters = createDeadLetters(q, id);
+    const deadLetters = createDeadLetters(q, id, durable);
 
-    root.append(head, depthLabel, bar, stats.root, charts, totalsTitle, totals.root, controls.root, deadLetters.root);
-    return { root, running, accepting, depthText, bar, fill, stats, totals, chartViews, controls, deadLetters };
+    root.append(head, depthLabel, bar, stats.root);
+    if (redis) {
+      root.append(redis.root);
+    }
+    root.append(charts, totalsTitle, totals.root, controls.root, deadLetters.root);
+    return { root, durable, running, accepting, connection, depthText, bar, fill, stats, redis, totals, chartViews, controls, deadLetters };
   }
 
   function updateCard(card, q) {
@@ -309,12 +331,24 @@
     setText(card.accepting, q.accepting ? 'accepting' : 'not accepting');
     card.accepting.className = `badge ${q.accepting ? 'good' : 'bad'}`;
 
-    const share = q.capacity > 0 ? q.depth / q.capacity : 0;
-    setText(card.depthText, `${fmt(q.depth)} / ${fmt(q.capacity)} (${(share * 100).toFixed(share > 0 && share < 0.01 ? 2 : 0)} %)`);
+    let used = q.depth;
+    if (card.durable) {
+      const d = q.durable || {};
+      const connected = d.connected === true;
+      setText(card.connection, connected ? 'Redis connected' : 'Redis not connected');
+      card.connection.className = `badge ${connected ? 'good' : 'bad'}`;
+      // Capacity counts the stream's entries and the retries waiting in Redis (the enqueue script's rule).
+      used = typeof d.streamLength === 'number' ? d.streamLength + (d.delayedRetries || 0) : null;
+    }
+    const share = q.capacity > 0 && typeof used === 'number' ? used / q.capacity : 0;
+    setText(card.depthText, `${fmt(used)} / ${fmt(q.capacity)} (${(share * 100).toFixed(share > 0 && share < 0.01 ? 2 : 0)} %)`);
     card.fill.style.width = `${Math.min(100, share * 100)}%`;
     card.bar.classList.toggle('high', share >= 0.9);
 
     updateFields(card.stats, q);
+    if (card.redis) {
+      updateDurable(card.redis, q);
+    }
     updateFields(card.totals, q);
     const list = samples.get(q.name) || [];
     for (const chart of card.chartViews) {
@@ -461,21 +495,99 @@
     setText(controls.pause, q.paused ? 'Resume' : 'Pause');
   }
 
-  // ---- Dead letters: listed when opened ----
+  // ---- A durable queue's Redis figures and consumers ----
 
-  function createDeadLetters(q, id) {
+  function createDurable(q, id) {
+    const root = make('div', 'redis');
+    root.setAttribute('role', 'group');
+    root.setAttribute('aria-labelledby', `${id}-redis`);
+    const title = make('h3', '', 'Redis stream');
+    title.id = `${id}-redis`;
+    const source = make('p', 'muted source');
+    const fields = fieldList(DURABLE, 'durable-fields');
+    const lastError = make('p', 'error');
+    lastError.setAttribute('role', 'alert');
+
+    const table = make('table', 'consumers');
+    const caption = make('caption', 'muted');
+    const head = document.createElement('thead');
+    const headRow = document.createElement('tr');
+    for (const name of ['Consumer', 'Pending', 'Idle']) {
+      const th = make('th', name === 'Consumer' ? '' : 'num', name);
+      th.scope = 'col';
+      headRow.appendChild(th);
+    }
+    head.appendChild(headRow);
+    const rows = document.createElement('tbody');
+    table.append(caption, head, rows);
+    root.append(title, source, fields.root, lastError, table);
+    return { root, source, fields, lastError, table, caption, rows, shown: null, byName: null };
+  }
+
+  function updateDurable(view, q) {
+    const d = q.durable || {};
+    const read = d.readAt ? `read at ${new Date(d.readAt).toLocaleTimeString()}` : 'not read yet';
+    setText(view.source, `Figures for every instance, from ${d.stream || 'the stream'} (${read})`);
+    updateFields(view.fields, q);
+    setText(view.lastError, d.lastError ? `Last Redis error: ${d.lastError}` : '');
+
+    const consumers = d.consumers || [];
+    setText(view.caption, `Consumers in the group (${fmt(consumers.length)})`);
+    view.table.hidden = consumers.length === 0;
+    // Rows are kept by consumer name and their cells updated in place, so the table does not flicker under a reader.
+    const names = consumers.map(c => c.name).join('\n');
+    if (names !== view.shown) {
+      view.shown = names;
+      const rows = new Map();
+      for (const c of consumers) {
+        rows.set(c.name, view.byName && view.byName.get(c.name) || consumerRow(c));
+      }
+      view.byName = rows;
+      view.rows.replaceChildren(...Array.from(rows.values(), r => r.root));
+    }
+    for (const c of consumers) {
+      const row = view.byName.get(c.name);
+      setText(row.pending, fmt(c.pending));
+      setText(row.idle, idle(c.idleMs));
+    }
+  }
+
+  function consumerRow(c) {
+    const row = document.createElement('tr');
+    const name = make('td', 'consumer');
+    name.appendChild(make('span', '', c.name));
+    if (c.thisProcess) {
+      row.className = 'mine';
+      name.append(' ', make('span', 'badge kind', 'this process'));
+    }
+    const pending = make('td', 'num');
+    const idleCell = make('td', 'num');
+    row.append(name, pending, idleCell);
+    return { root: row, pending, idle: idleCell };
+  }
+
+  // ---- Dead letters: listed when opened; a durable queue's can be requeued or deleted ----
+
+  function createDeadLetters(q, id, durable) {
     const root = make('details', 'dead-letters');
     const summary = document.createElement('summary');
     const body = document.createElement('div');
-    const message = make('p', 'error');
-    message.setAttribute('role', 'alert');
+    const note = make('p', 'muted note', durable
+      ? 'Kept in Redis for every instance. Requeue runs a job again from attempt 1; Delete drops it for good.'
+      : 'Kept in this process\'s memory: a record of what failed, with no runnable job to requeue.');
     const reload = make('button', '', 'Reload dead letters');
     reload.type = 'button';
+    const message = make('p', 'error');
+    message.setAttribute('role', 'alert');
+    const done = make('p', 'done');
+    done.setAttribute('role', 'status');
     const table = document.createElement('table');
     const caption = make('caption', 'muted', `Dead letters of ${q.name}, newest first (payloads are not shown)`);
     const head = document.createElement('thead');
     const headRow = document.createElement('tr');
-    for (const name of ['Time', 'Job', 'Name', 'Attempt', 'Error']) {
+    // Few columns, so the table reads in a narrow card: the attempt, the time and the name go under the job's id.
+    const columns = durable ? ['Job', 'Error', 'Actions'] : ['Job', 'Error'];
+    for (const name of columns) {
       const th = make('th', '', name);
       th.scope = 'col';
       headRow.appendChild(th);
@@ -484,54 +596,145 @@
     const rows = document.createElement('tbody');
     table.append(caption, head, rows);
     table.hidden = true;
-    body.append(reload, message, table);
+    body.append(note, reload, message, done, table);
     root.append(summary, body);
 
-    const view = { root, summary, table, rows, message, count: -1, loaded: -1 };
-    const load = async () => {
-      message.textContent = '';
-      try {
-        const list = await api('GET', `${queuePath(q.name)}/dead-letters`);
-        fillDeadLetters(view, list);
-        view.loaded = view.count;
-      } catch (e) {
-        message.textContent = e.message;
-      }
-    };
-    view.load = load;
+    const view = { root, summary, table, rows, message, done, reload, durable, path: `${queuePath(q.name)}/dead-letters`, byId: new Map(), messageFrom: '', count: -1, loaded: -1, loads: 0 };
+    view.load = () => loadDeadLetters(view);
     root.addEventListener('toggle', () => {
       if (root.open) {
-        load();
+        view.load();
       }
     });
-    reload.addEventListener('click', load);
+    reload.addEventListener('click', () => {
+      setText(done, '');
+      setText(message, '');
+      view.load();
+    });
     return view;
   }
 
-  function fillDeadLetters(view, list) {
-    view.rows.replaceChildren();
-    for (const item of list.slice().reverse()) {
-      const row = document.createElement('tr');
-      const cells = [
-        new Date(item.deadLetteredAt).toLocaleTimeString(),
-        String(item.id),
-        item.name,
-        String(item.attempt),
-        `${item.error.type}: ${item.error.message}`,
-      ];
-      for (const text of cells) {
-        row.appendChild(make('td', '', text));
+  async function loadDeadLetters(view) {
+    // Only the latest load fills the table: an older answer arriving late must not bring back a removed row.
+    const load = ++view.loads;
+    try {
+      const list = await api('GET', view.path);
+      if (load === view.loads) {
+        if (view.messageFrom === 'load') {
+          setText(view.message, '');
+        }
+        fillDeadLetters(view, list);
+        view.loaded = view.count;
       }
-      view.rows.appendChild(row);
+    } catch (e) {
+      if (load === view.loads) {
+        view.messageFrom = 'load';
+        setText(view.message, e.message);
+      }
     }
-    view.table.hidden = list.length === 0;
-    if (list.length === 0) {
-      view.message.textContent = '';
+  }
+
+  function fillDeadLetters(view, list) {
+    // A durable queue lists them newest first; an in-memory one oldest first.
+    const items = view.durable ? list : list.slice().reverse();
+    // Rows are kept by id and moved only when they must, so a button that has the keyboard focus keeps it while the
+    // list refreshes around it.
+    const keep = new Map();
+    let cursor = view.rows.firstChild;
+    for (const item of items) {
+      const key = String(item.id);
+      const row = view.byId.get(key) || deadLetterRow(view, item);
+      keep.set(key, row);
+      if (row === cursor) {
+        cursor = cursor.nextSibling;
+      } else {
+        view.rows.insertBefore(row, cursor);
+      }
+    }
+    while (cursor) {
+      const next = cursor.nextSibling;
+      cursor.remove();
+      cursor = next;
+    }
+    view.byId = keep;
+    view.table.hidden = items.length === 0;
+  }
+
+  function deadLetterRow(view, item) {
+    const row = document.createElement('tr');
+    row.dataset.id = String(item.id);
+    const at = new Date(item.deadLetteredAt);
+    const time = at.toDateString() === new Date().toDateString() ? at.toLocaleTimeString() : at.toLocaleString();
+    const job = make('td', 'job');
+    job.append(
+      make('span', 'id', view.durable ? item.jobId : `#${item.id}`), ' ',
+      make('span', 'sub', view.durable ? `attempt ${item.attempt}, ${item.reason}` : `attempt ${item.attempt}`), ' ',
+      make('span', 'sub', time));
+    if (!view.durable) {
+      job.append(' ', make('span', 'sub name', item.name));
+    }
+    const error = make('td', 'error-cell');
+    if (item.error && item.error.type) {
+      error.append(make('span', 'sub type', item.error.type), ' ');
+    }
+    error.appendChild(make('span', 'message', item.error ? item.error.message : ''));
+    row.append(job, error);
+    if (view.durable) {
+      const actions = make('td', 'actions');
+      const requeue = make('button', 'requeue', 'Requeue');
+      requeue.type = 'button';
+      requeue.setAttribute('aria-label', `Requeue job ${item.jobId}`);
+      const remove = make('button', 'delete', 'Delete');
+      remove.type = 'button';
+      remove.setAttribute('aria-label', `Delete the dead letter of job ${item.jobId}`);
+      actions.append(requeue, remove);
+      row.appendChild(actions);
+      requeue.addEventListener('click', () => actOnDeadLetter(view, item, row, requeue, 'requeue'));
+      remove.addEventListener('click', () => {
+        if (window.confirm(`Delete the dead letter of job ${item.jobId}? The job will not run again.`)) {
+          actOnDeadLetter(view, item, row, remove, 'delete');
+        }
+      });
+    }
+    return row;
+  }
+
+  async function actOnDeadLetter(view, item, row, button, action) {
+    const buttons = Array.from(row.querySelectorAll('button'));
+    const hadFocus = row.contains(document.activeElement);
+    const index = Array.from(view.rows.children).indexOf(row);
+    buttons.forEach(b => { b.disabled = true; });
+    setText(view.message, '');
+    setText(view.done, '');
+    const path = `${view.path}/${encodeURIComponent(item.id)}`;
+    try {
+      if (action === 'requeue') {
+        const result = await api('POST', `${path}/requeue`, {});
+        setText(view.done, `Requeued job ${item.jobId} as ${result.newId}.`);
+      } else {
+        await api('DELETE', path, {});
+        setText(view.done, `Deleted the dead letter of job ${item.jobId}.`);
+      }
+    } catch (e) {
+      view.messageFrom = 'action';
+      // 404: another operator (or another tab) got there first; the reload below shows the list as it is now.
+      setText(view.message, e.message);
+    }
+    buttons.forEach(b => { b.disabled = false; });
+    await view.load();
+    refresh();
+    if (hadFocus && !row.isConnected) {
+      // The row is gone: the keyboard goes on to the same button of the row that took its place, else to Reload.
+      const next = view.rows.children[Math.min(index, view.rows.children.length - 1)];
+      const target = next && next.querySelector(`button.${button.className}`);
+      (target || view.reload).focus();
     }
   }
 
   function updateDeadLetters(view, q) {
-    const count = q.totals ? q.totals.deadLettered : 0;
+    // A durable queue's count is Redis's (every instance's, and what requeue and delete change); an in-memory queue's is
+    // this process's total.
+    const count = view.durable ? (q.durable ? q.durable.deadLetters : null) : (q.totals ? q.totals.deadLettered : 0);
     view.count = count;
     setText(view.summary, `Dead letters (${fmt(count)})`);
     if (view.root.open && view.loaded !== count) {
@@ -561,6 +764,20 @@
 
   function fmt(value) {
     return typeof value === 'number' && isFinite(value) ? number.format(value) : '-';
+  }
+
+  function idle(value) {
+    if (typeof value !== 'number' || !isFinite(value)) {
+      return '-';
+    }
+    const seconds = value / 1000;
+    if (seconds < 60) {
+      return `${number.format(Math.floor(seconds * 10) / 10)} s`;
+    }
+    if (seconds < 3600) {
+      return `${number.format(Math.floor(seconds / 60))} min`;
+    }
+    return `${number.format(Math.floor(seconds / 360) / 10)} h`;
   }
 
   function ms(value) {

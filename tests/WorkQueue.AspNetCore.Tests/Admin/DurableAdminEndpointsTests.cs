@@ -1,0 +1,354 @@
+using System.Net;
+using System.Text;
+using System.Text.Json;
+using Microsoft.AspNetCore.Builder;
+using Microsoft.Extensions.DependencyInjection;
+using WorkQueue.AspNetCore.Tests.TestSupport;
+using WorkQueue.Testing;
+
+namespace WorkQueue.AspNetCore.Tests.Admin;
+
+/// <summary>
+/// The admin endpoints over a durable queue, on real Kestrel and a real redis-server: the <c>durable</c> section, the
+/// dead-letter stream listed, requeued and deleted, and the errors those calls answer.
+/// </summary>
+public sealed class DurableAdminEndpointsTests(RedisServerFixture redis) : IClassFixture<RedisServerFixture>
+{
+    private const string Prefix = "/admin/workqueue";
+    private const string Durable = DurableTestHost.Queue;
+
+    [Fact]
+    public async Task GetOne_DurableQueue_HasADurableSectionWhoseFiguresFollowTheJobs()
+    {
+        var release = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        var log = new JobLog { Behavior = async (_, _, _) => await release.Task };
+        await using var app = await StartAsync(log);
+        var producer = Producer(app);
+
+        for (int n = 0; n < 3; n++)
+        {
+            await producer.EnqueueAsync(new TestJob(n));
+        }
+
+        await log.WaitUntilAsync(() => log.Runs.Count == 3, "the three jobs to start");
+
+        // Three jobs running here: unfinished in the stream and pending on this process's consumer.
+        var running = await UntilAsync(app, $"{Prefix}/{Durable}", d => Long(d, "streamLength") == 3 && Long(d, "pending") == 3, "3 unfinished, 3 pending");
+        var durable = running.GetProperty("durable");
+        string consumer = durable.GetProperty("consumer").GetString()!;
+        Assert.False(string.IsNullOrEmpty(consumer));
+        Assert.Equal(DurableTestHost.StreamKey(app.Prefix), durable.GetProperty("stream").GetString());
+        Assert.True(durable.GetProperty("connected").GetBoolean());
+        Assert.Equal(JsonValueKind.Null, durable.GetProperty("lastError").ValueKind);
+        Assert.Equal(3, durable.GetProperty("heldHere").GetInt32());
+        Assert.Equal(0, Long(running, "lag"));
+        Assert.Equal(0, Long(running, "delayedRetries"));
+        Assert.Equal(0, Long(running, "deadLetters"));
+        Assert.True(durable.GetProperty("readAt").GetDateTimeOffset() > DateTimeOffset.UtcNow.AddMinutes(-1));
+        var mine = Assert.Single(durable.GetProperty("consumers").EnumerateArray());
+        Assert.Equal(consumer, mine.GetProperty("name").GetString());
+        Assert.Equal(3, mine.GetProperty("pending").GetInt64());
+        Assert.True(mine.GetProperty("idleMs").GetDouble() >= 0);
+        Assert.True(mine.GetProperty("thisProcess").GetBoolean());
+
+        // Once they finish, the figures read from Redis go back to zero.
+        release.SetResult();
+        await log.WaitUntilAsync(() => log.Completed == 3, "the three jobs to complete");
+        var done = await UntilAsync(app, $"{Prefix}/{Durable}", d => Long(d, "streamLength") == 0 && Long(d, "pending") == 0, "an empty stream");
+        Assert.Equal(0, done.GetProperty("durable").GetProperty("heldHere").GetInt32());
+        Assert.Equal(3, done.GetProperty("totals").GetProperty("succeeded").GetInt64());
+    }
+
+    [Fact]
+    public async Task GetAll_MixedQueues_DurableSectionOnlyOnTheDurableQueue()
+    {
+        await using var app = await StartAsync(new JobLog());
+
+        using var json = await GetJsonAsync(app, Prefix);
+
+        var byName = json.RootElement.EnumerateArray().ToDictionary(q => q.GetProperty("name").GetString()!);
+        Assert.Equal(JsonValueKind.Object, byName[Durable].GetProperty("durable").ValueKind);
+        Assert.Equal(JsonValueKind.Null, byName["default"].GetProperty("durable").ValueKind);
+    }
+
+    [Fact]
+    public async Task GetDeadLetters_DurableQueue_ListsNewestFirstWithErrorAndReasonWithoutPayload()
+    {
+        var log = new JobLog { Behavior = static (job, _, _) => throw new InvalidOperationException($"job {job.N} said <no> & stopped") };
+        await using var app = await StartAsync(log);
+        var producer = Producer(app);
+        string first = await producer.EnqueueAsync(new TestJob(1, "card-4111"));
+        await UntilAsync(app, $"{Prefix}/{Durable}", d => Long(d, "deadLetters") == 1, "the first dead letter");
+        string second = await producer.EnqueueAsync(new TestJob(2, "card-4111"));
+        await UntilAsync(app, $"{Prefix}/{Durable}", d => Long(d, "deadLetters") == 2, "the second dead letter");
+
+        using var response = await app.Client.GetAsync($"{Prefix}/{Durable}/dead-letters");
+
+        Assert.Equal(HttpStatusCode.OK, response.StatusCode);
+        string body = await response.Content.ReadAsStringAsync();
+        Assert.DoesNotContain("card-4111", body);
+        using var json = JsonDocument.Parse(body);
+        var letters = json.RootElement.EnumerateArray().ToArray();
+        Assert.Equal([second, first], letters.Select(l => l.GetProperty("jobId").GetString()));
+        var newest = letters[0];
+        Assert.Matches(@"^\d+-\d+$", newest.GetProperty("id").GetString());
+        Assert.Contains(nameof(TestJobHandler), newest.GetProperty("name").GetString());
+        Assert.Equal(1, newest.GetProperty("attempt").GetInt32());
+        Assert.Equal(typeof(InvalidOperationException).FullName, newest.GetProperty("error").GetProperty("type").GetString());
+        Assert.Equal("job 2 said <no> & stopped", newest.GetProperty("error").GetProperty("message").GetString());
+        Assert.Equal("failed", newest.GetProperty("reason").GetString());
+        var deadLetteredAt = newest.GetProperty("deadLetteredAt").GetDateTimeOffset();
+        var enqueuedAt = newest.GetProperty("enqueuedAt").GetDateTimeOffset();
+        Assert.True(enqueuedAt > DateTimeOffset.UtcNow.AddMinutes(-5), $"enqueuedAt {enqueuedAt:O}");
+        Assert.True(deadLetteredAt >= enqueuedAt, $"deadLetteredAt {deadLetteredAt:O} before enqueuedAt {enqueuedAt:O}");
+    }
+
+    [Fact]
+    public async Task Requeue_DeadLetter_RunsTheJobAgainAndRemovesTheDeadLetter()
+    {
+        bool failing = true;
+        var log = new JobLog { Behavior = (_, _, _) => Volatile.Read(ref failing) ? throw new InvalidOperationException("provider down") : ValueTask.CompletedTask };
+        await using var app = await StartAsync(log);
+        string jobId = await Producer(app).EnqueueAsync(new TestJob(5));
+        string id = await SingleDeadLetterIdAsync(app);
+
+        // The cause is fixed, then the operator puts the job back.
+        Volatile.Write(ref failing, false);
+        using var response = await SendAsync(app, HttpMethod.Post, $"{Prefix}/{Durable}/dead-letters/{id}/requeue");
+
+        Assert.Equal(HttpStatusCode.OK, response.StatusCode);
+        using var json = JsonDocument.Parse(await response.Content.ReadAsStringAsync());
+        Assert.Equal(Durable, json.RootElement.GetProperty("queue").GetString());
+        Assert.Equal(id, json.RootElement.GetProperty("deadLetterId").GetString());
+        string newId = json.RootElement.GetProperty("newId").GetString()!;
+        Assert.Matches(@"^\d+-\d+$", newId);
+        Assert.NotEqual(jobId, newId);
+        await log.WaitUntilAsync(() => log.Completed == 1, "the requeued job to run and succeed");
+        Assert.Equal(2, log.CallsOf(5));
+        Assert.Empty(await DeadLettersAsync(app));
+        await UntilAsync(app, $"{Prefix}/{Durable}", d => Long(d, "deadLetters") == 0 && Long(d, "streamLength") == 0, "no dead letter and an empty stream");
+
+        // The same dead letter cannot be requeued twice.
+        using var again = await SendAsync(app, HttpMethod.Post, $"{Prefix}/{Durable}/dead-letters/{id}/requeue");
+        Assert.Equal(HttpStatusCode.NotFound, again.StatusCode);
+        Assert.Equal(2, log.CallsOf(5));
+    }
+
+    [Fact]
+    public async Task Delete_DeadLetter_RemovesItWithoutRunningIt()
+    {
+        var log = new JobLog { Behavior = static (_, _, _) => throw new InvalidOperationException("always") };
+        await using var app = await StartAsync(log);
+        await Producer(app).EnqueueAsync(new TestJob(9));
+        string id = await SingleDeadLetterIdAsync(app);
+
+        using var response = await SendAsync(app, HttpMethod.Delete, $"{Prefix}/{Durable}/dead-letters/{id}");
+
+        Assert.Equal(HttpStatusCode.NoContent, response.StatusCode);
+        Assert.Empty(await DeadLettersAsync(app));
+        await using var redisClient = await DurableTestHost.ConnectAsync(redis.Server);
+        Assert.Equal(0, await redisClient.GetDatabase().StreamLengthAsync(DurableTestHost.DeadKey(app.Prefix)));
+        Assert.Equal(0, await redisClient.GetDatabase().StreamLengthAsync(DurableTestHost.StreamKey(app.Prefix)));
+        Assert.Equal(1, log.CallsOf(9));
+
+        using var again = await SendAsync(app, HttpMethod.Delete, $"{Prefix}/{Durable}/dead-letters/{id}");
+        Assert.Equal(HttpStatusCode.NotFound, again.StatusCode);
+    }
+
+    [Theory]
+    [InlineData("POST", "/requeue", "1-0")]
+    [InlineData("DELETE", "", "1-0")]
+    [InlineData("POST", "/requeue", "nope")]
+    [InlineData("DELETE", "", "nope")]
+    [InlineData("POST", "/requeue", "1")]
+    [InlineData("DELETE", "", "1")]
+    [InlineData("POST", "/requeue", "99999999999999999999-0")]
+    [InlineData("DELETE", "", "-")]
+    public async Task RequeueOrDelete_UnknownDeadLetter_Returns404ProblemNamingIt(string method, string suffix, string id)
+    {
+        await using var app = await StartAsync(new JobLog());
+
+        // A dead-letter stream that exists (Redis answers XDEL on a missing key with 0 before it reads the id).
+        await using var redisClient = await DurableTestHost.ConnectAsync(redis.Server);
+        var deadKey = DurableTestHost.DeadKey(app.Prefix);
+        string other = (await redisClient.GetDatabase().StreamAddAsync(deadKey, [new("p", "{}"), new("a", "1"), new("e", "E: x"), new("r", "failed"), new("f", "0"), new("t", "0")]))!;
+
+        using var response = await SendAsync(app, new HttpMethod(method), $"{Prefix}/{Durable}/dead-letters/{Uri.EscapeDataString(id)}{suffix}");
+
+        Assert.Equal(HttpStatusCode.NotFound, response.StatusCode);
+        Assert.Equal("application/problem+json", response.Content.Headers.ContentType?.MediaType);
+        Assert.Contains($"'{id}'", await response.Content.ReadAsStringAsync());
+        Assert.Equal([other], (await redisClient.GetDatabase().StreamRangeAsync(deadKey)).Select(e => (string?)e.Id));
+    }
+
+    [Fact]
+    public async Task RequeueOrDelete_IncompleteIdOfARealDeadLetter_Returns404AndLeavesIt()
+    {
+        // Redis reads "1712345678901" as a range of ids in XRANGE and as "1712345678901-0" in XDEL: only the exact id
+        // the list gave may name a dead letter.
+        var log = new JobLog { Behavior = static (_, _, _) => throw new InvalidOperationException("always") };
+        await using var app = await StartAsync(log);
+        await Producer(app).EnqueueAsync(new TestJob(3));
+        string id = await SingleDeadLetterIdAsync(app);
+        string millisecondsOnly = id[..id.IndexOf('-', StringComparison.Ordinal)];
+
+        using var requeue = await SendAsync(app, HttpMethod.Post, $"{Prefix}/{Durable}/dead-letters/{millisecondsOnly}/requeue");
+        using var delete = await SendAsync(app, HttpMethod.Delete, $"{Prefix}/{Durable}/dead-letters/{millisecondsOnly}");
+
+        Assert.Equal(HttpStatusCode.NotFound, requeue.StatusCode);
+        Assert.Equal(HttpStatusCode.NotFound, delete.StatusCode);
+        Assert.Equal([id], (await DeadLettersAsync(app)).Select(l => l.GetProperty("id").GetString()));
+        Assert.Equal(1, log.CallsOf(3));
+    }
+
+    [Theory]
+    [InlineData("GET", "/nope/dead-letters")]
+    [InlineData("POST", "/nope/dead-letters/1-0/requeue")]
+    [InlineData("DELETE", "/nope/dead-letters/1-0")]
+    public async Task DeadLetterRoutes_UnknownQueue_Return404ProblemNamingIt(string method, string path)
+    {
+        await using var app = await StartAsync(new JobLog());
+
+        using var response = await SendAsync(app, new HttpMethod(method), Prefix + path);
+
+        Assert.Equal(HttpStatusCode.NotFound, response.StatusCode);
+        Assert.Equal("application/problem+json", response.Content.Headers.ContentType?.MediaType);
+        Assert.Contains("'nope'", await response.Content.ReadAsStringAsync());
+    }
+
+    [Theory]
+    [InlineData("POST", "/requeue")]
+    [InlineData("DELETE", "")]
+    public async Task RequeueOrDelete_InMemoryQueue_Returns400ProblemNamingQueue(string method, string suffix)
+    {
+        await using var app = await StartAsync(new JobLog());
+        var control = app.Services.GetRequiredService<IWorkQueueProvider>().Queues.Single(q => q.Name == "default");
+        Assert.True(app.Services.GetRequiredService<IWorkQueue>().TryEnqueue(_ => throw new InvalidOperationException("in memory")));
+        await Wait.UntilAsync(() => control.GetSnapshot().Totals.DeadLettered == 1, "the in-memory job to be dead-lettered");
+        long id = control.GetDeadLetters()[0].Job.Id;
+
+        using var response = await SendAsync(app, new HttpMethod(method), $"{Prefix}/default/dead-letters/{id}{suffix}");
+
+        Assert.Equal(HttpStatusCode.BadRequest, response.StatusCode);
+        Assert.Equal("application/problem+json", response.Content.Headers.ContentType?.MediaType);
+        using var json = JsonDocument.Parse(await response.Content.ReadAsStringAsync());
+        Assert.Equal(400, json.RootElement.GetProperty("status").GetInt32());
+        Assert.True(json.RootElement.GetProperty("errors").TryGetProperty("queue", out var messages), json.RootElement.ToString());
+        Assert.Contains("'default'", messages[0].GetString());
+        Assert.Single(control.GetDeadLetters());
+    }
+
+    [Theory]
+    [InlineData("POST", "/requeue", null)]
+    [InlineData("DELETE", "", null)]
+    [InlineData("POST", "/requeue", "text/plain")]
+    [InlineData("DELETE", "", "application/x-www-form-urlencoded")]
+    public async Task RequeueOrDelete_WithoutJsonContentType_Returns415AndChangesNothing(string method, string suffix, string? contentType)
+    {
+        var log = new JobLog { Behavior = static (_, _, _) => throw new InvalidOperationException("always") };
+        await using var app = await StartAsync(log);
+        await Producer(app).EnqueueAsync(new TestJob(4));
+        string id = await SingleDeadLetterIdAsync(app);
+
+        using var response = await SendAsync(app, new HttpMethod(method), $"{Prefix}/{Durable}/dead-letters/{id}{suffix}", contentType);
+
+        Assert.Equal(HttpStatusCode.UnsupportedMediaType, response.StatusCode);
+        Assert.Equal("application/problem+json", response.Content.Headers.ContentType?.MediaType);
+        Assert.Equal([id], (await DeadLettersAsync(app)).Select(l => l.GetProperty("id").GetString()));
+        Assert.Equal(1, log.CallsOf(4));
+    }
+
+    private async Task<DurableApp> StartAsync(JobLog log)
+    {
+        string prefix = DurableTestHost.NewPrefix();
+        var app = await TestApp.StartAsync(
+            b =>
+            {
+                b.Services.AddSingleton(log);
+                b.Services.AddSingleton(new InstanceName("a"));
+                b.Services.AddRedisWarmup(o => o.Configuration = redis.Server.Configuration);
+                b.Services.AddWorkQueue(o => o.Retry.MaxAttempts = 1).AddDurableQueue<TestJobHandler, TestJob>(
+                    Durable,
+                    o =>
+                    {
+                        o.MinWorkers = 4;
+                        o.MaxWorkers = 4;
+                        o.Retry.MaxAttempts = 1;
+                    },
+                    d =>
+                    {
+                        d.KeyPrefix = prefix;
+                        d.PollInterval = TimeSpan.FromMilliseconds(200);
+                    });
+            },
+            web => web.MapWorkQueueAdmin(Prefix));
+        return new DurableApp(app, prefix);
+    }
+
+    private static IDurableQueue<TestJob> Producer(DurableApp app) => app.Services.GetRequiredKeyedService<IDurableQueue<TestJob>>(Durable);
+
+    private static async Task<HttpResponseMessage> SendAsync(DurableApp app, HttpMethod method, string path, string? contentType = "application/json")
+    {
+        using var request = new HttpRequestMessage(method, path);
+        if (method != HttpMethod.Get)
+        {
+            request.Content = new StringContent("{}", Encoding.UTF8);
+            request.Content.Headers.ContentType = contentType is null ? null : new System.Net.Http.Headers.MediaTypeHeaderValue(contentType);
+        }
+
+        return await app.Client.SendAsync(request);
+    }
+
+    private static async Task<JsonDocument> GetJsonAsync(DurableApp app, string path)
+    {
+        using var response = await app.Client.GetAsync(path);
+        Assert.Equal(HttpStatusCode.OK, response.StatusCode);
+        return JsonDocument.Parse(await response.Content.ReadAsStringAsync());
+    }
+
+    private static async Task<JsonElement[]> DeadLettersAsync(DurableApp app)
+    {
+        using var json = await GetJsonAsync(app, $"{Prefix}/{Durable}/dead-letters");
+        return [.. json.RootElement.EnumerateArray().Select(e => e.Clone())];
+    }
+
+    private static async Task<string> SingleDeadLetterIdAsync(DurableApp app)
+    {
+        JsonElement[] letters = [];
+        await Eventually.HoldsAsync(async () => (letters = await DeadLettersAsync(app)).Length == 1, "one dead letter listed");
+        return letters[0].GetProperty("id").GetString()!;
+    }
+
+    /// <summary>Reads a queue's state until <paramref name="condition"/> holds for it, and returns that state.</summary>
+    private static async Task<JsonElement> UntilAsync(DurableApp app, string path, Func<JsonElement, bool> condition, string what)
+    {
+        var deadline = DateTime.UtcNow + TimeSpan.FromSeconds(30);
+        while (true)
+        {
+            using var json = await GetJsonAsync(app, path);
+            var state = json.RootElement.Clone();
+            if (condition(state))
+            {
+                return state;
+            }
+
+            Assert.True(DateTime.UtcNow < deadline, $"Timed out waiting for {what}; the last state was {state}");
+            await Task.Delay(20);
+        }
+    }
+
+    /// <summary>A figure of the <c>durable</c> section, or null while it has not been read from Redis.</summary>
+    private static long? Long(JsonElement queue, string name) =>
+        queue.GetProperty("durable").GetProperty(name) is { ValueKind: JsonValueKind.Number } value ? value.GetInt64() : null;
+
+    private sealed class DurableApp(TestApp app, string prefix) : IAsyncDisposable
+    {
+        public string Prefix { get; } = prefix;
+
+        public HttpClient Client => app.Client;
+
+        public IServiceProvider Services => app.Services;
+
+        public ValueTask DisposeAsync() => app.DisposeAsync();
+    }
+}
