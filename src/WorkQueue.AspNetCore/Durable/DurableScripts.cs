@@ -19,43 +19,52 @@ internal static class DurableScripts
         """;
 
     /// <summary>
-    /// KEYS: stream, delayed. ARGV: capacity, nudge channel, payload... Adds as many payloads as the queue has room for
-    /// (unfinished = stream entries + delayed retries), in order; returns their ids.
+    /// KEYS: stream, delayed. ARGV: capacity, nudge channel, group, consumer, fetch count (0: no fetch), promote limit,
+    /// payload count n, then n payloads, then the ids of completed entries. One turn of the store's loop in one call
+    /// (one round trip, and under <c>appendfsync always</c> one fsync): acknowledges and deletes the completed entries
+    /// (so memory does not grow with history); adds as many payloads as the queue has room for (unfinished = stream
+    /// entries + delayed retries), in order; then, when asked, moves due retries back to the stream and reads up to
+    /// fetch count new entries for the consumer. Returns { new ids, ms until the next retry is due or -1, entries, the
+    /// fetch's error or nil }: a failed read (the group is gone) does not undo what the call did before it.
     /// </summary>
-    public const string Enqueue = Now + """
+    public const string Round = Now + """
 
-        local room = tonumber(ARGV[1]) - redis.call('XLEN', KEYS[1]) - redis.call('ZCARD', KEYS[2])
+        local count = tonumber(ARGV[7])
+        local firstDone = 8 + count
+        if #ARGV >= firstDone then
+          local done = {}
+          for i = firstDone, #ARGV do done[#done + 1] = ARGV[i] end
+          redis.call('XACK', KEYS[1], ARGV[3], unpack(done))
+          redis.call('XDEL', KEYS[1], unpack(done))
+        end
         local ids = {}
-        local stamp = string.format('%.0f', now)
-        for i = 3, #ARGV do
-          if #ids >= room then break end
-          ids[#ids + 1] = redis.call('XADD', KEYS[1], '*', 'p', ARGV[i], 'a', '1', 't', stamp)
+        if count > 0 then
+          local room = tonumber(ARGV[1]) - redis.call('XLEN', KEYS[1]) - redis.call('ZCARD', KEYS[2])
+          local stamp = string.format('%.0f', now)
+          for i = 8, 7 + count do
+            if #ids >= room then break end
+            ids[#ids + 1] = redis.call('XADD', KEYS[1], '*', 'p', ARGV[i], 'a', '1', 't', stamp)
+          end
+          if #ids > 0 then redis.call('PUBLISH', ARGV[2], #ids) end
         end
-        if #ids > 0 then redis.call('PUBLISH', ARGV[2], #ids) end
-        return ids
-        """;
-
-    /// <summary>
-    /// KEYS: stream, delayed. ARGV: group, consumer, count, promote limit. Moves due retries back to the stream, then
-    /// reads up to count new entries for the consumer. Returns { ms until the next retry is due or -1, entries }.
-    /// </summary>
-    public const string Fetch = Now + """
-
-        local due = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now, 'LIMIT', 0, tonumber(ARGV[4]))
-        for _, member in ipairs(due) do
-          local job, attempt, stamp, payload = string.match(member, '^([^|]*)|([^|]*)|([^|]*)|(.*)$')
-          redis.call('XADD', KEYS[1], '*', 'p', payload, 'a', attempt, 't', stamp, 'j', job)
-          redis.call('ZREM', KEYS[2], member)
+        local nextDue, entries, failed = -1, {}, false
+        if tonumber(ARGV[5]) > 0 then
+          local due = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now, 'LIMIT', 0, tonumber(ARGV[6]))
+          for _, member in ipairs(due) do
+            local job, attempt, enqueued, payload = string.match(member, '^([^|]*)|([^|]*)|([^|]*)|(.*)$')
+            redis.call('XADD', KEYS[1], '*', 'p', payload, 'a', attempt, 't', enqueued, 'j', job)
+            redis.call('ZREM', KEYS[2], member)
+          end
+          local first = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
+          if #first > 0 then nextDue = math.max(0, tonumber(first[2]) - now) end
+          local read = redis.pcall('XREADGROUP', 'GROUP', ARGV[3], ARGV[4], 'COUNT', ARGV[5], 'STREAMS', KEYS[1], '>')
+          if type(read) == 'table' and read.err then
+            failed = read.err
+          elseif read then
+            entries = read[1][2]
+          end
         end
-        local nextDue = -1
-        local first = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
-        if #first > 0 then nextDue = math.max(0, tonumber(first[2]) - now) end
-        local entries = {}
-        if tonumber(ARGV[3]) > 0 then
-          local read = redis.call('XREADGROUP', 'GROUP', ARGV[1], ARGV[2], 'COUNT', ARGV[3], 'STREAMS', KEYS[1], '>')
-          if read then entries = read[1][2] end
-        end
-        return { nextDue, entries }
+        return { ids, nextDue, entries, failed }
         """;
 
     /// <summary>
@@ -106,14 +115,6 @@ internal static class DurableScripts
           for _, id in ipairs(claimed[3]) do redis.call('XACK', KEYS[1], ARGV[1], id) end
         end
         return { claimed[1], keep }
-        """;
-
-    /// <summary>KEYS: stream. ARGV: group, id... Acknowledges and deletes completed entries, so memory does not grow with history.</summary>
-    public const string Complete = """
-        local ids = {}
-        for i = 2, #ARGV do ids[#ids + 1] = ARGV[i] end
-        redis.call('XACK', KEYS[1], ARGV[1], unpack(ids))
-        return redis.call('XDEL', KEYS[1], unpack(ids))
         """;
 
     /// <summary>

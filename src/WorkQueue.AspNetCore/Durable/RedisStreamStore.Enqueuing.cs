@@ -32,16 +32,22 @@ internal sealed partial class RedisStreamStore
         return new ValueTask<string>(pending.Task);
     }
 
-    private bool AllSent => _enqueues.IsEmpty && _outcomes.IsEmpty && _waitingForRoom.Count == 0;
+    private bool AllSent => _enqueues.IsEmpty && _completed.IsEmpty && _outcomes.IsEmpty && _waitingForRoom.Count == 0;
 
-    /// <summary>Sends queued enqueues in batches; returns whether it sent anything (there may be more).</summary>
-    private bool SendEnqueues(IDatabase db)
+    /// <summary>
+    /// Takes the next batch of enqueues to send (jobs that found the queue full first, once their backoff has passed,
+    /// so their order is kept); from here on they are no longer cancellable. <see langword="null"/> when there is none.
+    /// </summary>
+    private List<PendingEnqueue>? TakeEnqueues()
     {
-        bool sent = false;
-        var batch = new List<PendingEnqueue>(Math.Min(BatchSize, _enqueues.Count + _waitingForRoom.Count));
+        bool retryRoom = _waitingForRoom.Count > 0 && _time.GetTimestamp() >= _roomRetryAt;
+        if (_enqueues.IsEmpty && !retryRoom)
+        {
+            return null;
+        }
 
-        // Jobs that found the queue full go first, once their backoff has passed, so their order is kept.
-        if (_waitingForRoom.Count > 0 && _time.GetTimestamp() >= _roomRetryAt)
+        var batch = new List<PendingEnqueue>(Math.Min(BatchSize, _enqueues.Count + _waitingForRoom.Count));
+        if (retryRoom)
         {
             batch.AddRange(_waitingForRoom);
             _waitingForRoom.Clear();
@@ -53,43 +59,20 @@ internal sealed partial class RedisStreamStore
         }
 
         batch.RemoveAll(static p => !p.TryBeginSending());
-        if (batch.Count == 0)
-        {
-            return false;
-        }
+        return batch.Count == 0 ? null : batch;
+    }
 
-        var args = new RedisValue[batch.Count + 2];
-        args[0] = _options.Capacity;
-        args[1] = Keys.NudgeName;
-        for (int i = 0; i < batch.Count; i++)
-        {
-            args[i + 2] = batch[i].Payload;
-        }
-
-        RedisResult[] ids;
-        try
-        {
-            ids = (RedisResult[])db.ScriptEvaluate(DurableScripts.Enqueue, [Keys.Stream, Keys.Delayed], args)!;
-        }
-        catch (Exception ex) when (ex is RedisException or TimeoutException)
-        {
-            // The outcome is unknown only for a timeout after the script was sent; the caller is told it was not
-            // accepted and may enqueue again (at-least-once: a retry can duplicate, never lose).
-            var rejection = new JobRejectedException(_queue, RejectionReason.StoreUnavailable, $"Durable queue '{_queue}': Redis did not take the job ({ex.Message}).", ex);
-            foreach (var pending in batch)
-            {
-                pending.Fail(rejection);
-            }
-
-            throw;
-        }
-
+    /// <summary>
+    /// Completes the batch's enqueues with the ids Redis gave them; returns whether every one was stored (when the
+    /// queue was full, the rest wait for room or are rejected, and the thread should not spin on them).
+    /// </summary>
+    private bool FinishEnqueues(List<PendingEnqueue> batch, RedisResult[] ids)
+    {
         for (int i = 0; i < ids.Length; i++)
         {
             batch[i].Complete((string)ids[i]!);
         }
 
-        sent = true;
         if (ids.Length < batch.Count)
         {
             // The queue is full: the rest are rejected, or wait for room (with a growing backoff) until their timeout.
@@ -117,7 +100,19 @@ internal sealed partial class RedisStreamStore
         }
 
         _roomBackoff = TimeSpan.FromMilliseconds(2);
-        return sent;
+        return true;
+    }
+
+    /// <summary>The call that carried the batch failed: its callers are told the jobs were not accepted.</summary>
+    private void FailEnqueues(List<PendingEnqueue> batch, Exception ex)
+    {
+        // The outcome is unknown only for a timeout after the call was sent; the caller is told it was not accepted
+        // and may enqueue again (at-least-once: a retry can duplicate, never lose).
+        var rejection = new JobRejectedException(_queue, RejectionReason.StoreUnavailable, $"Durable queue '{_queue}': Redis did not take the job ({ex.Message}).", ex);
+        foreach (var pending in batch)
+        {
+            pending.Fail(rejection);
+        }
     }
 
     /// <summary>The time until jobs waiting for room should try again, if any wait.</summary>

@@ -5,8 +5,9 @@ using WorkQueue.Internal;
 namespace WorkQueue.AspNetCore.Durable;
 
 /// <summary>
-/// Fetching (due retries promoted and new entries read in one script), heartbeats that keep this process's claims
-/// alive, reclaiming the entries of consumers that died, removing consumers that are gone, and cluster-wide statistics.
+/// Fetching (due retries promoted and new entries read, at the end of the round script that also carries enqueues and
+/// acknowledgements), heartbeats that keep this process's claims alive, reclaiming the entries of consumers that died,
+/// removing consumers that are gone, and cluster-wide statistics.
 /// </summary>
 internal sealed partial class RedisStreamStore
 {
@@ -80,20 +81,6 @@ internal sealed partial class RedisStreamStore
             RemoveIdleConsumers(db);
         }
 
-        if (!_fetchStopped && (_nudged || _moreWaiting || now >= _nextPoll))
-        {
-            int room = _intake!.FreeSlots;
-            if (room > 0)
-            {
-                _nudged = false;
-                Fetch(db, room, now);
-            }
-            else
-            {
-                _wantRoom = true;
-            }
-        }
-
         if (_stats is null || (Volatile.Read(ref _statsWantedUntil) > now && _time.GetUtcNow() - _stats.ReadAt >= StatsMaxAge))
         {
             ReadStats(db);
@@ -119,19 +106,47 @@ internal sealed partial class RedisStreamStore
         return RoomRetryIn() is { } room2 ? Min(wait, room2) : wait;
     }
 
-    private void Fetch(IDatabase db, int room, long now)
+    /// <summary>
+    /// Decides whether this round fetches: when a notification came, the last fetch filled the room, the poll is due, or
+    /// this round stores new jobs (read back in the same round trip). Returns the room to fetch into, or 0.
+    /// </summary>
+    private int FetchRoom(bool enqueuing)
     {
-        var result = (RedisResult[])db.ScriptEvaluate(
-            DurableScripts.Fetch,
-            [Keys.Stream, Keys.Delayed],
-            [RedisStreamKeys.Group, ConsumerName, room, PromoteLimit])!;
-        long nextDueMs = (long)result[0];
-        var entries = (RedisResult[])result[1]!;
+        if (_fetchStopped || !(_nudged || _moreWaiting || enqueuing || _time.GetTimestamp() >= _nextPoll))
+        {
+            return 0;
+        }
+
+        int room = _intake!.FreeSlots;
+        if (room <= 0)
+        {
+            // The prefetch is full: a job leaving it signals the thread (TryStart).
+            _wantRoom = true;
+            return 0;
+        }
+
+        _nudged = false;
+        return room;
+    }
+
+    /// <summary>
+    /// Takes in what a round fetched: the entries into the prefetch, and when to poll next. A read that failed (the
+    /// group is gone) is thrown as the server's error once the rest of the round is settled.
+    /// </summary>
+    private void FinishFetch(IDatabase db, int room, long sentAt, RedisResult nextDue, RedisResult fetched, RedisResult error)
+    {
+        if (!error.IsNull)
+        {
+            throw new RedisServerException(RedisErrorKind.Unknown, CommandFlags.None, (string)error!);
+        }
+
+        long nextDueMs = (long)nextDue;
+        var entries = (RedisResult[])fetched!;
         _moreWaiting = entries.Length == room;
-        _nextPoll = now + Ticks(_durable.PollInterval);
+        _nextPoll = sentAt + Ticks(_durable.PollInterval);
         if (nextDueMs >= 0)
         {
-            _nextPoll = Math.Min(_nextPoll, now + Ticks(TimeSpan.FromMilliseconds(nextDueMs)));
+            _nextPoll = Math.Min(_nextPoll, sentAt + Ticks(TimeSpan.FromMilliseconds(nextDueMs)));
         }
 
         foreach (var raw in entries)

@@ -42,10 +42,10 @@ internal sealed partial class RedisStreamStore
         Signal();
     }
 
-    /// <summary>Sends queued outcomes; returns whether it sent anything (there may be more).</summary>
+    /// <summary>Sends queued retries, dead letters and hand-backs; returns whether it sent anything (there may be more).</summary>
     private bool SendOutcomes(IDatabase db)
     {
-        bool sent = SendCompleted(db);
+        bool sent = false;
         var releases = new List<DurableEntry>();
         int budget = BatchSize;
         while (budget-- > 0 && _outcomes.TryPeek(out var outcome))
@@ -101,41 +101,41 @@ internal sealed partial class RedisStreamStore
         return sent;
     }
 
-    private bool SendCompleted(IDatabase db)
+    /// <summary>Takes the next batch of completed entries to acknowledge; <see langword="null"/> when there is none.</summary>
+    private List<RedisValue>? TakeCompleted()
     {
         if (_completed.IsEmpty)
         {
-            return false;
+            return null;
         }
 
-        var ids = new List<RedisValue>(Math.Min(BatchSize, _completed.Count) + 1) { RedisStreamKeys.Group };
-        while (ids.Count <= BatchSize && _completed.TryDequeue(out var id))
+        var ids = new List<RedisValue>(Math.Min(BatchSize, _completed.Count));
+        while (ids.Count < BatchSize && _completed.TryDequeue(out var id))
         {
             ids.Add(id);
         }
 
-        try
-        {
-            db.ScriptEvaluate(DurableScripts.Complete, [Keys.Stream], [.. ids]);
-        }
-        catch (Exception ex) when (ex is RedisException or TimeoutException)
-        {
-            // Put back for the next attempt; if this process dies first, they are reclaimed and run again (at least once).
-            foreach (var id in ids.Skip(1))
-            {
-                _completed.Enqueue((string)id!);
-            }
+        return ids;
+    }
 
-            throw;
-        }
-
-        foreach (var id in ids.Skip(1))
+    /// <summary>Redis has acknowledged and deleted them: they are no longer held here.</summary>
+    private void ForgetCompleted(List<RedisValue> ids)
+    {
+        foreach (var id in ids)
         {
             _held.TryRemove((string)id!, out _);
             _lost.TryRemove((string)id!, out _);
         }
+    }
 
-        return true;
+    /// <summary>The call that carried them failed: put back for the next attempt.</summary>
+    private void PutBackCompleted(List<RedisValue> ids)
+    {
+        // If this process dies first, they are reclaimed and run again (at least once).
+        foreach (var id in ids)
+        {
+            _completed.Enqueue((string)id!);
+        }
     }
 
     private void Forget(DurableEntry entry)

@@ -12,8 +12,9 @@ namespace WorkQueue.AspNetCore.Durable;
 /// One durable queue's link to Redis Streams: the store its jobs come from and go back to. Every Redis call it makes
 /// runs on one dedicated thread, synchronously (with StackExchange.Redis's dedicated I/O threads, a reply does not need
 /// the CLR thread pool), so a starved pool cannot stop fetching, acknowledging or enqueuing. Other threads only queue
-/// work for it and signal it: enqueues, which it sends in pipelined batches; outcomes, which it settles in batches; a
-/// notification that another instance enqueued.
+/// work for it and signal it: enqueues, which it sends in batches; outcomes, which it settles in batches; a
+/// notification that another instance enqueued. Each turn of its loop sends the next batch of acknowledgements, the
+/// next batch of enqueues and, when due, a fetch in one script call: one round trip.
 /// </summary>
 /// <remarks>
 /// This file holds the thread's loop; <c>.Enqueuing.cs</c> the producer side; <c>.Fetching.cs</c> fetching, heartbeats,
@@ -154,7 +155,7 @@ internal sealed partial class RedisStreamStore : IJobStore
                 {
                     var db = _db ??= Connect();
                     EnsureGroup(db);
-                    bool busy = SendEnqueues(db);
+                    bool busy = SendRound(db);
                     busy |= SendOutcomes(db);
                     if (_stopping)
                     {
@@ -175,7 +176,7 @@ internal sealed partial class RedisStreamStore : IJobStore
 
                     _lastError = null;
                 }
-                catch (Exception ex) when (ex is RedisException or TimeoutException or InvalidOperationException)
+                catch (Exception ex) when (IsRedisFailure(ex))
                 {
                     OnRedisError(ex);
                     if (_stopping && _time.GetElapsedTime(_stopRequestedAt) > _options.ShutdownGracePeriod)
@@ -203,6 +204,80 @@ internal sealed partial class RedisStreamStore : IJobStore
             _exited.TrySetResult();
         }
     }
+
+    /// <summary>
+    /// Sends the next batch of acknowledgements, the next batch of enqueues and, when due, a fetch, in one script call
+    /// (<see cref="DurableScripts.Round"/>): one round trip, and under <c>appendfsync always</c> one fsync, where three
+    /// calls would wait for three. Returns whether it sent acknowledgements or enqueues (there may be more).
+    /// </summary>
+    private bool SendRound(IDatabase db)
+    {
+        var enqueues = TakeEnqueues();
+        var completed = TakeCompleted();
+        int room = FetchRoom(enqueuing: enqueues is not null);
+        if (enqueues is null && completed is null && room == 0)
+        {
+            return false;
+        }
+
+        int count = enqueues?.Count ?? 0;
+        var args = new RedisValue[7 + count + (completed?.Count ?? 0)];
+        args[0] = _options.Capacity;
+        args[1] = Keys.NudgeName;
+        args[2] = RedisStreamKeys.Group;
+        args[3] = ConsumerName;
+        args[4] = room;
+        args[5] = PromoteLimit;
+        args[6] = count;
+        for (int i = 0; i < count; i++)
+        {
+            args[7 + i] = enqueues![i].Payload;
+        }
+
+        completed?.CopyTo(args, 7 + count);
+        long sentAt = _time.GetTimestamp();
+        RedisResult[] result;
+        try
+        {
+            result = (RedisResult[])db.ScriptEvaluate(DurableScripts.Round, [Keys.Stream, Keys.Delayed], args)!;
+        }
+        catch (Exception ex) when (IsRedisFailure(ex))
+        {
+            if (enqueues is not null)
+            {
+                FailEnqueues(enqueues, ex);
+            }
+
+            if (completed is not null)
+            {
+                PutBackCompleted(completed);
+            }
+
+            throw;
+        }
+
+        bool sent = false;
+        if (completed is not null)
+        {
+            ForgetCompleted(completed);
+            sent = true;
+        }
+
+        if (enqueues is not null)
+        {
+            sent |= FinishEnqueues(enqueues, (RedisResult[])result[0]!);
+        }
+
+        if (room > 0)
+        {
+            FinishFetch(db, room, sentAt, result[1], result[2], result[3]);
+        }
+
+        return sent;
+    }
+
+    /// <summary>A failure the loop recovers from by backing off and trying again (Redis unreachable, slow, or refusing).</summary>
+    private static bool IsRedisFailure(Exception ex) => ex is RedisException or TimeoutException or InvalidOperationException;
 
     private IDatabase Connect()
     {
