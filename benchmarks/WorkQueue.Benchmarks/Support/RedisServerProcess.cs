@@ -23,6 +23,7 @@ public sealed class RedisServerProcess : IDisposable
     private readonly Process _process;
     private readonly string _directory;
     private readonly RedisInfoClient _info;
+    private int _disposed;
 
     private RedisServerProcess(Process process, int port, string directory, string appendFsync)
     {
@@ -31,6 +32,9 @@ public sealed class RedisServerProcess : IDisposable
         Port = port;
         AppendFsync = appendFsync;
         _info = RedisInfoClient.Connect(port);
+
+        // BenchmarkDotNet skips [GlobalCleanup] when a [GlobalSetup] fails: the server must not outlive the process.
+        AppDomain.CurrentDomain.ProcessExit += (_, _) => Dispose();
     }
 
     /// <summary>Gets the port it listens on (loopback only).</summary>
@@ -72,6 +76,15 @@ public sealed class RedisServerProcess : IDisposable
             {
                 Thread.Sleep(20);
             }
+            catch (SocketException)
+            {
+                if (!process.HasExited)
+                {
+                    process.Kill();
+                }
+
+                throw new InvalidOperationException($"redis-server on port {port} did not accept connections within 20 s.");
+            }
         }
     }
 
@@ -82,6 +95,11 @@ public sealed class RedisServerProcess : IDisposable
     /// <summary>Kills the server and deletes its files.</summary>
     public void Dispose()
     {
+        if (Interlocked.Exchange(ref _disposed, 1) != 0)
+        {
+            return;
+        }
+
         _info.Dispose();
         if (!_process.HasExited)
         {
