@@ -8,9 +8,10 @@ using WorkQueue.Benchmarks.Support;
 namespace WorkQueue.Benchmarks;
 
 /// <summary>
-/// Durable scenario D2: what an idle durable queue costs. Over a fixed window (<see cref="BenchmarkSettings.IdleWindow"/>,
-/// 10 s) with no job arriving: the process's CPU time, and the commands its redis-server ran (<c>INFO commandstats</c>
-/// deltas, per second) and that server's CPU time. Not a micro-benchmark: each benchmark runs once per process.
+/// Durable scenario D2: what an idle durable queue costs. Over a fixed window
+/// (<see cref="BenchmarkSettings.DurableIdleWindow"/>, 60 s) with no job arriving: the process's CPU time, and the
+/// commands its redis-server ran (<c>INFO commandstats</c> deltas, per second) and that server's CPU time. Not a
+/// micro-benchmark: each benchmark runs once per process.
 /// </summary>
 /// <remarks>
 /// <para>
@@ -106,7 +107,7 @@ public class DurableIdleBenchmarks
         }
     });
 
-    private static void Settle() => Thread.Sleep(BenchmarkSettings.Quick ? TimeSpan.FromMilliseconds(200) : TimeSpan.FromSeconds(2));
+    private static void Settle() => Thread.Sleep(BenchmarkSettings.DurableIdleSettle);
 
     private static TimeSpan ProcessCpuTime()
     {
@@ -122,7 +123,7 @@ public class DurableIdleBenchmarks
 
     private double MeasureWindow(string method, Func<TimeSpan> cpuTime, Action probe)
     {
-        var window = BenchmarkSettings.IdleWindow;
+        var window = BenchmarkSettings.DurableIdleWindow;
         var cpuBefore = cpuTime();
         var redisBefore = _redis!.ReadCounters();
         Thread.Sleep(window);
