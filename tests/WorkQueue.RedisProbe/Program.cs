@@ -14,7 +14,8 @@ namespace WorkQueue.RedisProbe;
 /// <c>dotnet WorkQueue.RedisProbe.dll &lt;scenario&gt; &lt;redis-port&gt;</c>: starts a host with <c>AddWorkQueue</c> and
 /// <c>AddRedisWarmup</c>, starves this process's thread pool, runs one job that talks to Redis, and reports what happened
 /// as <c>probe.key=value</c> lines. Scenarios: <c>sync-dedicated</c>, <c>sync-pool</c>, <c>async-dedicated</c>,
-/// <c>async-pool</c> (<c>-pool</c> sets <c>DedicatedIoThreads = false</c>), and <c>flag-switched-off</c> and
+/// <c>async-pool</c> (<c>-pool</c> sets <c>DedicatedIoThreads = false</c>), <c>durable-dedicated</c> (a durable queue
+/// enqueues, runs and acknowledges jobs while the pool is starved), and <c>flag-switched-off</c> and
 /// <c>flag-switched-off-start-not-ready</c> (the flag is switched off behind the warm-up's back). Exit code 0 when the scenario ran to the end, whatever it found.
 /// </summary>
 internal static class Program
@@ -25,16 +26,18 @@ internal static class Program
     private static readonly TimeSpan PoolRedisTimeout = TimeSpan.FromSeconds(3);
     private static readonly TimeSpan Generous = TimeSpan.FromSeconds(60);
     private const int SyncCalls = 5;
+    private const int DurableJobs = 20;
+    private const string DurableQueue = "probe";
     private const int BlockedWorkItems = 300;
 
     // Runs on the process's main thread, which is not a pool thread: nothing here may need the pool once it is starved.
     private static int Main(string[] args)
     {
         if (args.Length != 2 || !int.TryParse(args[1], CultureInfo.InvariantCulture, out int port)
-            || args[0] is not ("sync-dedicated" or "sync-pool" or "async-dedicated" or "async-pool" or "flag-switched-off" or "flag-switched-off-start-not-ready"))
+            || args[0] is not ("sync-dedicated" or "sync-pool" or "async-dedicated" or "async-pool" or "durable-dedicated" or "flag-switched-off" or "flag-switched-off-start-not-ready"))
         {
             Console.Error.WriteLine(
-                "usage: WorkQueue.RedisProbe <sync-dedicated|sync-pool|async-dedicated|async-pool|flag-switched-off|flag-switched-off-start-not-ready> <redis-port>");
+                "usage: WorkQueue.RedisProbe <sync-dedicated|sync-pool|async-dedicated|async-pool|durable-dedicated|flag-switched-off|flag-switched-off-start-not-ready> <redis-port>");
             return 2;
         }
 
@@ -43,6 +46,7 @@ internal static class Program
         using var host = BuildHost(
             port,
             dedicated,
+            durable: scenario.StartsWith("durable", StringComparison.Ordinal),
             switchFlagOff: scenario.StartsWith("flag-switched-off", StringComparison.Ordinal),
             scenario.EndsWith("start-not-ready", StringComparison.Ordinal) ? RedisWarmupFailureMode.StartNotReady : RedisWarmupFailureMode.FailFast);
         try
@@ -60,6 +64,11 @@ internal static class Program
         var health = host.Services.GetRequiredService<HealthCheckService>().CheckHealthAsync(r => r.Name == "redis-warmup").GetAwaiter().GetResult();
         ProbeReport.Write("ioThreads", health.Entries["redis-warmup"].Data.GetValueOrDefault("ioThreads"));
         ProbeReport.Write("flag", ConnectionMultiplexer.GetFeatureFlag("DedicatedThreads"));
+
+        if (scenario == "durable-dedicated")
+        {
+            return RunDurable(host);
+        }
 
         var queue = host.Services.GetRequiredService<IWorkQueue>();
         var database = host.Services.GetRequiredService<IConnectionMultiplexer>().GetDatabase();
@@ -87,6 +96,54 @@ internal static class Program
         }
 
         ProbeReport.Write("job.endedAfterRelease", job.Ended.Wait(Generous));
+        host.StopAsync().WaitAsync(Generous).GetAwaiter().GetResult();
+        return 0;
+    }
+
+    /// <summary>
+    /// Durable jobs while starved: each enqueue is waited for here (a kernel wait, no continuation), then every job
+    /// must run and be acknowledged (the stream empties), all by the durable queue's own thread and the queue's workers.
+    /// </summary>
+    private static int RunDurable(IHost host)
+    {
+        var producer = host.Services.GetRequiredKeyedService<IDurableQueue<ProbeDurableJob>>(DurableQueue);
+        var countdown = host.Services.GetRequiredService<CountdownEvent>();
+        var database = host.Services.GetRequiredService<IConnectionMultiplexer>().GetDatabase();
+        string stream = $"probe{Environment.ProcessId}:{{{DurableQueue}}}:stream";
+
+        // One job before the starvation, so what runs once per process (JIT, JSON metadata, script loading) is done.
+        countdown.Reset(1);
+        producer.EnqueueAsync(new ProbeDurableJob(-1)).AsTask().Wait(Generous);
+        ProbeReport.Write("durable.warmedUp", countdown.Wait(Generous));
+        countdown.Reset(DurableJobs);
+        using (var starved = StarvedThreadPool.Start(BlockedWorkItems, Generous))
+        {
+            ProbeReport.Write("pool.maxWorkerThreads", starved.MaxWorkerThreads);
+            ProbeReport.Write("pool.threads", ThreadPool.ThreadCount);
+            ProbeReport.Write("pool.blocked", starved.Blocked);
+            ProbeReport.Write("pool.pending", ThreadPool.PendingWorkItemCount);
+            int stored = 0;
+            for (int i = 0; i < DurableJobs; i++)
+            {
+                if (producer.EnqueueAsync(new ProbeDurableJob(i)).AsTask().Wait(Generous))
+                {
+                    stored++;
+                }
+            }
+
+            ProbeReport.Write("durable.storedWhileStarved", stored);
+            ProbeReport.Write("job.endedWhileStarved", countdown.Wait(Generous));
+            var deadline = Stopwatch.StartNew();
+            while (database.StreamLength(stream) > 0 && deadline.Elapsed < Generous)
+            {
+                Thread.Sleep(10);
+            }
+
+            ProbeReport.Write("durable.streamLengthWhileStarved", database.StreamLength(stream));
+            ProbeReport.Write("pool.pendingAtEnd", ThreadPool.PendingWorkItemCount);
+        }
+
+        ProbeReport.Write("job.endedAfterRelease", countdown.IsSet);
         host.StopAsync().WaitAsync(Generous).GetAwaiter().GetResult();
         return 0;
     }
@@ -148,18 +205,32 @@ internal static class Program
         stopwatch.Restart();
     }
 
-    private static IHost BuildHost(int port, bool dedicated, bool switchFlagOff, RedisWarmupFailureMode failureMode)
+    private static IHost BuildHost(int port, bool dedicated, bool durable, bool switchFlagOff, RedisWarmupFailureMode failureMode)
     {
         var redisTimeout = dedicated ? DedicatedRedisTimeout : PoolRedisTimeout;
         var builder = Host.CreateApplicationBuilder(new HostApplicationBuilderSettings { DisableDefaults = true });
         builder.Logging.AddSimpleConsole(o => o.SingleLine = true).SetMinimumLevel(LogLevel.Warning)
             .AddFilter("WorkQueue.AspNetCore.Redis", LogLevel.Information);
-        builder.Services.AddWorkQueue(o =>
+        var workQueue = builder.Services.AddWorkQueue(o =>
         {
             o.MinWorkers = 1;
             o.MaxWorkers = 1;
             o.AutoScale.Enabled = false;
         });
+        if (durable)
+        {
+            workQueue.AddDurableQueue<ProbeDurableHandler, ProbeDurableJob>(
+                DurableQueue,
+                o =>
+                {
+                    o.MinWorkers = 1;
+                    o.MaxWorkers = 1;
+                    o.AutoScale.Enabled = false;
+                },
+                d => d.KeyPrefix = $"probe{Environment.ProcessId}");
+            builder.Services.AddSingleton(new CountdownEvent(0));
+        }
+
         builder.Services.AddRedisWarmup(o =>
         {
             o.Configuration = $"127.0.0.1:{port}";

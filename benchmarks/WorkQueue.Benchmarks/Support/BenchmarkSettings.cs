@@ -21,6 +21,19 @@ public static class BenchmarkSettings
     /// <summary>Gets how long the idle-cost scenario watches the process's CPU time: 10 s, or 1 s with <c>--quick</c>.</summary>
     public static TimeSpan IdleWindow => Quick ? TimeSpan.FromSeconds(1) : TimeSpan.FromSeconds(10);
 
+    /// <summary>
+    /// Gets how long the durable idle-cost scenario watches CPU time and Redis's counters: 60 s (every periodic task of a
+    /// durable queue in its proportion: 60 polls, 6 heartbeats, one clean-up), or 1 s with <c>--quick</c>.
+    /// </summary>
+    public static TimeSpan DurableIdleWindow => Quick ? TimeSpan.FromSeconds(1) : TimeSpan.FromSeconds(60);
+
+    /// <summary>
+    /// Gets how long the durable idle-cost scenario lets a started queue settle before its first window: 40 s, past the
+    /// runtime's tiered compilation of the code that runs once a poll (a method is recompiled after 30 calls, so 30 s
+    /// at one poll a second), or 0.2 s with <c>--quick</c>.
+    /// </summary>
+    public static TimeSpan DurableIdleSettle => Quick ? TimeSpan.FromMilliseconds(200) : TimeSpan.FromSeconds(40);
+
     /// <summary>Gets how long the blocking-jobs scenario runs its load: 5 s, or 1 s with <c>--quick</c>.</summary>
     public static TimeSpan BlockingWindow => Quick ? TimeSpan.FromSeconds(1) : TimeSpan.FromSeconds(5);
 

@@ -14,6 +14,7 @@ public sealed class ResultColumn : IColumn
     private readonly string _metric;
     private readonly string _format;
     private readonly ResultRatio _ratio;
+    private readonly string? _keySuffix;
 
     /// <summary>Initializes a new instance of the <see cref="ResultColumn"/> class.</summary>
     /// <param name="metric">The figure's name in the recorded results.</param>
@@ -21,11 +22,16 @@ public sealed class ResultColumn : IColumn
     /// <param name="legend">The legend line under the table.</param>
     /// <param name="format">The numeric format.</param>
     /// <param name="ratio">Whether to show the figure or its ratio to the baseline benchmark's.</param>
-    public ResultColumn(string metric, string columnName, string legend, string format = "N1", ResultRatio ratio = ResultRatio.None)
+    /// <param name="keySuffix">
+    /// The parameter whose value (after a dot) completes the key the benchmark recorded its figures under, for a class
+    /// whose figures depend on a <c>[Params]</c> value; <see langword="null"/> when they do not.
+    /// </param>
+    public ResultColumn(string metric, string columnName, string legend, string format = "N1", ResultRatio ratio = ResultRatio.None, string? keySuffix = null)
     {
         _metric = metric;
         _format = format;
         _ratio = ratio;
+        _keySuffix = keySuffix;
         ColumnName = columnName;
         Legend = legend;
     }
@@ -71,7 +77,8 @@ public sealed class ResultColumn : IColumn
         }
 
         var baseline = summary.BenchmarksCases.FirstOrDefault(c =>
-            c.Descriptor.Baseline && c.Descriptor.Type == benchmarkCase.Descriptor.Type && c.Job == benchmarkCase.Job);
+            c.Descriptor.Baseline && c.Descriptor.Type == benchmarkCase.Descriptor.Type && c.Job == benchmarkCase.Job
+            && c.Parameters.ValueInfo == benchmarkCase.Parameters.ValueInfo);
         if (baseline is null || Read(baseline) is not { } reference)
         {
             return "?";
@@ -90,9 +97,14 @@ public sealed class ResultColumn : IColumn
     /// <inheritdoc/>
     public override string ToString() => ColumnName;
 
-    private double? Read(BenchmarkCase benchmarkCase) =>
-        ResultStore.TryRead(ResultStore.Key(benchmarkCase.Descriptor.Type, benchmarkCase.Descriptor.WorkloadMethod.Name)) is { } values
-        && values.TryGetValue(_metric, out double value)
-            ? value
-            : null;
+    private double? Read(BenchmarkCase benchmarkCase)
+    {
+        string key = ResultStore.Key(benchmarkCase.Descriptor.Type, benchmarkCase.Descriptor.WorkloadMethod.Name);
+        if (_keySuffix is not null)
+        {
+            key += "." + benchmarkCase.Parameters[_keySuffix];
+        }
+
+        return ResultStore.TryRead(key) is { } values && values.TryGetValue(_metric, out double value) ? value : null;
+    }
 }

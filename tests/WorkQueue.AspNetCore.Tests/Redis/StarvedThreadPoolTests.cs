@@ -44,6 +44,18 @@ public sealed class StarvedThreadPoolTests(RedisServerFixture redis) : IClassFix
     }
 
     [Fact]
+    public async Task DurableQueue_DedicatedIoThreads_StoresRunsAndAcknowledgesJobsWhilePoolIsStarved()
+    {
+        var probe = await RedisProbeProcess.RunAsync("durable-dedicated", redis.Server.Port);
+
+        AssertRanStarved(probe, expectedIoThreads: "dedicated");
+        Assert.Equal("True", probe["durable.warmedUp"]);
+        Assert.Equal("20", probe["durable.storedWhileStarved"]);
+        Assert.Equal("True", probe["job.endedWhileStarved"]);
+        Assert.Equal("0", probe["durable.streamLengthWhileStarved"]);
+    }
+
+    [Fact]
     public async Task SyncCallFromWorker_ThreadPoolIo_TimesOutWhilePoolIsStarved()
     {
         var probe = await RedisProbeProcess.RunAsync("sync-pool", redis.Server.Port);

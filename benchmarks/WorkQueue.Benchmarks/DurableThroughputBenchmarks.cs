@@ -1,0 +1,150 @@
+using BenchmarkDotNet.Attributes;
+using BenchmarkDotNet.Columns;
+using BenchmarkDotNet.Configs;
+using BenchmarkDotNet.Jobs;
+using WorkQueue.Benchmarks.Support;
+
+namespace WorkQueue.Benchmarks;
+
+/// <summary>
+/// Durable scenario D1: goodput of trivial durable jobs end to end (enqueue -> stored in Redis -> run -> acknowledged),
+/// from several concurrent producers, on a redis-server with the append-only file on, per <see cref="AppendFsync"/>
+/// policy; beside it the in-memory queue and Hangfire on Redis storage, with the same worker count. One invocation
+/// enqueues a batch and returns when the last job of it has run; <c>OperationsPerInvoke</c> is the batch, so <c>Op/s</c>
+/// is jobs accepted and completed per second.
+/// </summary>
+/// <remarks>
+/// <para>
+/// Each benchmark process starts its own redis-server (<see cref="RedisServerProcess"/>). The WorkQueue rows have
+/// <see cref="Producers"/> producers on the thread pool, each with up to <see cref="InFlightPerProducer"/> awaited
+/// enqueues in flight (<see cref="ConcurrentProducers"/>). Hangfire's client is synchronous (an enqueue returns once
+/// the storage has the job), so its producers are <see cref="Producers"/> threads with one enqueue in flight each; its
+/// goodput is bounded by its workers, not by its producers (see benchmarks/README.md). Hangfire runs in a child process
+/// (<see cref="HangfireRedisProcess"/>): its storage needs StackExchange.Redis 2.x. The in-memory row does not touch
+/// Redis and repeats under each <see cref="AppendFsync"/> value as that group's baseline.
+/// </para>
+/// <para>
+/// The Redis rows also record what Redis did per job over every invocation of the process: the commands it ran
+/// (those inside scripts included), the script calls (round trips of the durable queue's store) and its CPU time.
+/// </para>
+/// </remarks>
+[MemoryDiagnoser]
+[Config(typeof(Config))]
+public class DurableThroughputBenchmarks
+{
+    /// <summary>The jobs per invocation of the WorkQueue rows.</summary>
+    public const int Jobs = 50_000;
+
+    /// <summary>The jobs per invocation of the Hangfire row: fewer, as it runs about two orders of magnitude slower.</summary>
+    public const int HangfireJobs = 5_000;
+
+    /// <summary>The concurrent producers.</summary>
+    public const int Producers = 4;
+
+    /// <summary>The awaited enqueues each WorkQueue producer keeps in flight.</summary>
+    public const int InFlightPerProducer = 64;
+
+    // A guard against a hang, not a measurement.
+    private static readonly TimeSpan BatchTimeout = TimeSpan.FromSeconds(120);
+
+    private readonly Order _order = new(42);
+    private RedisServerProcess? _redis;
+    private DurableBenchHost? _host;
+    private HangfireRedisProcess? _hangfire;
+    private RedisCounters? _redisBefore;
+    private long _jobsRun;
+    private RedisCounters? _redisTotal;
+
+    /// <summary>Gets or sets the redis-server's <c>appendfsync</c> policy (the AOF is on in every Redis row).</summary>
+    [Params("everysec", "always")]
+    public string AppendFsync { get; set; } = "everysec";
+
+    /// <summary>Gets or sets the worker count of every row (WorkQueue's fixed workers, Hangfire's <c>WorkerCount</c>).</summary>
+    [Params(8)]
+    public int Workers { get; set; }
+
+    [GlobalSetup(Target = nameof(WorkQueue_InMemory))]
+    public void SetupInMemory() => _host = DurableBenchHost.StartInMemory(Workers);
+
+    [GlobalSetup(Target = nameof(WorkQueue_Durable))]
+    public void SetupDurable()
+    {
+        _redis = RedisServerProcess.Start(AppendFsync);
+        _host = DurableBenchHost.StartDurable(_redis, Workers);
+    }
+
+    [GlobalSetup(Target = nameof(Hangfire_Redis))]
+    public void SetupHangfire()
+    {
+        _redis = RedisServerProcess.Start(AppendFsync);
+        _hangfire = HangfireRedisProcess.Start(_redis.Configuration, Workers);
+    }
+
+    [IterationSetup(Targets = [nameof(WorkQueue_Durable), nameof(Hangfire_Redis)])]
+    public void ReadRedisBefore() => _redisBefore = _redis!.ReadCounters();
+
+    [IterationCleanup(Target = nameof(WorkQueue_Durable))]
+    public void ReadRedisAfterDurable() => RecordRedis(nameof(WorkQueue_Durable), Jobs);
+
+    [IterationCleanup(Target = nameof(Hangfire_Redis))]
+    public void ReadRedisAfterHangfire() => RecordRedis(nameof(Hangfire_Redis), HangfireJobs);
+
+    [GlobalCleanup]
+    public void Cleanup()
+    {
+        _host?.Dispose();
+        _hangfire?.Dispose();
+        _redis?.Dispose();
+    }
+
+    [Benchmark(Baseline = true, OperationsPerInvoke = Jobs, Description = "WorkQueue in-memory queue (no Redis)")]
+    public void WorkQueue_InMemory() => RunWorkQueueBatch(nameof(WorkQueue_InMemory));
+
+    [Benchmark(OperationsPerInvoke = Jobs, Description = "WorkQueue durable queue (Redis Streams, AOF)")]
+    public void WorkQueue_Durable() => RunWorkQueueBatch(nameof(WorkQueue_Durable));
+
+    [Benchmark(OperationsPerInvoke = HangfireJobs, Description = "Hangfire 1.8 on Redis storage (AOF)")]
+    public void Hangfire_Redis() => _hangfire!.RunBatch(HangfireJobs, Producers);
+
+    private void RunWorkQueueBatch(string name)
+    {
+        var host = _host!;
+        host.Signals.Countdown.Reset(Jobs);
+        ConcurrentProducers.Run(Jobs, Producers, InFlightPerProducer, _ => host.EnqueueAsync(_order));
+        host.Signals.Countdown.Wait(BatchTimeout, name);
+    }
+
+    private void RecordRedis(string method, int jobsPerInvocation)
+    {
+        // Every invocation of the process (warm-ups included): the figures are per job and do not depend on timing.
+        var delta = _redis!.ReadCounters() - _redisBefore!;
+        _redisTotal = _redisTotal is null ? delta : new RedisCounters(
+            _redisTotal.Calls.Keys.Union(delta.Calls.Keys).ToDictionary(k => k, k => _redisTotal.Calls.GetValueOrDefault(k) + delta.Calls.GetValueOrDefault(k)),
+            _redisTotal.CpuSeconds + delta.CpuSeconds);
+        _jobsRun += jobsPerInvocation;
+        ResultStore.Write(ResultStore.Key(typeof(DurableThroughputBenchmarks), method) + "." + AppendFsync, new Dictionary<string, double>
+        {
+            ["redis_commands_per_job"] = (double)_redisTotal.Commands / _jobsRun,
+            ["redis_scripts_per_1k_jobs"] = 1000.0 * _redisTotal.Scripts / _jobsRun,
+            ["redis_cpu_us_per_job"] = 1e6 * _redisTotal.CpuSeconds / _jobsRun,
+            ["jobs"] = _jobsRun,
+        });
+        Console.WriteLine($"// Redis commands over {_jobsRun} jobs: {_redisTotal}");
+    }
+
+    private sealed class Config : ManualConfig
+    {
+        public Config()
+        {
+            // One invocation (a whole batch) per iteration on every row: the Redis rows read Redis's counters around
+            // each invocation, which makes BenchmarkDotNet run them so; the others follow, to stay in one group whose
+            // Ratio column reads against the baseline.
+            AddJob(Job.Default.WithInvocationCount(1).WithUnrollFactor(1).AsMutator());
+            AddColumn(StatisticColumn.OperationsPerSecond);
+            AddColumn(
+                new ResultColumn("redis_commands_per_job", "Redis cmds/job", "Redis cmds/job: commands redis-server ran per job, those inside Lua scripts included (INFO commandstats)", "N1", keySuffix: nameof(AppendFsync)),
+                new ResultColumn("redis_scripts_per_1k_jobs", "Scripts/1k jobs", "Scripts/1k jobs: EVAL/EVALSHA calls per 1,000 jobs (each one round trip)", "N1", keySuffix: nameof(AppendFsync)),
+                new ResultColumn("redis_cpu_us_per_job", "Redis CPU us/job", "Redis CPU us/job: redis-server's CPU time (user + system) per job", "N1", keySuffix: nameof(AppendFsync)));
+        }
+    }
+}

@@ -1,0 +1,133 @@
+using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.Hosting;
+using Microsoft.Extensions.Logging;
+using WorkQueue.AspNetCore;
+
+namespace WorkQueue.Benchmarks.Support;
+
+/// <summary>
+/// A generic host (no web server) as an app would build it, with one queue named <see cref="QueueName"/> whose jobs run
+/// <see cref="SignalingOrderHandler"/>: either a durable queue on a redis-server (through <c>AddRedisWarmup</c>, whose
+/// shared connection has dedicated I/O threads) or the in-memory queue, with the same worker count, autoscaling off.
+/// </summary>
+public sealed class DurableBenchHost : IDisposable
+{
+    /// <summary>The queue's name.</summary>
+    public const string QueueName = "bench";
+
+    /// <summary>The prefetch of the durable queue: as many jobs as one batched script call carries.</summary>
+    public const int Prefetch = 256;
+
+    /// <summary>The capacity of either queue: far above what the benchmarks keep in flight, so no enqueue waits for room.</summary>
+    public const int Capacity = 1_000_000;
+
+    private readonly IHost _host;
+    private readonly IDurableQueue<Order>? _durable;
+    private readonly IWorkQueue? _memory;
+
+    private DurableBenchHost(IHost host, bool durable)
+    {
+        _host = host;
+        Signals = host.Services.GetRequiredService<OrderSignals>();
+        Control = host.Services.GetRequiredService<IWorkQueueProvider>().Queues.Single(q => q.Name == QueueName);
+        if (durable)
+        {
+            _durable = host.Services.GetRequiredKeyedService<IDurableQueue<Order>>(QueueName);
+        }
+        else
+        {
+            _memory = host.Services.GetRequiredKeyedService<IWorkQueue>(QueueName);
+        }
+    }
+
+    /// <summary>Gets the signals the jobs set.</summary>
+    public OrderSignals Signals { get; }
+
+    /// <summary>Gets the queue's control side.</summary>
+    public IWorkQueueControl Control { get; }
+
+    /// <summary>Starts a host with a durable queue on <paramref name="redis"/>.</summary>
+    /// <param name="redis">The redis-server.</param>
+    /// <param name="workers">The fixed worker count.</param>
+    /// <returns>The started host, its workers running.</returns>
+    public static DurableBenchHost StartDurable(RedisServerProcess redis, int workers) => Start(workers, redis);
+
+    /// <summary>Starts a host with an in-memory queue.</summary>
+    /// <param name="workers">The fixed worker count.</param>
+    /// <returns>The started host, its workers running.</returns>
+    public static DurableBenchHost StartInMemory(int workers) => Start(workers, redis: null);
+
+    /// <summary>Starts a host with only the shared Redis connection (warmed up) and no queue: a control.</summary>
+    /// <param name="redis">The redis-server.</param>
+    /// <returns>The started host.</returns>
+    public static IHost StartConnectionOnly(RedisServerProcess redis)
+    {
+        var builder = Host.CreateApplicationBuilder();
+        builder.Logging.ClearProviders();
+        builder.Services.AddRedisWarmup(o => o.Configuration = redis.Configuration);
+        var host = builder.Build();
+        host.Start();
+        return host;
+    }
+
+    /// <summary>Enqueues one job: on the durable queue, completes once Redis has it; on the in-memory queue, once it is queued.</summary>
+    /// <param name="order">The payload.</param>
+    /// <returns>The enqueue.</returns>
+    public ValueTask EnqueueAsync(Order order)
+    {
+        if (_durable is not null)
+        {
+            var stored = _durable.EnqueueAsync(order);
+            return stored.IsCompletedSuccessfully ? default : new ValueTask(stored.AsTask());
+        }
+
+        return _memory!.EnqueueAsync<SignalingOrderHandler, Order>(order);
+    }
+
+    /// <summary>Stops the host (10 s drain) and disposes it.</summary>
+    public void Dispose()
+    {
+        _host.StopAsync(TimeSpan.FromSeconds(10)).GetAwaiter().GetResult();
+        _host.Dispose();
+    }
+
+    private static DurableBenchHost Start(int workers, RedisServerProcess? redis)
+    {
+        var builder = Host.CreateApplicationBuilder();
+        builder.Logging.ClearProviders();
+        builder.Services.AddSingleton<OrderSignals>();
+        void Configure(WorkQueueOptions o)
+        {
+            o.MinWorkers = workers;
+            o.MaxWorkers = workers;
+            o.AutoScale.Enabled = false;
+            o.Capacity = Capacity;
+        }
+
+        if (redis is null)
+        {
+            builder.Services.AddWorkQueue().AddQueue(QueueName, Configure);
+        }
+        else
+        {
+            builder.Services.AddRedisWarmup(o => o.Configuration = redis.Configuration);
+            builder.Services.AddWorkQueue().AddDurableQueue<SignalingOrderHandler, Order>(QueueName, Configure, d => d.Prefetch = Prefetch);
+        }
+
+        var host = builder.Build();
+        host.Start();
+        var started = new DurableBenchHost(host, redis is not null);
+        var deadline = DateTime.UtcNow.AddSeconds(10);
+        while (started.Control.GetSnapshot().Workers != workers)
+        {
+            if (DateTime.UtcNow > deadline)
+            {
+                throw new TimeoutException($"The queue has {started.Control.GetSnapshot().Workers} workers, expected {workers}.");
+            }
+
+            Thread.Sleep(1);
+        }
+
+        return started;
+    }
+}
