@@ -150,14 +150,15 @@ public sealed class DurableClaimTests(RedisServerFixture redis) : IClassFixture<
 
         // Handed back before the running job ends, as new entries any consumer reads at once: 1 pending, 5 in the stream.
         await Eventually.HoldsAsync(async () => (await db.StreamPendingAsync(stream, "workers")).PendingMessageCount == 1, "jobs 1-4 handed back");
-        Assert.Equal(5, await db.StreamLengthAsync(stream));
-        Assert.False(stop.IsCompleted);
+        long length = await db.StreamLengthAsync(stream);
+        Assert.True(length == 5, $"Expected 1 pending + 4 handed back in the stream, found {length} entries; runs: {string.Join(",", log.Runs.Select(r => r.Job.N))}.");
+        Assert.False(stop.IsCompleted, $"The host stopped while job 0 still ran (stop task: {stop.Status}, {stop.Exception?.GetBaseException().Message}).");
         release.SetResult();
         await stop;
         var totals = stopping.Control.GetSnapshot().Totals;
-        Assert.Equal(1, totals.Succeeded);
-        Assert.Equal(4, totals.Returned);
-        Assert.Equal(0, totals.Abandoned);
+        Assert.True(
+            totals is { Succeeded: 1, Returned: 4, Abandoned: 0 },
+            $"Expected 1 succeeded, 4 returned, 0 abandoned; totals: {totals}.");
         stopping.Host.Dispose();
 
         await using var next = await DurableTestHost.StartAsync(redis.Server, log, prefix, "next");
