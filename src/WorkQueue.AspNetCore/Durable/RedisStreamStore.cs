@@ -140,7 +140,7 @@ internal sealed partial class RedisStreamStore : IJobStore
         catch (TimeoutException)
         {
             // Redis did not answer in time: what was not sent stays pending in Redis and is reclaimed by another instance.
-            TryLog(static (l, s) => Log.StopTimedOut(l, s._queue, s.Held), this);
+            _logger.TryLog(static (l, s) => Log.StopTimedOut(l, s._queue, s.Held), this);
         }
     }
 
@@ -249,7 +249,7 @@ internal sealed partial class RedisStreamStore : IJobStore
             _passFailed = true;
             if (ShouldLogError())
             {
-                TryLog(static (l, s) => Log.ThreadFailed(l, s.ex, s.Item2), (ex, _queue));
+                _logger.TryLog(static (l, s) => Log.ThreadFailed(l, s.ex, s.Item2), (ex, _queue));
             }
 
             return ErrorBackoff;
@@ -293,7 +293,7 @@ internal sealed partial class RedisStreamStore : IJobStore
     {
         var multiplexer = _services.GetService<IConnectionMultiplexer>()
             ?? throw new InvalidOperationException($"Durable queue '{_queue}' needs an IConnectionMultiplexer: call services.AddRedisWarmup(...).");
-        TryLog(static (l, s) => Log.Connected(l, s._queue, s.ConsumerName, s.Keys.Stream.ToString()), this);
+        _logger.TryLog(static (l, s) => Log.Connected(l, s._queue, s.ConsumerName, s.Keys.Stream.ToString()), this);
         return multiplexer.GetDatabase();
     }
 
@@ -314,7 +314,7 @@ internal sealed partial class RedisStreamStore : IJobStore
         catch (Exception ex) when (ex is RedisException or TimeoutException)
         {
             // The poll is the safety net: without notifications new jobs start within PollInterval instead of at once.
-            TryLog(static (l, s) => Log.SubscribeFailed(l, s.ex, s.Item2), (ex, _queue));
+            _logger.TryLog(static (l, s) => Log.SubscribeFailed(l, s.ex, s.Item2), (ex, _queue));
         }
 
         return true;
@@ -363,7 +363,7 @@ internal sealed partial class RedisStreamStore : IJobStore
 
         if (ShouldLogError())
         {
-            TryLog(static (l, s) => Log.RedisFailed(l, s.ex, s.Item2, s.Item3), (ex, _queue, _held.Count));
+            _logger.TryLog(static (l, s) => Log.RedisFailed(l, s.ex, s.Item2, s.Item3), (ex, _queue, _held.Count));
         }
     }
 
@@ -399,18 +399,6 @@ internal sealed partial class RedisStreamStore : IJobStore
 
     private static string CreateConsumerName() =>
         string.Create(CultureInfo.InvariantCulture, $"{Environment.MachineName}:{Environment.ProcessId}:{Guid.NewGuid().ToString("N")[..8]}");
-
-    private void TryLog<TState>(Action<ILogger, TState> log, TState state)
-    {
-        try
-        {
-            log(_logger, state);
-        }
-        catch (Exception)
-        {
-            // The logger is what failed; there is nowhere left to report it.
-        }
-    }
 
     private static partial class Log
     {

@@ -107,7 +107,7 @@ internal sealed partial class JobRunner : IJobExecutor
         catch (Exception ex)
         {
             // A throwing metrics listener or logger must not cost the job its run.
-            TryLog(static (l, s) => Log.BookkeepingFailed(l, s.ex, s._queue), (ex, _queue));
+            _logger.TryLog(static (l, s) => Log.BookkeepingFailed(l, s.ex, s._queue), (ex, _queue));
         }
 
         return true;
@@ -170,7 +170,7 @@ internal sealed partial class JobRunner : IJobExecutor
             }
 
             _metrics.Retried(_metricTag);
-            TryLog(
+            _logger.TryLog(
                 static (l, s) => Log.JobRetrying(l, s.error, s._queue, s.Id, s.Item4, s.Attempt, s.MaxAttempts, s.TotalMilliseconds),
                 (error, _queue, item.Id, item.Invoker.Describe(item.Target), item.Attempt, _options.Retry.MaxAttempts, delay.TotalMilliseconds));
         }
@@ -189,7 +189,7 @@ internal sealed partial class JobRunner : IJobExecutor
     {
         var job = new AbandonedJob(item.Describe(_queue), reason);
         _ledger.Abandoned(job);
-        TryLog(static (l, s) => Log.JobAbandoned(l, s._queue, s.Id, s.Name, s.reason), (_queue, job.Job.Id, job.Job.Name, reason));
+        _logger.TryLog(static (l, s) => Log.JobAbandoned(l, s._queue, s.Id, s.Name, s.reason), (_queue, job.Job.Id, job.Job.Name, reason));
     }
 
     /// <summary>Hands a durable queue's fetched job back to its store (not started at a stop, or cancelled by it).</summary>
@@ -213,7 +213,7 @@ internal sealed partial class JobRunner : IJobExecutor
         catch (Exception ex)
         {
             // Nothing may escape into the caller's TryEnqueue, which has already succeeded.
-            TryLog(static (l, s) => Log.CallbackFailed(l, s.ex, s._queue, nameof(WorkQueueOptions.OnJobDropped)), (ex, _queue));
+            _logger.TryLog(static (l, s) => Log.CallbackFailed(l, s.ex, s._queue, nameof(WorkQueueOptions.OnJobDropped)), (ex, _queue));
         }
     }
 
@@ -230,7 +230,7 @@ internal sealed partial class JobRunner : IJobExecutor
         }
         catch (Exception ex)
         {
-            TryLog(static (l, s) => Log.CallbackFailed(l, s.ex, s._queue, nameof(RetryOptions.ShouldRetry)), (ex, _queue));
+            _logger.TryLog(static (l, s) => Log.CallbackFailed(l, s.ex, s._queue, nameof(RetryOptions.ShouldRetry)), (ex, _queue));
             return false;
         }
     }
@@ -262,24 +262,8 @@ internal sealed partial class JobRunner : IJobExecutor
             }
             catch (Exception ex)
             {
-                TryLog(static (l, s) => Log.CallbackFailed(l, s.ex, s._queue, nameof(WorkQueueOptions.OnJobDeadLettered)), (ex, _queue));
+                _logger.TryLog(static (l, s) => Log.CallbackFailed(l, s.ex, s._queue, nameof(WorkQueueOptions.OnJobDeadLettered)), (ex, _queue));
             }
-        }
-    }
-
-    /// <summary>
-    /// Logs on a path that must not fail: a logger that throws is ignored. Takes its arguments as state for a static
-    /// lambda, so that a hot method that may log allocates no closure when it does not.
-    /// </summary>
-    private void TryLog<TState>(Action<ILogger, TState> log, TState state)
-    {
-        try
-        {
-            log(_logger, state);
-        }
-        catch (Exception)
-        {
-            // The logger is what failed; there is nowhere left to report it.
         }
     }
 

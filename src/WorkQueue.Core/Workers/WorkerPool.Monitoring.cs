@@ -93,7 +93,7 @@ internal sealed partial class WorkerPool
         catch (Exception ex)
         {
             // A throwing logger or metrics listener must not end the engine's timer thread or the process.
-            TryLog(static (l, s) => Log.MonitorFailed(l, s.ex, s.QueueName), (ex, QueueName));
+            _logger.TryLog(static (l, s) => Log.MonitorFailed(l, s.ex, s.QueueName), (ex, QueueName));
         }
 
         if (IsIdle)
@@ -167,7 +167,7 @@ internal sealed partial class WorkerPool
         if (added)
         {
             _blockedTicks = 0;
-            TryLog(static (l, s) => Log.ThreadAdded(l, s.QueueName, s.LiveCount, s.Count), (QueueName, LiveCount, _ready.Count));
+            _logger.TryLog(static (l, s) => Log.ThreadAdded(l, s.QueueName, s.LiveCount, s.Count), (QueueName, LiveCount, _ready.Count));
             return;
         }
 
@@ -189,7 +189,7 @@ internal sealed partial class WorkerPool
             if ((run.Blocked || elapsed > threshold) && TryDescribe(run, out var item, out string name) && Interlocked.Exchange(ref run.StuckReported, 1) == 0)
             {
                 _metrics.Stuck(_metricTag);
-                TryLog(
+                _logger.TryLog(
                     static (l, s) => Log.JobStuck(l, s.QueueName, s.Id, s.name, s.TotalMilliseconds, s.Item5),
                     (QueueName, item.Id, name, elapsed.TotalMilliseconds, run.Blocked ? BlockedReason : OverdueReason));
             }
@@ -201,7 +201,7 @@ internal sealed partial class WorkerPool
     {
         if (TryDescribe(run, out _, out string name) && _blockingTypesLogged.TryAdd(name, 0))
         {
-            TryLog(static (l, s) => s.log(l, s.QueueName, s.name), (log, QueueName, name));
+            _logger.TryLog(static (l, s) => s.log(l, s.QueueName, s.name), (log, QueueName, name));
         }
     }
 }

@@ -316,7 +316,7 @@ internal sealed partial class WorkerPool
         catch (Exception ex)
         {
             // Only bookkeeping (a throwing logger or metrics listener) gets here, after the job was settled.
-            TryLog(static (l, s) => Log.BookkeepingFailed(l, s.ex, s.QueueName), (ex, QueueName));
+            _logger.TryLog(static (l, s) => Log.BookkeepingFailed(l, s.ex, s.QueueName), (ex, QueueName));
         }
         finally
         {

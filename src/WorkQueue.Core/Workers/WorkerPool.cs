@@ -151,7 +151,7 @@ internal sealed partial class WorkerPool
             ApplyTargetLocked();
         }
 
-        TryLog(static (l, s) => Log.ManualCount(l, s.QueueName, s.count), (QueueName, count));
+        _logger.TryLog(static (l, s) => Log.ManualCount(l, s.QueueName, s.count), (QueueName, count));
     }
 
     /// <summary>Hands the thread count back to the autoscaler, starting from the current count within the limits.</summary>
@@ -167,7 +167,7 @@ internal sealed partial class WorkerPool
             _parking.WakeAll();
         }
 
-        TryLog(static (l, q) => Log.AutoMode(l, q), QueueName);
+        _logger.TryLog(static (l, q) => Log.AutoMode(l, q), QueueName);
     }
 
     /// <summary>Adds threads in automatic mode (half the current count, at least one, up to the cap) when every thread is busy.</summary>
@@ -259,12 +259,12 @@ internal sealed partial class WorkerPool
             left = _liveCount;
         }
 
-        TryLog(static (l, s) => Log.WorkerRetired(l, s.QueueName, s.Name, s.left), (QueueName, thread.Name, left));
+        _logger.TryLog(static (l, s) => Log.WorkerRetired(l, s.QueueName, s.Name, s.left), (QueueName, thread.Name, left));
         return true;
     }
 
     internal void OnThreadFaulted(WorkerThread thread, Exception exception) =>
-        TryLog(static (l, s) => Log.WorkerFaulted(l, s.exception, s.QueueName, s.Name), (exception, QueueName, thread.Name));
+        _logger.TryLog(static (l, s) => Log.WorkerFaulted(l, s.exception, s.QueueName, s.Name), (exception, QueueName, thread.Name));
 
     internal void OnThreadExited(WorkerThread thread)
     {
@@ -336,22 +336,6 @@ internal sealed partial class WorkerPool
         lock (_lock)
         {
             return [.. _threads];
-        }
-    }
-
-    /// <summary>
-    /// Logs on a path that must not fail: a logger that throws is ignored. Takes its arguments as state for a static
-    /// lambda, so that a hot method that may log allocates no closure when it does not.
-    /// </summary>
-    private void TryLog<TState>(Action<ILogger, TState> log, TState state)
-    {
-        try
-        {
-            log(_logger, state);
-        }
-        catch (Exception)
-        {
-            // The logger is what failed; there is nowhere left to report it.
         }
     }
 }
