@@ -19,12 +19,5 @@ internal sealed record DurableQueueStats(
     long? Lag,
     long DelayedRetries,
     long DeadLetters,
-    IReadOnlyList<DurableConsumerStats> Consumers,
+    IReadOnlyList<DurableConsumer> Consumers,
     DateTimeOffset ReadAt);
-
-/// <summary>One consumer of a durable queue: one process start of an instance.</summary>
-/// <param name="Name">The consumer's name (host, process id and a random suffix).</param>
-/// <param name="Pending">Jobs it has fetched and not yet settled.</param>
-/// <param name="Idle">How long since it last read from the queue.</param>
-/// <param name="IsThisProcess">Whether it is this process's consumer.</param>
-internal sealed record DurableConsumerStats(string Name, long Pending, TimeSpan Idle, bool IsThisProcess);

@@ -48,7 +48,7 @@ internal sealed partial class RedisStreamStore
             stats?.Lag,
             stats?.DelayedRetries,
             stats?.DeadLetters,
-            stats is null ? [] : [.. stats.Consumers.Select(c => new DurableConsumer(c.Name, c.Pending, c.Idle, c.IsThisProcess))],
+            stats?.Consumers ?? [],
             stats?.ReadAt);
     }
 
@@ -190,7 +190,7 @@ internal sealed partial class RedisStreamStore
         {
             if (!_jobType.TryRead(entry.Payload, out var payload, out var error))
             {
-                TryLog(static (l, s) => Log.Unreadable(l, s._queue, s.StreamId, s.error!), (_queue, entry.StreamId, error));
+                _logger.TryLog(static (l, s) => Log.Unreadable(l, s._queue, s.StreamId, s.error!), (_queue, entry.StreamId, error));
                 _outcomes.Enqueue(new Outcome(OutcomeKind.DeadLetter, entry, 0, error, "unreadable"));
             }
             else if (!_intake!.TryAccept(_jobType.Invoker, entry, payload, entry.Attempt))
@@ -235,7 +235,7 @@ internal sealed partial class RedisStreamStore
 
         if (lostCount > 0)
         {
-            TryLog(static (l, s) => Log.ClaimsLost(l, s._queue, s.lostCount), (_queue, lostCount));
+            _logger.TryLog(static (l, s) => Log.ClaimsLost(l, s._queue, s.lostCount), (_queue, lostCount));
         }
     }
 
@@ -257,7 +257,7 @@ internal sealed partial class RedisStreamStore
 
         if (claimed.Length > 0)
         {
-            TryLog(static (l, s) => Log.Reclaimed(l, s._queue, s.Length), (_queue, claimed.Length));
+            _logger.TryLog(static (l, s) => Log.Reclaimed(l, s._queue, s.Length), (_queue, claimed.Length));
         }
     }
 
@@ -269,7 +269,7 @@ internal sealed partial class RedisStreamStore
         var removed = (RedisResult[])db.ScriptEvaluate(DurableScripts.RemoveIdleConsumers, [Keys.Stream], [RedisStreamKeys.Group, ConsumerName, minIdle])!;
         if (removed.Length > 0)
         {
-            TryLog(static (l, s) => Log.ConsumersRemoved(l, s._queue, s.Item2), (_queue, string.Join(", ", removed.Select(r => (string?)r))));
+            _logger.TryLog(static (l, s) => Log.ConsumersRemoved(l, s._queue, s.Item2), (_queue, string.Join(", ", removed.Select(r => (string?)r))));
         }
     }
 
@@ -278,7 +278,7 @@ internal sealed partial class RedisStreamStore
         var r = (RedisResult[])db.ScriptEvaluate(DurableScripts.Stats, [Keys.Stream, Keys.Delayed, Keys.Dead], [RedisStreamKeys.Group])!;
         var consumers = ((RedisResult[])r[5]!)
             .Select(c => (RedisResult[])c!)
-            .Select(c => new DurableConsumerStats((string)c[0]!, (long)c[1], TimeSpan.FromMilliseconds((long)c[2]), (string)c[0]! == ConsumerName))
+            .Select(c => new DurableConsumer((string)c[0]!, (long)c[1], TimeSpan.FromMilliseconds((long)c[2]), (string)c[0]! == ConsumerName))
             .ToArray();
         long lag = (long)r[4];
         _stats = new DurableQueueStats(
