@@ -159,56 +159,36 @@ internal static class AdminEndpoints
 
     public static async Task<Results<Ok<RequeuedState>, ProblemHttpResult>> RequeueDeadLetter(string queue, string id, IWorkQueueProvider queues, HttpContext http)
     {
-        if (!queues.TryGetControl(queue, out var q))
+        if (FindDeadLetterStore(queue, id, queues, http, out string name, out var store) is { } problem)
         {
-            return UnknownQueue(queue);
-        }
-
-        if (FindDurable(http, q.Name) is not { } durable)
-        {
-            return NotDurable(q.Name);
-        }
-
-        if (!IsStreamId(id))
-        {
-            return UnknownDeadLetter(q.Name, id);
+            return problem;
         }
 
         try
         {
-            string? newId = await durable.Store.RequeueDeadLetterAsync(id).ConfigureAwait(false);
-            return newId is null ? UnknownDeadLetter(q.Name, id) : TypedResults.Ok(new RequeuedState(q.Name, id, newId));
+            string? newId = await store!.RequeueDeadLetterAsync(id).ConfigureAwait(false);
+            return newId is null ? UnknownDeadLetter(name, id) : TypedResults.Ok(new RequeuedState(name, id, newId));
         }
         catch (Exception ex) when (ex is StackExchange.Redis.RedisException or TimeoutException)
         {
-            return RedisUnavailable(q.Name, ex);
+            return RedisUnavailable(name, ex);
         }
     }
 
     public static async Task<Results<NoContent, ProblemHttpResult>> DeleteDeadLetter(string queue, string id, IWorkQueueProvider queues, HttpContext http)
     {
-        if (!queues.TryGetControl(queue, out var q))
+        if (FindDeadLetterStore(queue, id, queues, http, out string name, out var store) is { } problem)
         {
-            return UnknownQueue(queue);
-        }
-
-        if (FindDurable(http, q.Name) is not { } durable)
-        {
-            return NotDurable(q.Name);
-        }
-
-        if (!IsStreamId(id))
-        {
-            return UnknownDeadLetter(q.Name, id);
+            return problem;
         }
 
         try
         {
-            return await durable.Store.DeleteDeadLetterAsync(id).ConfigureAwait(false) ? TypedResults.NoContent() : UnknownDeadLetter(q.Name, id);
+            return await store!.DeleteDeadLetterAsync(id).ConfigureAwait(false) ? TypedResults.NoContent() : UnknownDeadLetter(name, id);
         }
         catch (Exception ex) when (ex is StackExchange.Redis.RedisException or TimeoutException)
         {
-            return RedisUnavailable(q.Name, ex);
+            return RedisUnavailable(name, ex);
         }
     }
 
@@ -273,6 +253,34 @@ internal static class AdminEndpoints
             new Dictionary<string, string[]> { [field] = [message] },
             detail: message,
             title: $"Invalid '{field}'.");
+
+    /// <summary>
+    /// Finds the store that holds a durable queue's dead letter, or the problem to answer instead: 404 for an unknown
+    /// queue, 400 for an in-memory one, 404 for an id that is not a complete stream id.
+    /// </summary>
+    private static ProblemHttpResult? FindDeadLetterStore(string queue, string id, IWorkQueueProvider queues, HttpContext http, out string name, out RedisStreamStore? store)
+    {
+        name = queue;
+        store = null;
+        if (!queues.TryGetControl(queue, out var q))
+        {
+            return UnknownQueue(queue);
+        }
+
+        name = q.Name;
+        if (FindDurable(http, q.Name) is not { } durable)
+        {
+            return NotDurable(q.Name);
+        }
+
+        if (!IsStreamId(id))
+        {
+            return UnknownDeadLetter(q.Name, id);
+        }
+
+        store = durable.Store;
+        return null;
+    }
 
     private static DurableQueue? FindDurable(HttpContext http, string queue) =>
         http.RequestServices.GetService<DurableQueueRegistry>() is { } registry && registry.TryGet(queue, out var durable) ? durable : null;
