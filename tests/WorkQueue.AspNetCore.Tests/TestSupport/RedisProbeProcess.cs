@@ -1,7 +1,3 @@
-using System.Diagnostics;
-using System.Reflection;
-using System.Text;
-
 namespace WorkQueue.AspNetCore.Tests.TestSupport;
 
 /// <summary>
@@ -29,60 +25,12 @@ internal sealed class RedisProbeProcess
 
     public static async Task<RedisProbeProcess> RunAsync(string scenario, int redisPort)
     {
-        string probe = typeof(RedisProbeProcess).Assembly.GetCustomAttributes<AssemblyMetadataAttribute>()
-            .Single(a => a.Key == "RedisProbePath").Value!;
-        Assert.True(File.Exists(probe), $"The probe was not built at {probe}.");
-        var start = new ProcessStartInfo("dotnet", [probe, scenario, redisPort.ToString()])
-        {
-            RedirectStandardOutput = true,
-            RedirectStandardError = true,
-            UseShellExecute = false,
-        };
-        using var process = Process.Start(start) ?? throw new InvalidOperationException("dotnet did not start.");
-        var output = new StringBuilder();
-        var stdout = PumpAsync(process.StandardOutput, output);
-        var stderr = PumpAsync(process.StandardError, output);
-        using var timeout = new CancellationTokenSource(ExitTimeout);
-        try
-        {
-            await process.WaitForExitAsync(timeout.Token);
-        }
-        catch (OperationCanceledException) when (timeout.IsCancellationRequested)
-        {
-            process.Kill(entireProcessTree: true);
-            Assert.Fail($"The probe ({scenario}) did not exit within {ExitTimeout.TotalMinutes} min. Output so far:\n{Snapshot(output)}");
-        }
-
-        await Task.WhenAll(stdout, stderr);
-        string text = Snapshot(output);
-        var findings = text.Split('\n')
-            .Select(line => line.TrimEnd('\r'))
-            .Where(line => line.StartsWith("probe.", StringComparison.Ordinal) && line.Contains('='))
-            .Select(line => line["probe.".Length..].Split('=', 2))
-            .ToDictionary(pair => pair[0], pair => pair[1]);
-        return new RedisProbeProcess(process.ExitCode, text, findings);
+        var (exitCode, output) = await ChildProcess.RunAsync("RedisProbePath", $"The probe ({scenario})", ExitTimeout, [scenario, redisPort.ToString()]);
+        var findings = ChildProcess.Figures(output, "probe").ToDictionary(f => f.Key, f => f.Value);
+        return new RedisProbeProcess(exitCode, output, findings);
     }
 
     /// <summary>Gets a finding, failing the test with the child's whole output when it did not report it.</summary>
     public string this[string key] =>
         Findings.TryGetValue(key, out var value) ? value : throw new Xunit.Sdk.XunitException($"The probe did not report '{key}'. Its output:\n{Output}");
-
-    private static async Task PumpAsync(StreamReader reader, StringBuilder output)
-    {
-        while (await reader.ReadLineAsync() is { } line)
-        {
-            lock (output)
-            {
-                output.AppendLine(line);
-            }
-        }
-    }
-
-    private static string Snapshot(StringBuilder output)
-    {
-        lock (output)
-        {
-            return output.ToString();
-        }
-    }
 }
