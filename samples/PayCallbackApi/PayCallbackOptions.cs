@@ -10,6 +10,12 @@ public enum ProcessingMode
 
     /// <summary>The incident: sync Redis calls, no pre-warm, post-payment work fired with Task.Run per request.</summary>
     Naive,
+
+    /// <summary>
+    /// The fix, crash-safe: as <see cref="Queue"/>, but both queues are durable (Redis Streams): a callback is answered
+    /// 200 only once its job is in Redis, and jobs survive a kill of the process.
+    /// </summary>
+    Durable,
 }
 
 /// <summary>Settings under <c>PayCallback</c>.</summary>

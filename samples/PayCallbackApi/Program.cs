@@ -24,31 +24,30 @@ services.AddSingleton<LegacyProviders>();
 services.AddSingleton<PostPaymentSteps>();
 services.AddHostedService<ThreadPoolSampler>();
 
-// Both modes register the queues (so the admin endpoints look the same); only Queue mode sends work to them.
-// WorkQueue:Queues:{name} in configuration overrides these defaults.
-services.AddWorkQueue(o =>
-    {
-        o.MinWorkers = 2;
-        o.MaxWorkers = 16;
-        o.Capacity = 50_000;
-        o.FullMode = QueueFullMode.Reject;
-        o.Retry.MaxAttempts = 3;
-        o.Retry.BaseDelay = TimeSpan.FromMilliseconds(200);
-    })
-    .AddQueue(PostPaymentQueues.Legacy, o =>
-    {
-        o.MinWorkers = 4;
-        o.MaxWorkers = 128;
-        o.Capacity = 100_000;
-        o.FullMode = QueueFullMode.Wait;
-        o.Retry.MaxAttempts = 3;
-        o.Retry.BaseDelay = TimeSpan.FromMilliseconds(200);
-    });
+// WorkQueue:Queues:{name} in configuration overrides the queues' settings below (and :Durable the durable ones).
+var workQueue = services.AddWorkQueue(o =>
+{
+    o.MinWorkers = 2;
+    o.MaxWorkers = 16;
+    o.Capacity = 50_000;
+    o.FullMode = QueueFullMode.Reject;
+    o.Retry.MaxAttempts = 3;
+    o.Retry.BaseDelay = TimeSpan.FromMilliseconds(200);
+});
 services.AddWorkQueueDashboard();   // keeps the last five minutes of every queue for the dashboard page
 services.AddHealthChecks().AddWorkQueueSaturation(threshold: 0.9);
 services.AddSampleOpenTelemetry(builder.Configuration);   // GET /metrics (Prometheus) and request -> job traces
 
-if (mode == ProcessingMode.Queue)
+if (mode == ProcessingMode.Naive)
+{
+    // The incident's setup: a lazily created multiplexer with default settings (no dedicated I/O threads, so its
+    // replies are read through the CLR thread pool), connected by whichever request needs it first. The legacy queue
+    // is registered only so that the admin endpoints look the same; nothing is sent to it.
+    workQueue.AddQueue(PostPaymentQueues.Legacy, ConfigureLegacy);
+    services.AddSingleton<IConnectionMultiplexer>(_ => ConnectionMultiplexer.Connect(redis));
+    services.AddSingleton<IPostPaymentDispatcher, NaiveDispatcher>();
+}
+else
 {
     services.AddRedisWarmup(o =>
     {
@@ -58,17 +57,35 @@ if (mode == ProcessingMode.Queue)
         // post-payment jobs' synchronous Redis calls on WorkQueue's workers still get replies if the pool is starved.
         o.DedicatedIoThreads = true;
     });
-    services.AddSingleton<IPostPaymentDispatcher, QueueDispatcher>();
     services.AddScoped<PostPaymentJob>();
-    services.AddScoped<SmsJob>();
-    services.AddScoped<DeliveryJob>();
-}
-else
-{
-    // The incident's setup: a lazily created multiplexer with default settings (no dedicated I/O threads, so its
-    // replies are read through the CLR thread pool), connected by whichever request needs it first.
-    services.AddSingleton<IConnectionMultiplexer>(_ => ConnectionMultiplexer.Connect(redis));
-    services.AddSingleton<IPostPaymentDispatcher, NaiveDispatcher>();
+    services.AddScoped<LegacyCallJob>();
+    if (mode == ProcessingMode.Queue)
+    {
+        workQueue.AddQueue(PostPaymentQueues.Legacy, ConfigureLegacy);
+        services.AddSingleton<IPostPaymentDispatcher, QueueDispatcher>();
+        services.AddSingleton<ILegacyQueue, InMemoryLegacyQueue>();
+    }
+    else
+    {
+        // Both queues in Redis Streams: a callback is answered 200 once its job is stored, and a job whose process dies
+        // is reclaimed by the next consumer (this process restarted, or another instance) after ClaimTimeout.
+        workQueue
+            .AddDurableQueue<PostPaymentJob, PaidOrder>(
+                PostPaymentQueues.Payments,
+                o =>
+                {
+                    o.MinWorkers = 2;
+                    o.MaxWorkers = 16;
+                    o.Capacity = 200_000;
+                    o.FullMode = QueueFullMode.Reject;
+                    o.Retry.MaxAttempts = 3;
+                    o.Retry.BaseDelay = TimeSpan.FromMilliseconds(200);
+                },
+                ConfigureDurable)
+            .AddDurableQueue<LegacyCallJob, LegacyCall>(PostPaymentQueues.Legacy, ConfigureLegacy, ConfigureDurable);
+        services.AddSingleton<IPostPaymentDispatcher, DurableDispatcher>();
+        services.AddSingleton<ILegacyQueue, DurableLegacyQueue>();
+    }
 }
 
 bool adminKeySet = !string.IsNullOrEmpty(builder.Configuration[AdminKeyAuthentication.ConfigKey]);
@@ -108,6 +125,25 @@ app.MapHealthChecks("/health/ready", new HealthCheckOptions { Predicate = c => c
 app.MapHealthChecks("/health/live", new HealthCheckOptions { Predicate = _ => false });
 
 app.Run();
+
+// The bulkhead for the blocking provider calls: 2 calls of ProviderLatencyMs (20 ms) per callback at 3,000 callbacks/s
+// keep about 120 threads blocked, so it may grow to 256 (dedicated threads, never the CLR pool's), starting at 32.
+static void ConfigureLegacy(WorkQueueOptions o)
+{
+    o.MinWorkers = 32;
+    o.MaxWorkers = 256;
+    o.Capacity = 200_000;
+    o.FullMode = QueueFullMode.Wait;
+    o.Retry.MaxAttempts = 3;
+    o.Retry.BaseDelay = TimeSpan.FromMilliseconds(200);
+}
+
+// A sample's choice for a quick recovery after a kill: another consumer takes a dead one's jobs after 10 s.
+static void ConfigureDurable(DurableQueueOptions d)
+{
+    d.ClaimTimeout = TimeSpan.FromSeconds(10);
+    d.HeartbeatInterval = TimeSpan.FromSeconds(2);
+}
 
 /// <summary>The entry point, visible to the tests.</summary>
 public partial class Program;

@@ -1,10 +1,8 @@
-using Microsoft.Extensions.Options;
-using PayCallbackApi.Orders;
 using PayCallbackApi.PostPayment;
 
 namespace PayCallbackApi.Callbacks;
 
-/// <summary><c>POST /api/pay/callback</c>: verify, claim atomically, dispatch, answer at once.</summary>
+/// <summary><c>POST /api/pay/callback</c>: verify, parse, then claim and dispatch in the mode's way; answer at once.</summary>
 internal static partial class CallbackEndpoint
 {
     private const int MaxBodyBytes = 16 * 1024;
@@ -13,9 +11,7 @@ internal static partial class CallbackEndpoint
     public static async Task<IResult> HandleAsync(
         HttpRequest request,
         SignatureVerifier signatures,
-        OrderStore orders,
         IPostPaymentDispatcher dispatcher,
-        IOptions<PayCallbackOptions> options,
         ILoggerFactory loggers)
     {
         var body = await ReadBodyAsync(request);
@@ -37,20 +33,14 @@ internal static partial class CallbackEndpoint
             return Invalid(field, error);
         }
 
-        // Naive keeps the original's synchronous Redis call on the request thread; Queue awaits it.
-        var claim = options.Value.Mode == ProcessingMode.Naive ? orders.Claim(callback!) : await orders.ClaimAsync(callback!);
-        if (claim == ClaimResult.Duplicate || callback!.Status != PaymentStatus.Success)
+        switch (await dispatcher.AcceptAsync(callback!))
         {
-            return TypedResults.Ok(Success);
-        }
-
-        var order = new PaidOrder(callback.OrderId, callback.PaymentId, callback.Amount, callback.Currency);
-        if (!dispatcher.TryDispatch(order))
-        {
-            // Nothing was done for this payment yet: release it so the gateway's retry is processed as new.
-            await orders.ReleaseAsync(callback);
-            Log.Rejected(loggers.CreateLogger("PayCallbackApi.Callbacks"), callback.OrderId, callback.PaymentId);
-            return new RetryLaterResult(TimeSpan.FromSeconds(1));
+            case Acceptance.Refused:
+                // Nothing was done for this payment: the gateway's retry is processed as new.
+                Log.Rejected(loggers.CreateLogger("PayCallbackApi.Callbacks"), callback!.OrderId, callback.PaymentId);
+                return new RetryLaterResult(TimeSpan.FromSeconds(1), "The post-payment work could not be accepted now (queue full or store unavailable); retry this callback later.");
+            case Acceptance.InProgress:
+                return new RetryLaterResult(TimeSpan.FromSeconds(1), "This payment's callback is being processed by another request; retry it later.");
         }
 
         return TypedResults.Ok(Success);
@@ -78,7 +68,7 @@ internal static partial class CallbackEndpoint
         TypedResults.ValidationProblem(new Dictionary<string, string[]> { [field] = [message] }, detail: message, title: $"Invalid '{field}'.");
 
     /// <summary>503 with <c>Retry-After</c> and a problem body.</summary>
-    private sealed class RetryLaterResult(TimeSpan retryAfter) : IResult
+    private sealed class RetryLaterResult(TimeSpan retryAfter, string detail) : IResult
     {
         public Task ExecuteAsync(HttpContext httpContext)
         {
@@ -86,13 +76,13 @@ internal static partial class CallbackEndpoint
             return TypedResults.Problem(
                 statusCode: StatusCodes.Status503ServiceUnavailable,
                 title: "Busy",
-                detail: "The post-payment queue is full; retry this callback later.").ExecuteAsync(httpContext);
+                detail: detail).ExecuteAsync(httpContext);
         }
     }
 
     private static partial class Log
     {
-        [LoggerMessage(10, LogLevel.Warning, "Queue full: callback for order {OrderId} (payment {PaymentId}) answered 503 and released for the gateway's retry.")]
+        [LoggerMessage(10, LogLevel.Warning, "Work not accepted: callback for order {OrderId} (payment {PaymentId}) answered 503 and released for the gateway's retry.")]
         public static partial void Rejected(ILogger logger, string orderId, string paymentId);
     }
 }

@@ -13,11 +13,32 @@ public enum ClaimResult
 
     /// <summary>This payment was already processed (a retried or duplicated callback): no side effects.</summary>
     Duplicate,
+
+    /// <summary>
+    /// Durable mode only: another request holds this payment's claim and has not yet stored its job (or died doing so;
+    /// the claim then expires). The callback is answered 503 so that the gateway retries it.
+    /// </summary>
+    InProgress,
+}
+
+/// <summary>What a legacy provider call should do, from <see cref="OrderStore.BeginProviderCall"/>.</summary>
+public enum ProviderCall
+{
+    /// <summary>The effect is not recorded yet: make the call (for the first time).</summary>
+    First,
+
+    /// <summary>The effect is not recorded, but a call was started before (a crash or a failure): make it again.</summary>
+    Repeat,
+
+    /// <summary>The effect is already recorded: do not call the provider again.</summary>
+    AlreadyDone,
 }
 
 /// <summary>
-/// The Redis side of orders. Idempotency is one Lua script: <c>SET pay:payment:{id} NX</c> and the order update happen
-/// atomically, so concurrent duplicates of a callback produce exactly one round of side effects.
+/// The Redis side of orders. Every step that must happen once is one Lua script, so a crash or a retry between two
+/// commands can neither skip nor double it: the payment claim (<c>SET pay:payment:{id} NX</c> with the order update),
+/// the Redis post-payment steps (settlement and message, each recorded with its effect flag), and each effect flag's
+/// 0 -> 1 transition, which is what the counters count.
 /// </summary>
 public sealed class OrderStore
 {
@@ -27,12 +48,30 @@ public sealed class OrderStore
 
     private static readonly TimeSpan PaymentKeyTtl = TimeSpan.FromDays(7);
 
-    // KEYS: payment key, order key, accepted counter. ARGV: orderId, paymentId, amount, currency, paidAt, ttl, status.
+    // Durable mode: how long a claim may wait for its job to be stored. A process killed in between leaves the claim
+    // to expire, after which the gateway's retry is processed afresh (and finds the order as the first attempt left it).
+    private static readonly TimeSpan PendingClaimTtl = TimeSpan.FromSeconds(30);
+
+    // Marks one effect done (a no-op when it already is), counting the 0 -> 1 transition and, when it completes the set,
+    // the order. Shared by the scripts below. KEYS[1] is the order; the counters are literal (one Redis, no cluster).
+    private const string MarkEffectFunction = """
+        local function mark(order, effect)
+          if redis.call('HGET', order, effect) ~= '0' then return 0 end
+          redis.call('HSET', order, effect, '1')
+          redis.call('INCR', 'pay:stats:effect:' .. effect)
+          local v = redis.call('HMGET', order, 'settlement', 'sms', 'message', 'delivery')
+          if v[1] == '1' and v[2] == '1' and v[3] == '1' and v[4] == '1' then redis.call('INCR', 'pay:stats:completed') end
+          return 1
+        end
+        """;
+
+    // Queue mode. KEYS: payment key, order key, accepted counter. ARGV: orderId, paymentId, amount, currency, paidAt,
+    // ttl, status. 1 = new, 2 = duplicate.
     private const string ClaimScript = """
-        if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'EX', ARGV[6]) then return 0 end
+        if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'EX', ARGV[6]) then return 2 end
         if ARGV[7] == 'Paid' then
           redis.call('HSET', KEYS[2], 'status', 'Paid', 'paymentId', ARGV[2], 'amount', ARGV[3], 'currency', ARGV[4], 'paidAt', ARGV[5],
-            'settlement', '0', 'sms', '0', 'message', '0', 'delivery', '0')
+            'settlement', '0', 'sms', '0', 'message', '0', 'delivery', '0', 'accepted', '1')
           redis.call('INCR', KEYS[3])
           return 1
         end
@@ -42,7 +81,7 @@ public sealed class OrderStore
         return 2
         """;
 
-    // KEYS: payment key, order key, accepted counter. ARGV: orderId.
+    // Queue mode: undoes a claim whose job the queue refused. KEYS: payment key, order key, accepted counter. ARGV: orderId.
     private const string ReleaseScript = """
         if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
         redis.call('DEL', KEYS[1], KEYS[2])
@@ -50,16 +89,82 @@ public sealed class OrderStore
         return 1
         """;
 
-    // KEYS: order key, effect counter, completed counter. ARGV: effect field. Counts only the 0 -> 1 transition, so a
-    // retried step never counts twice, and exactly the step that completes the set counts the order as completed.
-    private const string EffectScript = """
-        if redis.call('HGET', KEYS[1], ARGV[1]) ~= '0' then return 0 end
-        redis.call('HSET', KEYS[1], ARGV[1], '1')
-        redis.call('INCR', KEYS[2])
-        local v = redis.call('HMGET', KEYS[1], 'settlement', 'sms', 'message', 'delivery')
-        if v[1] == '1' and v[2] == '1' and v[3] == '1' and v[4] == '1' then redis.call('INCR', KEYS[3]) end
+    // Durable mode, phase 1: a pending claim ('p') that expires. The order is created once and never reset: a retry of a
+    // callback whose first attempt may have stored its job (a kill before the answer) finds the effects as they are.
+    // KEYS, ARGV: as ClaimScript, plus ARGV[8] = pending ttl. 1 = new, 2 = duplicate, 3 = in progress.
+    private const string ClaimPendingScript = """
+        local held = redis.call('GET', KEYS[1])
+        if held == 'd' then return 2 end
+        if held then return 3 end
+        if ARGV[7] ~= 'Paid' then
+          if redis.call('HGET', KEYS[2], 'status') == 'Paid' then return 2 end
+          redis.call('SET', KEYS[1], 'd', 'EX', ARGV[6])
+          redis.call('HSET', KEYS[2], 'status', ARGV[7], 'paymentId', ARGV[2], 'amount', ARGV[3], 'currency', ARGV[4], 'paidAt', ARGV[5])
+          return 2
+        end
+        redis.call('SET', KEYS[1], 'p', 'EX', ARGV[8])
+        if redis.call('HGET', KEYS[2], 'paymentId') ~= ARGV[2] then
+          redis.call('HSET', KEYS[2], 'status', 'Paid', 'paymentId', ARGV[2], 'amount', ARGV[3], 'currency', ARGV[4], 'paidAt', ARGV[5],
+            'settlement', '0', 'sms', '0', 'message', '0', 'delivery', '0')
+        end
         return 1
         """;
+
+    // Durable mode, phase 2, once the job is in Redis: the claim becomes final and the callback counts as accepted
+    // (exactly once per payment, whichever attempt gets here first). KEYS: payment key, order key, accepted counter.
+    // ARGV: ttl.
+    private const string CommitScript = """
+        if redis.call('GET', KEYS[1]) == 'd' then return 0 end
+        redis.call('SET', KEYS[1], 'd', 'EX', ARGV[1])
+        redis.call('HSET', KEYS[2], 'accepted', '1')
+        redis.call('INCR', KEYS[3])
+        return 1
+        """;
+
+    // Durable mode: the job could not be stored; drop the pending claim so the gateway's retry starts afresh. The order
+    // stays (a job whose XADD reply was lost may still run, and finds it). KEYS: payment key.
+    private const string ReleasePendingScript = """
+        if redis.call('GET', KEYS[1]) ~= 'p' then return 0 end
+        redis.call('DEL', KEYS[1])
+        return 1
+        """;
+
+    // The post-payment job's Redis steps in one round trip: settlement (merchant balance) and the payment message, each
+    // done at most once, with their effects. KEYS: order key, balance key. ARGV: currency, amount, channel, message.
+    // -1 = no such order.
+    private const string PostPaymentScript = MarkEffectFunction + """
+
+        if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
+        if redis.call('HGET', KEYS[1], 'settlement') == '0' then
+          redis.call('HINCRBYFLOAT', KEYS[2], ARGV[1], ARGV[2])
+          mark(KEYS[1], 'settlement')
+        end
+        if redis.call('HGET', KEYS[1], 'message') == '0' then
+          redis.call('PUBLISH', ARGV[3], ARGV[4])
+          mark(KEYS[1], 'message')
+        end
+        return 1
+        """;
+
+    // Before a legacy provider call: 0 = the effect is recorded (skip the call), otherwise the attempt's number (a call
+    // started before and not recorded ran just before a crash or failed: counted as a repeat). KEYS: order key. ARGV: effect.
+    private const string BeginCallScript = """
+        local done = redis.call('HGET', KEYS[1], ARGV[1])
+        if done == '1' then return 0 end
+        if not done then return -1 end
+        local n = redis.call('HINCRBY', KEYS[1], ARGV[1] .. ':calls', 1)
+        if n > 1 then redis.call('INCR', 'pay:stats:repeats:' .. ARGV[1]) end
+        return n
+        """;
+
+    // After a legacy provider call. KEYS: order key. ARGV: effect.
+    private const string EffectScript = MarkEffectFunction + """
+
+        return mark(KEYS[1], ARGV[1])
+        """;
+
+    private static readonly string[] Scripts =
+        [ClaimScript, ReleaseScript, ClaimPendingScript, CommitScript, ReleasePendingScript, PostPaymentScript, BeginCallScript, EffectScript];
 
     private readonly IServiceProvider _services;
     private IDatabase? _database;
@@ -79,7 +184,7 @@ public sealed class OrderStore
         foreach (var endpoint in multiplexer.GetEndPoints())
         {
             var server = multiplexer.GetServer(endpoint);
-            foreach (var script in new[] { ClaimScript, ReleaseScript, EffectScript })
+            foreach (var script in Scripts)
             {
                 await server.ScriptLoadAsync(script);
             }
@@ -88,19 +193,57 @@ public sealed class OrderStore
 
     public static string EffectCounter(string effect) => $"pay:stats:effect:{effect}";
 
+    public static string RepeatCounter(string effect) => $"pay:stats:repeats:{effect}";
+
+    /// <summary>Naive mode: the original's synchronous claim on the request thread.</summary>
     public ClaimResult Claim(PaymentCallback callback) => ToResult(Database.ScriptEvaluate(ClaimScript, ClaimKeys(callback), ClaimArgs(callback)));
 
+    /// <summary>Queue mode: a final claim (undone by <see cref="ReleaseAsync"/> if the queue refuses the job).</summary>
     public async Task<ClaimResult> ClaimAsync(PaymentCallback callback) =>
         ToResult(await Database.ScriptEvaluateAsync(ClaimScript, ClaimKeys(callback), ClaimArgs(callback)));
 
     public async Task ReleaseAsync(PaymentCallback callback) =>
         await Database.ScriptEvaluateAsync(ReleaseScript, ClaimKeys(callback), [callback.OrderId]);
 
-    /// <summary>Records one side effect as done (synchronously: callers run on background threads).</summary>
-    public bool MarkEffect(string orderId, string effect) =>
-        (long)Database.ScriptEvaluate(EffectScript, [OrderKey(orderId), EffectCounter(effect), StatsCompleted], [effect]) == 1;
+    /// <summary>Durable mode, phase 1: a claim that expires unless <see cref="CommitAsync"/> follows.</summary>
+    public async Task<ClaimResult> ClaimPendingAsync(PaymentCallback callback) =>
+        ToResult(await Database.ScriptEvaluateAsync(ClaimPendingScript, ClaimKeys(callback), [.. ClaimArgs(callback), (long)PendingClaimTtl.TotalSeconds]));
 
-    public HashEntry[] LoadOrder(string orderId) => Database.HashGetAll(OrderKey(orderId));
+    /// <summary>Durable mode, phase 2: the job is in Redis; the claim is final and the callback counted as accepted.</summary>
+    public async Task CommitAsync(PaymentCallback callback) =>
+        await Database.ScriptEvaluateAsync(CommitScript, ClaimKeys(callback), [(long)PaymentKeyTtl.TotalSeconds]);
+
+    /// <summary>Durable mode: the job was not stored; the gateway's retry may claim the payment again.</summary>
+    public async Task ReleasePendingAsync(PaymentCallback callback) =>
+        await Database.ScriptEvaluateAsync(ReleasePendingScript, [PaymentKey(callback.PaymentId)]);
+
+    /// <summary>Settles the order and publishes its payment message, each once (synchronously: callers run on background threads).</summary>
+    public void SettleAndPublish(PaidOrder order)
+    {
+        string message = $"{{\"orderId\":\"{order.OrderId}\",\"paymentId\":\"{order.PaymentId}\",\"amount\":{order.Amount.ToString(CultureInfo.InvariantCulture)}}}";
+        var result = (long)Database.ScriptEvaluate(
+            PostPaymentScript,
+            [OrderKey(order.OrderId), "pay:merchant:balance"],
+            [order.Currency, order.Amount.ToString(CultureInfo.InvariantCulture), "pay:events", message]);
+        if (result < 0)
+        {
+            throw new InvalidOperationException($"Order {order.OrderId} vanished before its post-payment work ran.");
+        }
+    }
+
+    /// <summary>Asks whether a provider call for <paramref name="effect"/> is due, counting repeats.</summary>
+    public ProviderCall BeginProviderCall(string orderId, string effect) =>
+        (long)Database.ScriptEvaluate(BeginCallScript, [OrderKey(orderId)], [effect]) switch
+        {
+            0 => ProviderCall.AlreadyDone,
+            1 => ProviderCall.First,
+            > 1 => ProviderCall.Repeat,
+            _ => throw new InvalidOperationException($"Order {orderId} vanished before its {effect} call."),
+        };
+
+    /// <summary>Records one side effect as done; <see langword="false"/> when it already was.</summary>
+    public bool MarkEffect(string orderId, string effect) =>
+        (long)Database.ScriptEvaluate(EffectScript, [OrderKey(orderId)], [effect]) == 1;
 
     public async Task<OrderView?> GetOrderAsync(string orderId)
     {
@@ -117,15 +260,11 @@ public sealed class OrderStore
             Effects.ToDictionary(e => e, e => fields.GetValueOrDefault(e) == "1"));
     }
 
-    public void PublishPayment(PaidOrder order) =>
-        Database.Publish(RedisChannel.Literal("pay:events"), $"{{\"orderId\":\"{order.OrderId}\",\"paymentId\":\"{order.PaymentId}\",\"amount\":{order.Amount.ToString(CultureInfo.InvariantCulture)}}}");
-
-    public void AddToMerchantBalance(PaidOrder order) =>
-        Database.HashIncrement("pay:merchant:balance", order.Currency, (double)order.Amount);
-
     private static string OrderKey(string orderId) => $"pay:order:{orderId}";
 
-    private static RedisKey[] ClaimKeys(PaymentCallback c) => [$"pay:payment:{c.PaymentId}", OrderKey(c.OrderId), StatsAccepted];
+    private static string PaymentKey(string paymentId) => $"pay:payment:{paymentId}";
+
+    private static RedisKey[] ClaimKeys(PaymentCallback c) => [PaymentKey(c.PaymentId), OrderKey(c.OrderId), StatsAccepted];
 
     private static RedisValue[] ClaimArgs(PaymentCallback c) =>
     [
@@ -138,7 +277,12 @@ public sealed class OrderStore
         c.Status switch { PaymentStatus.Success => "Paid", PaymentStatus.Failed => "Failed", _ => "Closed" },
     ];
 
-    private static ClaimResult ToResult(RedisResult result) => (long)result == 1 ? ClaimResult.New : ClaimResult.Duplicate;
+    private static ClaimResult ToResult(RedisResult result) => (long)result switch
+    {
+        1 => ClaimResult.New,
+        3 => ClaimResult.InProgress,
+        _ => ClaimResult.Duplicate,
+    };
 }
 
 /// <summary>The JSON shape of <c>GET /api/orders/{orderId}</c>.</summary>

@@ -33,7 +33,7 @@ public sealed class AdminKeyTests(RedisServerFixture redis) : IClassFixture<Redi
         using var response = await client.GetAsync("/admin/workqueue/legacy/workers");
 
         Assert.Equal(HttpStatusCode.OK, response.StatusCode);
-        Assert.Contains("\"max\":128", await response.Content.ReadAsStringAsync());
+        Assert.Contains("\"max\":256", await response.Content.ReadAsStringAsync());
     }
 
     [Theory]

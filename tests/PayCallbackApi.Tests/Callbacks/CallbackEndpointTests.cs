@@ -14,13 +14,14 @@ public sealed class CallbackEndpointTests(RedisServerFixture redis) : IClassFixt
     [Theory]
     [InlineData(ProcessingMode.Queue)]
     [InlineData(ProcessingMode.Naive)]
+    [InlineData(ProcessingMode.Durable)]
     public async Task ValidCallback_AnsweredSuccessAndEveryEffectEventuallyDone(ProcessingMode mode)
     {
         await using var app = new PayCallbackApp(redis.Server, mode);
         using var client = app.CreateClient();
         string orderId = $"o-{mode}-{Guid.NewGuid():N}";
         var dispatcher = app.Services.GetRequiredService<IPostPaymentDispatcher>();
-        Assert.IsType(mode == ProcessingMode.Naive ? typeof(NaiveDispatcher) : typeof(QueueDispatcher), dispatcher);
+        Assert.IsType(mode switch { ProcessingMode.Naive => typeof(NaiveDispatcher), ProcessingMode.Queue => typeof(QueueDispatcher), _ => typeof(DurableDispatcher) }, dispatcher);
 
         using var response = await client.SendAsync(PayCallbackApp.SignedCallback(PayCallbackApp.Body(orderId, $"p-{Guid.NewGuid():N}")));
 
@@ -35,6 +36,7 @@ public sealed class CallbackEndpointTests(RedisServerFixture redis) : IClassFixt
     [Theory]
     [InlineData(ProcessingMode.Queue)]
     [InlineData(ProcessingMode.Naive)]
+    [InlineData(ProcessingMode.Durable)]
     public async Task DuplicateCallbacks_Sequential_SideEffectsHappenOnce(ProcessingMode mode)
     {
         await using var app = new PayCallbackApp(redis.Server, mode);
@@ -84,6 +86,60 @@ public sealed class CallbackEndpointTests(RedisServerFixture redis) : IClassFixt
         Assert.All(responses, r => Assert.Equal(HttpStatusCode.OK, r.StatusCode));
         await app.WaitForEffectsAsync(client, orderId);
         Assert.Equal(deliveriesBefore + 1, await app.CounterAsync(OrderStore.EffectCounter("delivery")));
+    }
+
+    // Durable mode: concurrent first callbacks meet a pending claim; each is answered 200 (the one that stored the job,
+    // or a duplicate after its commit) or 503 with Retry-After (the claim was still pending): never two jobs.
+    [Fact]
+    public async Task ConcurrentFirstCallbacks_SamePayment_Durable_OneJobOthersDuplicateOrRetryLater()
+    {
+        await using var app = new PayCallbackApp(redis.Server, ProcessingMode.Durable);
+        using var client = app.CreateClient();
+        string orderId = $"o-race-durable-{Guid.NewGuid():N}";
+        string body = PayCallbackApp.Body(orderId, $"p-{Guid.NewGuid():N}");
+        long acceptedBefore = await app.CounterAsync(OrderStore.StatsAccepted);
+
+        var responses = await Task.WhenAll(Enumerable.Range(0, 32).Select(_ => client.SendAsync(PayCallbackApp.SignedCallback(body))));
+
+        Assert.Contains(responses, r => r.StatusCode == HttpStatusCode.OK);
+        Assert.All(responses, r => Assert.True(
+            r.StatusCode == HttpStatusCode.OK || (r.StatusCode == HttpStatusCode.ServiceUnavailable && r.Headers.RetryAfter is not null),
+            $"{r.StatusCode} (Retry-After {r.Headers.RetryAfter})"));
+        await app.WaitForEffectsAsync(client, orderId);
+        Assert.Equal(acceptedBefore + 1, await app.CounterAsync(OrderStore.StatsAccepted));
+        Assert.Equal(1, await app.CounterAsync($"pay:order:{orderId}", "sms:calls"));
+        Assert.Equal(1, await app.CounterAsync($"pay:order:{orderId}", "delivery:calls"));
+    }
+
+    // Durable mode, queue full and rejecting (nothing consumes it, room for one job): the second callback is answered
+    // 503 with Retry-After, nothing is counted, and its claim is released, so the gateway's retry is processed as new.
+    [Fact]
+    public async Task DurableQueueFull_Answers503AndReleasesTheClaim()
+    {
+        string prefix = $"t-{Guid.NewGuid():N}";
+        await using var app = new PayCallbackApp(redis.Server, ProcessingMode.Durable, new()
+        {
+            ["WorkQueue:Queues:payments:Capacity"] = "1",
+            ["WorkQueue:Queues:payments:Durable:Consume"] = "false",
+            ["WorkQueue:Queues:payments:Durable:KeyPrefix"] = prefix,
+            ["WorkQueue:Queues:legacy:Durable:KeyPrefix"] = prefix,
+        });
+        using var client = app.CreateClient();
+        string first = PayCallbackApp.Body($"o-full-1-{prefix}", $"p-full-1-{prefix}");
+        string secondPayment = $"p-full-2-{prefix}";
+        string second = PayCallbackApp.Body($"o-full-2-{prefix}", secondPayment);
+        long acceptedBefore = await app.CounterAsync(OrderStore.StatsAccepted);
+
+        using var accepted = await client.SendAsync(PayCallbackApp.SignedCallback(first));
+        using var refused = await client.SendAsync(PayCallbackApp.SignedCallback(second));
+        using var retried = await client.SendAsync(PayCallbackApp.SignedCallback(second));
+
+        Assert.Equal(HttpStatusCode.OK, accepted.StatusCode);
+        Assert.Equal(HttpStatusCode.ServiceUnavailable, refused.StatusCode);
+        Assert.NotNull(refused.Headers.RetryAfter);
+        Assert.Equal(HttpStatusCode.ServiceUnavailable, retried.StatusCode);   // released, claimed again, refused again
+        Assert.Equal(acceptedBefore + 1, await app.CounterAsync(OrderStore.StatsAccepted));
+        Assert.Equal(0, await app.CounterAsync($"pay:payment:{secondPayment}"));
     }
 
     [Theory]

@@ -25,6 +25,7 @@ public sealed partial class GracefulShutdownTests(RedisServerFixture redis, ITes
     private static readonly Dictionary<string, string> Settings = new()
     {
         ["PayCallback__ProviderLatencyMs"] = "20",
+        ["WorkQueue__Queues__legacy__MinWorkers"] = "4",
         ["WorkQueue__Queues__legacy__MaxWorkers"] = "8",
         ["WorkQueue__Queues__legacy__Capacity"] = "64",
     };

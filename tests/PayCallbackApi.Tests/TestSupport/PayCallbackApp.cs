@@ -57,6 +57,14 @@ internal sealed class PayCallbackApp : WebApplicationFactory<Program>
         return value.IsNull ? 0 : (long)value;
     }
 
+    /// <summary>A hash field read as a number (0 when absent).</summary>
+    public async Task<long> CounterAsync(string key, string field)
+    {
+        using var mux = await ConnectionMultiplexer.ConnectAsync(Redis.Configuration);
+        var value = await mux.GetDatabase().HashGetAsync(key, field);
+        return value.IsNull ? 0 : (long)value;
+    }
+
     public async Task WaitForEffectsAsync(HttpClient client, string orderId)
     {
         await Wait.UntilAsync(

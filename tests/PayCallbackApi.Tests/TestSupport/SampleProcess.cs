@@ -25,7 +25,10 @@ internal sealed partial class SampleProcess : IAsyncDisposable
     /// <summary>Gets the console log lines so far (all of them once the process has exited).</summary>
     public IReadOnlyList<string> Log => [.. _log];
 
-    /// <summary>Starts the sample in Queue mode and waits until it listens (its Redis warm-up is done by then).</summary>
+    /// <summary>
+    /// Starts the sample (in Queue mode unless <paramref name="settings"/> say otherwise) and waits until it listens (its
+    /// Redis warm-up is done by then).
+    /// </summary>
     public static async Task<SampleProcess> StartAsync(RedisServer redis, IReadOnlyDictionary<string, string> settings)
     {
         // The test project references the sample, so its dll, deps and runtimeconfig sit next to the tests' own.
@@ -76,6 +79,13 @@ internal sealed partial class SampleProcess : IAsyncDisposable
         using var kill = Process.Start(new ProcessStartInfo("kill", ["-TERM", _process.Id.ToString(System.Globalization.CultureInfo.InvariantCulture)]) { UseShellExecute = false })!;
         await Wait.ForAsync(kill.WaitForExitAsync(), "kill -TERM to return");
         Assert.Equal(0, kill.ExitCode);
+    }
+
+    /// <summary>Kills the process with SIGKILL, as the OOM killer or a crash would end it: no shutdown code runs.</summary>
+    public async Task KillAsync()
+    {
+        _process.Kill(entireProcessTree: true);
+        await Wait.ForAsync(_process.WaitForExitAsync(), "the killed sample to exit");
     }
 
     /// <summary>Waits for the process to exit and its output to be read to the end; returns its exit code.</summary>
