@@ -2,14 +2,22 @@
 """Turns the raw output of compare.sh (one directory per mode) into one Markdown table.
 
     analyze.py report --out RESULTS.md --command "compare.sh ..." MODE_DIR [MODE_DIR ...]
+    analyze.py plot --out RESULTS.png MODE_DIR [MODE_DIR ...]   # requests/s, goodput/s, effects done/s over time
     analyze.py jtl FILE.jtl          # the load metrics of one JMeter CSV result file, as JSON
     analyze.py wrk FILE.out          # the same for the output of wrk with sign.lua
     analyze.py threads APP.log       # the peak CLR thread-pool thread count in an app log
 
-Each MODE_DIR holds meta.env (key=value lines written by compare.sh), app.log, and load.jtl (JMeter) or wrk.out (wrk).
-Standard library only (Python 3.11).
+Each MODE_DIR holds meta.env (key=value lines written by compare.sh), app.log, effects.tsv (Redis counters each second:
+ms accepted completed), and load.jtl (JMeter) or wrk.out (wrk). Standard library only (Python 3.11), except `plot`,
+which needs matplotlib (Debian: python3-matplotlib).
 
 Definitions (also printed under the table):
+  goodput   first-time (new, validly signed) callbacks answered 200 whose four effects all completed, per second of
+            load span (JMeter: its "callback new" samples answered 200, less the accepted callbacks found incomplete
+            after the drain; wrk: Redis's accepted counter, less the same);
+  503 share the share of all samples answered 503 (work not accepted: queue full, or a pending claim);
+  lost      accepted callbacks (a final claim) whose effects were still incomplete when the report was made;
+  repeats   legacy provider calls made again for an effect not yet recorded (after a kill, or a failed recording);
   requests  completed samples (any response or error) during the load;
   TPS       requests / load span (first sample's start to last sample's end; wrk: its own duration);
   latency   over all samples (wrk: its histogram, which leaves out responses slower than --timeout);
@@ -72,6 +80,7 @@ def analyze_jtl(path: Path, duration_s: float | None = None, rampup_s: float = 0
     errors = 0
     labels: dict[str, int] = {}
     new_ok = 0
+    new_ok_ends: list[int] = []
     with open(path, newline="", encoding="utf-8", errors="replace") as f:
         for row in csv.DictReader(f):
             label = row.get("label", "")
@@ -92,6 +101,7 @@ def analyze_jtl(path: Path, duration_s: float | None = None, rampup_s: float = 0
                 errors += 1
             if ok and code == "200" and label == "callback new":
                 new_ok += 1
+                new_ok_ends.append(ts + el)
     if not starts:
         return {"requests": 0, "errors": 0, "codes": {}, "per_second": [], "note": "no samples in the JTL"}
     t0 = min(starts)
@@ -108,6 +118,13 @@ def analyze_jtl(path: Path, duration_s: float | None = None, rampup_s: float = 0
         i = (e - w0) // 1000
         if 0 <= i < n_windows:
             per_second[i] += 1
+    # For the plot: every response and the new callbacks answered 200, per second from the first sample's start.
+    series_n = int(math.ceil((max(ends) - t0) / 1000)) + 1
+    answered_series, new_ok_series = [0] * series_n, [0] * series_n
+    for e in ends:
+        answered_series[(e - t0) // 1000] += 1
+    for e in new_ok_ends:
+        new_ok_series[(e - t0) // 1000] += 1
     elapsed.sort()
     return {
         "requests": len(elapsed),
@@ -119,8 +136,12 @@ def analyze_jtl(path: Path, duration_s: float | None = None, rampup_s: float = 0
         "max_ms": elapsed[-1],
         "errors": errors,
         "codes": codes,
-        "sent": {"new": labels.get("callback new", 0), "duplicate": labels.get("callback duplicate", 0)},
+        "sent": {"new": labels.get("callback new", 0), "duplicate": labels.get("callback duplicate", 0),
+                 "bad-signature": labels.get("callback bad-signature", 0)},
         "new_ok": new_ok,
+        "t0_ms": t0,
+        "answered_series": answered_series,
+        "new_ok_series": new_ok_series,
         "per_second": per_second,
         "stall": stall(per_second),
     }
@@ -233,14 +254,83 @@ def mode_row(mode_dir: Path) -> tuple[dict, dict, dict]:
     return meta, load, threads
 
 
+def goodput(meta: dict, load: dict) -> float:
+    """New callbacks answered 200 whose effects all completed, per second of load span."""
+    span = load.get("span_s") or 0
+    if not span:
+        return math.nan
+    try:
+        lost = int(meta.get("lost", "0") or 0)
+    except ValueError:
+        lost = 0
+    if "new_ok" in load:
+        ok = load["new_ok"]
+    else:
+        try:
+            ok = int(meta.get("accepted", "0"))
+        except ValueError:
+            return math.nan
+    return max(0, ok - lost) / span
+
+
+def read_effects(path: Path) -> list[tuple[int, int, int]]:
+    rows = []
+    if path.exists():
+        for line in path.read_text(encoding="utf-8").splitlines():
+            parts = line.split()
+            if len(parts) == 3 and all(p.isdigit() for p in parts):
+                rows.append((int(parts[0]), int(parts[1]), int(parts[2])))
+    return rows
+
+
+def plot(args) -> int:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    dirs = [Path(d) for d in args.mode_dirs]
+    fig, axes = plt.subplots(len(dirs), 1, figsize=(10, 2.8 * len(dirs) + 0.6), sharex=True, squeeze=False)
+    for ax, mode_dir in zip(axes[:, 0], dirs):
+        meta, load, _ = mode_row(mode_dir)
+        title = meta.get("mode", mode_dir.name)
+        t0 = load.get("t0_ms")
+        if load.get("answered_series"):
+            xs = list(range(len(load["answered_series"])))
+            ax.plot(xs, load["answered_series"], label="responses/s (all codes)", color="tab:gray", linewidth=1)
+            ax.plot(xs, load["new_ok_series"], label="new callbacks answered 200/s", color="tab:blue", linewidth=1.5)
+        effects = read_effects(mode_dir / "effects.tsv")
+        if effects and t0:
+            ex = [(b[0] - t0) / 1000 for b in effects[1:]]
+            ey = [(b[2] - a[2]) / max(0.001, (b[0] - a[0]) / 1000) for a, b in zip(effects, effects[1:])]
+            ax.plot(ex, ey, label="orders with all 4 effects done/s", color="tab:green", linewidth=1.5, linestyle="--")
+        if meta.get("killed_at_ms") and t0:
+            kill_x = (int(meta["killed_at_ms"]) - t0) / 1000
+            ax.axvline(kill_x, color="tab:red", linestyle=":", label="SIGKILL")
+            if meta.get("restarted_after_s"):
+                ax.axvline(kill_x + float(meta["restarted_after_s"]), color="tab:red", linestyle="-.", label="answering again")
+        rate = meta.get("rate", "0")
+        offered = "closed loop" if rate in ("0", "") else f"{rate} new callbacks/s offered"
+        ax.set_title(f"{title}: {offered}, goodput {fmt(goodput(meta, load), 0)}/s, effects done {meta.get('drain_s', '?')} s after the load",
+                     fontsize=10)
+        ax.set_ylabel("per second")
+        ax.grid(True, alpha=0.3)
+        ax.legend(loc="upper right", fontsize=8)
+    axes[-1, 0].set_xlabel("seconds since the first request")
+    fig.suptitle(args.title or "PayCallbackApi under load", fontsize=11)
+    fig.tight_layout()
+    fig.savefig(args.out, dpi=100)
+    print(args.out)
+    return 0
+
+
 def compress(per_second: list[int]) -> str:
     return " ".join(str(n) for n in per_second) if per_second else "(none)"
 
 
 def report(args) -> int:
     rows, details = [], []
-    header = ("| mode | tool | requests | TPS | mean ms | p50 ms | p99 ms | errors | of which 503 | stall s "
-              "| peak pool threads | effects done after s | accepted / completed |")
+    header = ("| mode | offered new/s | TPS | goodput/s | 503 share | mean ms | p50 ms | p99 ms | stall s "
+              "| peak pool threads | effects done after s | lost | repeats |")
     rows.append(header)
     rows.append("|" + " --- |" * 13)
     for d in args.mode_dirs:
@@ -255,20 +345,25 @@ def report(args) -> int:
             drain = f"> {cap or drain[1:]} (not done)"
         elif drain == "stuck":
             drain = f"never (stuck {meta.get('stuck_after_s', '?')} s)"
+        g = goodput(meta, load)
+        requests = load.get("requests") or 0
+        share_503 = (load.get("codes") or {}).get("503", 0) / requests * 100 if requests else math.nan
+        rate = meta.get("rate", "0")
+        kill = f" (SIGKILL at {meta['killed_at_s']} s, restarted)" if meta.get("killed_at_s") else ""
         rows.append("| " + " | ".join([
-            meta.get("mode", mode_dir.name),
-            meta.get("tool", "?"),
-            fmt(load.get("requests")),
+            meta.get("mode", mode_dir.name) + kill,
+            "closed loop" if rate in ("0", "") else rate,
             fmt(load.get("tps"), 0),
+            fmt(g, 0),
+            fmt(share_503, 1) + " %",
             fmt(load.get("mean_ms"), 1),
             fmt(load.get("p50_ms"), 1),
             fmt(load.get("p99_ms"), 1),
-            fmt(load.get("errors")),
-            fmt((load.get("codes") or {}).get("503", 0)),
             stall_text,
             fmt(threads.get("peak_threads")),
             drain,
-            f"{meta.get('accepted', '?')} / {meta.get('completed', '?')}",
+            meta.get("lost", "?"),
+            meta.get("repeats", "?"),
         ]) + " |")
         lines = [f"### {meta.get('mode', mode_dir.name)} ({meta.get('tool', '?')})", ""]
         if load.get("note"):
@@ -277,8 +372,17 @@ def report(args) -> int:
                      + (f"; error detail: {json.dumps(load['error_detail'])}" if load.get("error_detail") else ""))
         sent = load.get("sent") or {}
         lines.append(f"- callbacks sent: {sent.get('new', '?')} new, {sent.get('duplicate', '?')} duplicates"
+                     + (f", {sent['bad-signature']} with a bad signature" if "bad-signature" in sent else "")
                      + (f"; new ones answered 200: {load['new_ok']}" if "new_ok" in load else "")
                      + f"; Redis pay:stats:accepted = {meta.get('accepted', '?')}")
+        lines.append(f"- requests {fmt(load.get('requests'))}, errors {fmt(load.get('errors'))} (non-200 responses other than the "
+                     f"expected 401s, connection errors, timeouts), of which 503: {fmt((load.get('codes') or {}).get('503', 0))}; "
+                     f"Redis: accepted {meta.get('accepted', '?')}, completed {meta.get('completed', '?')}, accepted orders scanned "
+                     f"{meta.get('verified_accepted', '?')} of which incomplete {meta.get('lost', '?')} {meta.get('lost_sample', '')}".rstrip())
+        if meta.get("killed_at_s"):
+            lines.append(f"- SIGKILL {meta['killed_at_s']} s after the first accepted callback (Redis then: accepted {meta.get('killed_accepted', '?')}, "
+                         f"completed {meta.get('killed_completed', '?')}); the app answered again {meta.get('restarted_after_s', '?')} s "
+                         f"after the kill; provider calls repeated: {meta.get('repeats', '?')}")
         if "unanswered" in load:
             lines.append(f"- requests still unanswered when wrk stopped (not counted as errors): {load['unanswered']}")
         lines.append(f"- load span {fmt(load.get('span_s'), 1)} s, max latency {fmt(load.get('max_ms'), 0)} ms; "
@@ -296,13 +400,17 @@ def report(args) -> int:
 
     title = args.title or "PayCallbackApi load comparison"
     out = [f"## {title}", "", *rows, "",
-           "requests = completed samples; TPS = requests / load span; latency over all samples; errors = non-200 "
-           "responses + connection errors + timeouts; of which 503 = the errors that are the app's deliberate "
-           "backpressure (queue full: 503 + Retry-After, the callback released for the gateway's retry); stall = longest run of consecutive 1-s windows with fewer "
-           "than half the median per-second completions (if that median is 0: the longest run of empty windows; t = seconds after the ramp-up); peak pool threads = "
-           "max CLR ThreadPool.ThreadCount logged by the app; effects done after = seconds from the end of the load "
-           "until pay:stats:completed = pay:stats:accepted (polled every 0.5 s; 'never (stuck N s)' = no progress for "
-           "N s with the app idle: those callbacks' failed effects are never retried).", ""]
+           "offered new/s = valid first-time callbacks offered per second (JMeter's Precise Throughput Timer; duplicates and "
+           "bad signatures on top) or closed loop (each client sends its next callback when answered); TPS = all samples / "
+           "load span; goodput = new callbacks answered 200 whose four effects all completed, per second of load span; "
+           "503 share = samples answered 503 (work not accepted: queue full, store unavailable, or a claim pending) over "
+           "all samples; latency over all samples; stall = longest run of consecutive 1-s windows with fewer than half "
+           "the median per-second completions (if that median is 0: the longest run of empty windows; t = seconds after "
+           "the ramp-up); peak pool threads = max CLR ThreadPool.ThreadCount logged by the app; effects done after = "
+           "seconds from the end of the load until pay:stats:completed >= pay:stats:accepted (polled every 0.5 s; "
+           "'never (stuck N s)' = no progress for N s with the app idle: those callbacks' failed effects are never "
+           "retried); lost = accepted callbacks whose effects were incomplete at the end (a scan of every order); "
+           "repeats = legacy provider calls made again because their effect was not recorded (at least once).", ""]
     if args.settings:
         out += [f"Settings: {args.settings}", ""]
     out += [f"Machine: {machine()}. Date: {args.date or ''}.", ""]
@@ -326,6 +434,10 @@ def main(argv: list[str]) -> int:
     r.add_argument("--title")
     r.add_argument("--settings")
     r.add_argument("mode_dirs", nargs="+")
+    pl = sub.add_parser("plot")
+    pl.add_argument("--out", required=True)
+    pl.add_argument("--title")
+    pl.add_argument("mode_dirs", nargs="+")
     for name in ("jtl", "wrk", "threads"):
         p = sub.add_parser(name)
         p.add_argument("file")
@@ -335,6 +447,8 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     if args.cmd == "report":
         return report(args)
+    if args.cmd == "plot":
+        return plot(args)
     if args.cmd == "jtl":
         result = analyze_jtl(Path(args.file), args.duration, args.rampup)
     else:

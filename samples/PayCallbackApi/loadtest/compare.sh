@@ -1,18 +1,29 @@
 #!/usr/bin/env bash
 # Drives the same signed-callback load at PayCallbackApi in each processing mode (Naive = the incident, Queue = the
-# fix) and prints one Markdown table: mode, requests, TPS, mean/p50/p99 latency, errors, the longest stall, the peak
-# CLR thread-pool thread count, and how long after the load every accepted callback's effects were done.
+# fix, Durable = the fix with both queues in Redis Streams) and prints one Markdown table: goodput (new callbacks
+# answered 200 whose four effects all completed, per second of load), TPS, the share of 503s, mean/p50/p99 latency,
+# the longest stall, the peak CLR thread-pool thread count, how long after the load every accepted callback's effects
+# were done, accepted callbacks lost, and provider calls repeated. JMeter runs also get JMeter's HTML dashboard per mode
+# (<run>/<mode>/dashboard/index.html) and the script draws requests/s, goodput/s and effects done/s over time for the
+# modes side by side (<timestamp>.png, with python3-matplotlib).
 #
-#   samples/PayCallbackApi/loadtest/compare.sh                       # JMeter, 200 threads, 60 s, Naive then Queue
-#   samples/PayCallbackApi/loadtest/compare.sh --tool wrk -c 20 -d 10 # a quick run with wrk + sign.lua
+#   samples/PayCallbackApi/loadtest/compare.sh                        # JMeter, 200 threads, 3,000 new callbacks/s offered, 60 s, all modes
+#   samples/PayCallbackApi/loadtest/compare.sh --rate 0               # the closed loop: no think time, as fast as answered
+#   samples/PayCallbackApi/loadtest/compare.sh --modes Durable --kill-at 20   # SIGKILL at 20 s, restart, count what was lost
+#   samples/PayCallbackApi/loadtest/compare.sh --tool wrk -c 20 -d 10 # a quick closed-loop run with wrk + sign.lua
 #
 # Options (each also settable through the environment variable in brackets):
 #   --tool jmeter|wrk     load generator [TOOL, default jmeter]
 #   -c, --threads N       concurrent clients: JMeter threads / wrk connections [THREADS, default 200]
 #   -d, --duration S      seconds of load per mode [DURATION, default 60]
+#   --rate N              new (valid, first-time) callbacks offered per second, duplicates and bad signatures on top;
+#                         JMeter only (Precise Throughput Timer); 0 = closed loop [RATE, default 3000]
 #   --latency MS          PayCallback:ProviderLatencyMs, the legacy SMS/delivery block [PROVIDER_LATENCY_MS, default 20]
-#   --modes "A B"         modes, in order [MODES, default "Naive Queue"]
-#   --dup-percent N       share of duplicate callbacks [DUP_PERCENT, default 10]
+#   --modes "A B"         modes, in order: Naive, Queue, Durable [MODES, default "Naive Queue Durable"]
+#   --dup-percent N       share of duplicate callbacks [DUP_PERCENT, default 5]
+#   --bad-sig-percent N   share of new callbacks sent with a bad signature (expected 401; JMeter only) [BAD_SIG_PERCENT, default 3]
+#   --kill-at S           Durable mode: SIGKILL the app S seconds after the first accepted callback and start it again at once on the same
+#                         port; the report says when it answered again and what was repeated or lost [KILL_AT, default 0 = no kill]
 #   --drain-cap S         give up waiting for the effects after S seconds [DRAIN_CAP, default 300]
 #   --stuck-after S       ... or once nothing has moved for S seconds with the app idle (no client connection, no
 #                         pending thread-pool work): effects that failed in Naive mode are never retried, so they
@@ -25,8 +36,11 @@
 # For each mode: a fresh redis-server on a free loopback port, the app (Release build, built once up front) on another
 # free loopback port with PayCallback__DiagnosticsIntervalMs=1000 and its log in a file, a wait until /health/live
 # answers, then the load at once: no warm-up request, so Naive mode's first callbacks meet its cold Redis connection
-# (Queue mode warms Redis before it listens, as designed). After the load: poll Redis every 0.5 s until
-# pay:stats:completed == pay:stats:accepted, then stop the app (SIGINT, SIGKILL after 20 s) and Redis.
+# (Queue and Durable modes warm Redis before they listen, as designed). Redis's counters are sampled every second from
+# the start of the load (effects.tsv). After the load: poll Redis every 0.5 s until pay:stats:completed >=
+# pay:stats:accepted (Durable mode may complete a job whose callback was never answered: a kill between the XADD and
+# the answer), then count the accepted callbacks whose effects are incomplete (verify.lua, a scan of every order: the
+# "lost" column) and stop the app (SIGINT, SIGKILL after 20 s) and Redis.
 # Everything listens on 127.0.0.1 only; every wait is bounded; an EXIT/INT/TERM trap stops whatever is still running.
 set -euo pipefail
 
@@ -39,9 +53,12 @@ command_line=${command_line% }
 TOOL=${TOOL:-jmeter}
 THREADS=${THREADS:-200}
 DURATION=${DURATION:-60}
+RATE=${RATE:-3000}
+BAD_SIG_PERCENT=${BAD_SIG_PERCENT:-3}
+KILL_AT=${KILL_AT:-0}
 PROVIDER_LATENCY_MS=${PROVIDER_LATENCY_MS:-20}
-MODES=${MODES:-"Naive Queue"}
-DUP_PERCENT=${DUP_PERCENT:-10}
+MODES=${MODES:-"Naive Queue Durable"}
+DUP_PERCENT=${DUP_PERCENT:-5}
 DRAIN_CAP=${DRAIN_CAP:-300}
 STUCK_AFTER=${STUCK_AFTER:-60}
 RESULTS_DIR=${RESULTS_DIR:-$here/results}
@@ -59,6 +76,9 @@ while [ $# -gt 0 ]; do
     --tool) TOOL=${2:?}; shift 2 ;;
     -c|--threads) THREADS=${2:?}; shift 2 ;;
     -d|--duration) DURATION=${2:?}; shift 2 ;;
+    --rate) RATE=${2:?}; shift 2 ;;
+    --bad-sig-percent) BAD_SIG_PERCENT=${2:?}; shift 2 ;;
+    --kill-at) KILL_AT=${2:?}; shift 2 ;;
     --latency) PROVIDER_LATENCY_MS=${2:?}; shift 2 ;;
     --modes) MODES=${2:?}; shift 2 ;;
     --dup-percent) DUP_PERCENT=${2:?}; shift 2 ;;
@@ -72,11 +92,16 @@ while [ $# -gt 0 ]; do
 done
 
 case $TOOL in jmeter|wrk) ;; *) die "--tool must be jmeter or wrk" ;; esac
-for n in THREADS DURATION PROVIDER_LATENCY_MS DUP_PERCENT DRAIN_CAP STUCK_AFTER; do
+for n in THREADS DURATION RATE PROVIDER_LATENCY_MS DUP_PERCENT BAD_SIG_PERCENT KILL_AT DRAIN_CAP STUCK_AFTER; do
   [[ ${!n} =~ ^[0-9]+$ ]] || die "$n must be a non-negative integer (got '${!n}')"
 done
 [ "$THREADS" -ge 1 ] && [ "$DURATION" -ge 2 ] || die "need at least 1 thread and 2 seconds"
-for m in $MODES; do case $m in Naive|Queue) ;; *) die "unknown mode '$m' (Naive or Queue)" ;; esac; done
+for m in $MODES; do case $m in Naive|Queue|Durable) ;; *) die "unknown mode '$m' (Naive, Queue or Durable)" ;; esac; done
+[ "$DUP_PERCENT" -lt 100 ] && [ "$BAD_SIG_PERCENT" -lt 100 ] || die "--dup-percent and --bad-sig-percent must be under 100"
+[ "$KILL_AT" = 0 ] || [ "$KILL_AT" -lt "$DURATION" ] || die "--kill-at must be within the load (under --duration)"
+if [ "$TOOL" = wrk ] && [ "$RATE" != 0 ]; then echo "compare.sh: wrk has no fixed rate here: running the closed loop (--rate 0)" >&2; RATE=0; fi
+# JMeter's timer paces every sample; the new, valid callbacks are (100 - dup)% x (100 - bad)% of them.
+samples_rate=$(python3 -c "import math,sys; r,d,b=map(int,sys.argv[1:]); print(math.ceil(r / ((100 - d) / 100 * (100 - b) / 100)) if r else 0)" "$RATE" "$DUP_PERCENT" "$BAD_SIG_PERCENT")
 
 # ---------------------------------------------------------------------------------------------------------------------
 # Prerequisites: redis-server/redis-cli, curl, python3, and the load tool (installed with apt-get when root).
@@ -110,7 +135,7 @@ fi
 # ---------------------------------------------------------------------------------------------------------------------
 # Cleanup: everything this script starts is tracked here and stopped on exit, however the script ends.
 
-app_pid="" redis_pid="" load_pid=""
+app_pid="" redis_pid="" load_pid="" sampler_pid="" killer_pid=""
 
 stop_app() {  # [grace seconds, default 20]
   local grace=${1:-20}
@@ -148,9 +173,19 @@ stop_load() {
   load_pid=""
 }
 
+stop_bg() {  # a helper loop (sampler, killer): its pid variable's name
+  local pid=${!1}
+  [ -n "$pid" ] || return 0
+  kill -TERM "$pid" 2>/dev/null || true
+  wait "$pid" 2>/dev/null || true
+  printf -v "$1" '%s' ""
+}
+
 cleanup() {
   local rc=$?
   trap - EXIT INT TERM
+  stop_bg killer_pid
+  stop_bg sampler_pid
   stop_load
   stop_app 5
   stop_redis
@@ -175,6 +210,39 @@ else
   server_busy() { return 1; }
 fi
 counter() { local v; v=$(rcli --raw GET "$1" 2>/dev/null) || v=""; echo "${v:-0}"; }
+verify() { timeout 120 redis-cli -h 127.0.0.1 -p "$redis_port" --raw --eval "$here/verify.lua"; }
+
+# The app, straight from the built dll with the project directory as content root (as `dotnet run` does), so $app_pid
+# is the app itself, on $app_port, logging to $2 (appended: a restarted app continues the same log). Bash starts
+# background commands with SIGINT ignored, and .NET keeps an inherited ignore: `trap - INT` restores it so that SIGINT
+# stops the app gracefully. Returns once /health/live answers (at most 60 s).
+start_app() {  # mode log
+  ( trap - INT QUIT; exec env ConnectionStrings__Redis="127.0.0.1:$redis_port" \
+    PayCallback__SigningKey="$SIGNING_KEY" \
+    PayCallback__Mode="$1" \
+    PayCallback__ProviderLatencyMs="$PROVIDER_LATENCY_MS" \
+    PayCallback__DiagnosticsIntervalMs=1000 \
+    DOTNET_ENVIRONMENT=Production ASPNETCORE_ENVIRONMENT=Production \
+    Logging__Console__FormatterName=simple \
+    Logging__Console__FormatterOptions__SingleLine=true \
+    Logging__Console__FormatterOptions__TimestampFormat="HH:mm:ss.fff " \
+    dotnet "$dll" --urls "http://127.0.0.1:$app_port" --contentRoot "$project" ) >>"$2" 2>&1 &
+  app_pid=$!
+  for _ in $(seq 1 240); do   # up to 60 s
+    kill -0 "$app_pid" 2>/dev/null || die "[$1] the app exited during start-up (see $2)"
+    if curl -fsS -m 2 -o /dev/null "http://127.0.0.1:$app_port/health/live" 2>/dev/null; then return 0; fi
+    sleep 0.25
+  done
+  die "[$1] the app did not answer /health/live within 60 s (see $2)"
+}
+
+# Redis's counters every second, from the start of the load until the drain is over: ms accepted completed.
+sample_counters() {  # file
+  while :; do
+    printf '%s %s %s\n' "$(now_ms)" "$(counter pay:stats:accepted)" "$(counter pay:stats:completed)" >> "$1"
+    sleep 1
+  done
+}
 
 # Build once, up front (warnings are errors in this repo, so a broken tree fails here rather than mid-run).
 dll=$project/bin/Release/net10.0/PayCallbackApi.dll
@@ -206,6 +274,8 @@ for mode in $MODES; do
   {
     echo "mode=$mode"; echo "tool=$TOOL"; echo "threads=$THREADS"; echo "duration_s=$DURATION"
     echo "rampup_s=$([ "$TOOL" = jmeter ] && echo "$RAMPUP" || echo 0)"; echo "provider_latency_ms=$PROVIDER_LATENCY_MS"; echo "drain_cap_s=$DRAIN_CAP"; echo "stuck_after_s=$STUCK_AFTER"
+    echo "rate=$RATE"; echo "samples_rate=$samples_rate"; echo "dup_percent=$DUP_PERCENT"; echo "bad_sig_percent=$BAD_SIG_PERCENT"
+    echo "kill_at_s=$([ "$mode" = Durable ] && echo "$KILL_AT" || echo 0)"
   } > "$meta"
 
   # Redis: fresh, empty, loopback only, no persistence.
@@ -217,63 +287,30 @@ for mode in $MODES; do
   rcli PING 2>/dev/null | grep -q PONG || die "redis-server did not start on 127.0.0.1:$redis_port (see $dir/redis.log)"
   rcli FLUSHALL >/dev/null
 
-  # The app, straight from the built dll with the project directory as content root (as `dotnet run` does), so
-  # $app_pid is the app itself. Bash starts background commands with SIGINT ignored, and .NET keeps an inherited
-  # ignore: `trap - INT` restores it so that SIGINT stops the app gracefully.
   app_port=$(free_port)
   echo "compare.sh: [$mode] redis 127.0.0.1:$redis_port, app http://127.0.0.1:$app_port" >&2
   start_ms=$(now_ms)
-  ( trap - INT QUIT; exec env ConnectionStrings__Redis="127.0.0.1:$redis_port" \
-    PayCallback__SigningKey="$SIGNING_KEY" \
-    PayCallback__Mode="$mode" \
-    PayCallback__ProviderLatencyMs="$PROVIDER_LATENCY_MS" \
-    PayCallback__DiagnosticsIntervalMs=1000 \
-    DOTNET_ENVIRONMENT=Production ASPNETCORE_ENVIRONMENT=Production \
-    Logging__Console__FormatterName=simple \
-    Logging__Console__FormatterOptions__SingleLine=true \
-    Logging__Console__FormatterOptions__TimestampFormat="HH:mm:ss.fff " \
-    dotnet "$dll" --urls "http://127.0.0.1:$app_port" --contentRoot "$project" ) >"$dir/app.log" 2>&1 &
-  app_pid=$!
-  ready=0
-  for _ in $(seq 1 240); do   # up to 60 s
-    kill -0 "$app_pid" 2>/dev/null || die "[$mode] the app exited during start-up (see $dir/app.log)"
-    if curl -fsS -m 2 -o /dev/null "http://127.0.0.1:$app_port/health/live" 2>/dev/null; then ready=1; break; fi
-    sleep 0.25
-  done
-  [ "$ready" = 1 ] || die "[$mode] the app did not answer /health/live within 60 s (see $dir/app.log)"
+  start_app "$mode" "$dir/app.log"
   echo "app_ready_s=$(seconds_since "$start_ms")" >> "$meta"
   echo "loadavg_before=$(loadavg)" >> "$meta"
 
   # The load, at once (no warm-up request).
   echo "compare.sh: [$mode] load: $TOOL, $THREADS clients, ${DURATION}s" >&2
   load_start=$(now_ms)
+  sample_counters "$dir/effects.tsv" & sampler_pid=$!
   set +e
   if [ "$TOOL" = jmeter ]; then
-    # CSV JTL with exactly: timeStamp, elapsed, label, responseCode, success, threadName.
+    # CSV JTL with JMeter's default columns (what its HTML dashboard needs) and a header line.
     JVM_ARGS=${JVM_ARGS:-"-Xms256m -Xmx1g"} timeout --kill-after=15 $((DURATION + RESPONSE_TIMEOUT_MS / 1000 + 240)) \
       "$JMETER" -n -t "$here/paycallback.jmx" -l "$dir/load.jtl" -j "$dir/jmeter.log" \
       -Jhost=127.0.0.1 -Jport="$app_port" -Jthreads="$THREADS" -Jrampup="$RAMPUP" -Jloops=-1 -Jduration="$DURATION" \
-      -JsigningKey="$SIGNING_KEY" -JdupPercent="$DUP_PERCENT" -JrunId="$run_id${mode:0:1}" \
+      $([ "$samples_rate" = 0 ] || echo "-Jrate=$samples_rate") \
+      -JsigningKey="$SIGNING_KEY" -JdupPercent="$DUP_PERCENT" -JbadSigPercent="$BAD_SIG_PERCENT" -JrunId="$run_id${mode:0:1}" \
       -JconnectTimeout=$CONNECT_TIMEOUT_MS -JresponseTimeout=$RESPONSE_TIMEOUT_MS \
       -Jsummariser.interval=10 \
       -Jjmeter.save.saveservice.output_format=csv \
       -Jjmeter.save.saveservice.print_field_names=true \
       -Jjmeter.save.saveservice.timestamp_format=ms \
-      -Jjmeter.save.saveservice.time=true \
-      -Jjmeter.save.saveservice.label=true \
-      -Jjmeter.save.saveservice.response_code=true \
-      -Jjmeter.save.saveservice.successful=true \
-      -Jjmeter.save.saveservice.thread_name=true \
-      -Jjmeter.save.saveservice.response_message=false \
-      -Jjmeter.save.saveservice.data_type=false \
-      -Jjmeter.save.saveservice.assertion_results_failure_message=false \
-      -Jjmeter.save.saveservice.bytes=false \
-      -Jjmeter.save.saveservice.sent_bytes=false \
-      -Jjmeter.save.saveservice.url=false \
-      -Jjmeter.save.saveservice.thread_counts=false \
-      -Jjmeter.save.saveservice.latency=false \
-      -Jjmeter.save.saveservice.connect_time=false \
-      -Jjmeter.save.saveservice.idle_time=false \
       >"$dir/jmeter.out" 2>&1 &
   else
     wrk_threads=$(nproc); [ "$wrk_threads" -le "$THREADS" ] || wrk_threads=$THREADS
@@ -283,6 +320,29 @@ for mode in $MODES; do
       -s "$here/sign.lua" "http://127.0.0.1:$app_port" -- "" "$DUP_PERCENT" >"$dir/wrk.out" 2>&1 &
   fi
   load_pid=$!
+  killed=0
+  if [ "$mode" = Durable ] && [ "$KILL_AT" -gt 0 ]; then
+    # A crash mid-load: SIGKILL (no shutdown code runs) KILL_AT s after the first accepted callback (the load tool
+    # takes a few seconds to start sending), then the same app started again on the same port.
+    first_ms=""
+    while kill -0 "$load_pid" 2>/dev/null && [ -z "$first_ms" ]; do
+      [ "$(counter pay:stats:accepted)" = 0 ] || first_ms=$(now_ms)
+      sleep 0.1
+    done
+    while kill -0 "$load_pid" 2>/dev/null && [ -n "$first_ms" ] && [ $(( $(now_ms) - first_ms )) -lt $((KILL_AT * 1000)) ]; do sleep 0.1; done
+    if kill -0 "$load_pid" 2>/dev/null; then
+      kill_ms=$(now_ms)
+      kill -KILL "$app_pid" 2>/dev/null || true
+      wait "$app_pid" 2>/dev/null || true
+      echo "compare.sh: [$mode] killed the app (SIGKILL) $(python3 -c "import sys; print(f'{(int(sys.argv[1]) - int(sys.argv[2])) / 1000:.1f}')" "$kill_ms" "$first_ms") s after the first accepted callback; starting it again" >&2
+      echo "--- compare.sh: SIGKILL here; the app starts again ---" >> "$dir/app.log"
+      { echo "killed_at_s=$(python3 -c "import sys; print(f'{(int(sys.argv[1]) - int(sys.argv[2])) / 1000:.1f}')" "$kill_ms" "$first_ms")"; echo "killed_at_ms=$kill_ms"
+        echo "killed_accepted=$(counter pay:stats:accepted)"; echo "killed_completed=$(counter pay:stats:completed)"; } >> "$meta"
+      start_app "$mode" "$dir/app.log"
+      echo "restarted_after_s=$(seconds_since "$kill_ms")" >> "$meta"
+      killed=1
+    fi
+  fi
   wait "$load_pid"; load_rc=$?
   load_pid=""
   set -e
@@ -294,7 +354,7 @@ for mode in $MODES; do
   # Until every accepted callback's effects are done. The app may still be working on requests the load tool gave up
   # on (wrk stops without waiting; a stalled Naive app answers long after), so "done" also needs the app to hold no
   # client connection any more (none established or half-closed on its port), and two such polls in a row.
-  echo "compare.sh: [$mode] waiting (up to ${DRAIN_CAP}s) for pay:stats:completed == pay:stats:accepted" >&2
+  echo "compare.sh: [$mode] waiting (up to ${DRAIN_CAP}s) for pay:stats:completed >= pay:stats:accepted" >&2
   drain=">$DRAIN_CAP" server_idle="" equal_since="" equal_value="" accepted=0 completed=0
   last_seen="" last_change=$load_end
   while :; do
@@ -303,8 +363,10 @@ for mode in $MODES; do
     [ "$busy" = 1 ] || [ -n "$server_idle" ] || server_idle=$(python3 -c "import sys; print(f'{max(0, int(sys.argv[1]) - int(sys.argv[2])) / 1000:.1f}')" "$t" "$load_end")
     accepted=$(counter pay:stats:accepted); completed=$(counter pay:stats:completed)
     if [ "$accepted/$completed" != "$last_seen" ]; then last_seen="$accepted/$completed" last_change=$t; fi
-    if [ "$busy" = 0 ] && [ "$accepted" = "$completed" ]; then
-      if [ -n "$equal_since" ] && [ "$equal_value" = "$accepted" ]; then
+    if [ "$busy" = 0 ] && [ "$completed" -ge "$accepted" ]; then
+      # Counters level twice in a row; after a kill, completions of never-answered callbacks can make them level
+      # early, so the scan of the accepted orders must agree too.
+      if [ -n "$equal_since" ] && [ "$equal_value" = "$accepted" ] && { [ "$killed" = 0 ] || [ "$(verify | sed -n 2p)" = 0 ]; }; then
         drain=$(python3 -c "import sys; print(f'{max(0, int(sys.argv[1]) - int(sys.argv[2])) / 1000:.1f}')" "$equal_since" "$load_end")
         break
       fi
@@ -322,7 +384,12 @@ for mode in $MODES; do
     kill -0 "$app_pid" 2>/dev/null || { echo "compare.sh: [$mode] the app is gone; effects cannot complete" >&2; break; }
     sleep 0.5
   done
+  stop_bg sampler_pid
   echo "server_idle_s=${server_idle:->$DRAIN_CAP}" >> "$meta"
+  v=$(verify)
+  { echo "verified_accepted=$(echo "$v" | sed -n 1p)"; echo "lost=$(echo "$v" | sed -n 2p)"
+    echo "lost_sample=$(echo "$v" | sed -n '3,$p' | tr '\n' ' ')"
+    echo "repeats=$(( $(counter pay:stats:repeats:sms) + $(counter pay:stats:repeats:delivery) ))"; } >> "$meta"
   { echo "drain_s=$drain"; echo "accepted=$accepted"; echo "completed=$completed"; } >> "$meta"
   echo "compare.sh: [$mode] accepted=$accepted completed=$completed effects done after: $drain s" >&2
 
@@ -330,12 +397,34 @@ for mode in $MODES; do
   stop_app
   echo "app_stop_s=$(seconds_since "$stop_start")" >> "$meta"
   stop_redis
+  if [ "$TOOL" = jmeter ] && [ -s "$dir/load.jtl" ]; then
+    # JMeter's HTML dashboard from the JTL, generated after the measurement (it costs CPU). Regenerate with:
+    #   ../shared/tools/jmeter -g <run>/<mode>/load.jtl -o <run>/<mode>/dashboard
+    JVM_ARGS=${JVM_ARGS:-"-Xms256m -Xmx1g"} timeout 600 "$JMETER" -g "$dir/load.jtl" -o "$dir/dashboard" -j "$dir/jmeter-dashboard.log" \
+      -Jjmeter.save.saveservice.output_format=csv -Jjmeter.save.saveservice.timestamp_format=ms >/dev/null 2>&1 \
+      || echo "compare.sh: [$mode] the JMeter dashboard could not be generated (see $dir/jmeter-dashboard.log)" >&2
+  fi
 done
 
 trap - INT TERM
+offered=$([ "$RATE" = 0 ] && echo "closed loop (no think time)" || echo "$RATE new callbacks/s offered ($samples_rate samples/s with duplicates and bad signatures)")
 python3 "$here/analyze.py" report --out "$report" --date "$(date -u '+%Y-%m-%d %H:%M:%S UTC')" \
-  --title "PayCallbackApi load comparison ($TOOL, $THREADS clients, ${DURATION} s per mode)" \
-  --settings "tool $TOOL; $THREADS concurrent clients; ${DURATION} s of load per mode; provider latency ${PROVIDER_LATENCY_MS} ms; ${DUP_PERCENT}% duplicate callbacks; timeouts: connect ${CONNECT_TIMEOUT_MS} ms, response ${RESPONSE_TIMEOUT_MS} ms; no warm-up requests" \
+  --title "PayCallbackApi load comparison ($TOOL, $THREADS clients, ${DURATION} s per mode, $([ "$RATE" = 0 ] && echo "closed loop" || echo "$RATE new callbacks/s offered"))" \
+  --settings "tool $TOOL; $THREADS concurrent clients; $offered; ${DURATION} s of load per mode; provider latency ${PROVIDER_LATENCY_MS} ms; ${DUP_PERCENT}% duplicate callbacks; $([ "$TOOL" = jmeter ] && echo "${BAD_SIG_PERCENT}% of new callbacks with a bad signature; ")$([ "$KILL_AT" != 0 ] && echo "Durable mode killed (SIGKILL) ${KILL_AT} s into the load and restarted; ")timeouts: connect ${CONNECT_TIMEOUT_MS} ms, response ${RESPONSE_TIMEOUT_MS} ms; no warm-up requests" \
   --command "cd $repo && $command_line" "${mode_dirs[@]}"
+plot_python=""
+for py in python3 /usr/bin/python3; do
+  if command -v "$py" >/dev/null 2>&1 && "$py" -c 'import matplotlib' 2>/dev/null; then plot_python=$py; break; fi
+done
+if [ -z "$plot_python" ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+  apt_install python3-matplotlib && /usr/bin/python3 -c 'import matplotlib' 2>/dev/null && plot_python=/usr/bin/python3
+fi
+if [ -n "$plot_python" ]; then
+  "$plot_python" "$here/analyze.py" plot --out "$RESULTS_DIR/$stamp.png" \
+    --title "PayCallbackApi, $THREADS clients, $offered, 2 cores shared with the load tool and Redis" "${mode_dirs[@]}" >/dev/null \
+    && echo "compare.sh: plot written to $RESULTS_DIR/$stamp.png" >&2
+else
+  echo "compare.sh: no plot (python3-matplotlib is not installed: apt-get install -y python3-matplotlib)" >&2
+fi
 echo >&2
 echo "compare.sh: report written to $report (raw data in $run_dir)" >&2
