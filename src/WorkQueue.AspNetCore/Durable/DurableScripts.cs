@@ -112,6 +112,28 @@ internal static class DurableScripts
         """;
 
     /// <summary>
+    /// KEYS: stream. ARGV: group, consumer, id... Takes back entries pending for this consumer that it does not hold (a
+    /// call that read them lost its reply): for each still pending here, returns { id, fields, deliveries }; one deleted
+    /// meanwhile is acknowledged. An entry another consumer has reclaimed is left to it.
+    /// </summary>
+    public const string Adopt = """
+        local found = {}
+        for i = 3, #ARGV do
+          local id = ARGV[i]
+          local mine = redis.call('XPENDING', KEYS[1], ARGV[1], id, id, 1, ARGV[2])
+          if #mine == 1 then
+            local entry = redis.call('XRANGE', KEYS[1], id, id)
+            if #entry == 1 then
+              found[#found + 1] = { id, entry[1][2], mine[1][4] }
+            else
+              redis.call('XACK', KEYS[1], ARGV[1], id)
+            end
+          end
+        end
+        return found
+        """;
+
+    /// <summary>
     /// KEYS: stream, dead. ARGV: group, consumer, min idle ms, cursor, count, max deliveries. Claims entries whose
     /// consumer has not refreshed them for min idle (XAUTOCLAIM raises their delivery count); an entry delivered more
     /// than max deliveries times is dead-lettered as poison in the same step. Returns { next cursor, { id, fields, deliveries }... }.

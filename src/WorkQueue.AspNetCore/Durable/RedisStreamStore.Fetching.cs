@@ -17,6 +17,7 @@ internal sealed partial class RedisStreamStore
     private volatile bool _wantRoom;
     private bool _moreWaiting;
     private bool _prefetchFull;
+    private bool _adoptOwn;
     private long _nextPoll;
     private long _nextHeartbeat;
     private long _nextCleanup;
@@ -94,7 +95,16 @@ internal sealed partial class RedisStreamStore
         KeepAlive(db);
         if (!_fetchStopped && _durable.Consume)
         {
-            Reclaim(db);
+            try
+            {
+                Reclaim(db);
+            }
+            catch (Exception ex) when (ex is RedisException or TimeoutException)
+            {
+                // Redis may have claimed entries for this consumer before the reply was lost.
+                _adoptOwn = true;
+                throw;
+            }
         }
 
         _nextHeartbeat = now + Ticks(_durable.HeartbeatInterval);
@@ -189,6 +199,50 @@ internal sealed partial class RedisStreamStore
         }
 
         Accept([.. entries.Select(static raw => (RedisResult[])raw!).Select(static pair => DurableEntry.Parse((string)pair[0]!, pair[1], deliveries: 1))]);
+    }
+
+    /// <summary>
+    /// After a call that may have handed this consumer entries lost its reply (no answer in time, or the connection
+    /// dropped after Redis ran it), takes back what is pending here but not held. Otherwise those jobs would wait for a
+    /// claim timeout and another consumer, and a job whose enqueue was in the same call waits for nobody: its caller,
+    /// told it may not have been stored, enqueued it again.
+    /// </summary>
+    private bool AdoptOwnIfNeeded(IDatabase db)
+    {
+        if (!_adoptOwn)
+        {
+            return false;
+        }
+
+        var orphans = new List<RedisValue>();
+        RedisValue from = "-";
+        while (true)
+        {
+            var page = db.StreamPendingMessages(Keys.Stream, RedisStreamKeys.Group, BatchSize, ConsumerName, from);
+            orphans.AddRange(page.Where(p => !_held.ContainsKey((string)p.MessageId!)).Select(static p => p.MessageId));
+            if (page.Length < BatchSize)
+            {
+                break;
+            }
+
+            from = "(" + (string)page[^1].MessageId!;
+        }
+
+        int adopted = 0;
+        foreach (var chunk in orphans.Chunk(BatchSize))
+        {
+            var found = (RedisResult[])db.ScriptEvaluate(DurableScripts.Adopt, [Keys.Stream], [RedisStreamKeys.Group, ConsumerName, .. chunk])!;
+            Accept([.. found.Select(static raw => (RedisResult[])raw!).Select(static t => DurableEntry.Parse((string)t[0]!, t[1], (long)t[2]))]);
+            adopted += found.Length;
+        }
+
+        _adoptOwn = false;
+        if (adopted > 0)
+        {
+            _logger.TryLog(static (l, s) => Log.Adopted(l, s._queue, s.adopted), (_queue, adopted));
+        }
+
+        return false;
     }
 
     /// <summary>

@@ -13,7 +13,9 @@ namespace WorkQueue.AspNetCore.Durable;
 /// back for a later turn, a refused fetch is tried again; the other parts of the same call are settled as usual. Only
 /// a call that fails as a whole (Redis unreachable, no answer in time, the script refused) touches all three, as it
 /// would have touched three calls made then: the batch's callers are told (and, when Redis cannot be reached, every
-/// queued caller, see <see cref="Stage"/>), the acknowledgements are put back, and the fetch is tried again.
+/// queued caller, see <see cref="Stage"/>), the acknowledgements are put back, and the fetch is tried again. If Redis
+/// ran the call and only its reply was lost, what the fetch read is pending here unheld: it is taken back once Redis
+/// answers (<see cref="AdoptOwnIfNeeded"/>), so it runs then, not after a claim timeout.
 /// </remarks>
 internal sealed partial class RedisStreamStore
 {
@@ -68,9 +70,10 @@ internal sealed partial class RedisStreamStore
 
             if (room > 0)
             {
-                // Whether or not it read anything: entries it may have read stay pending in Redis, unheld here, and
-                // are reclaimed after the claim timeout (at least once).
+                // Whether or not it read anything: entries it may have read are pending here, unheld, and are taken
+                // back once Redis answers again (AdoptOwnIfNeeded).
                 _nudged = true;
+                _adoptOwn = true;
             }
 
             throw;

@@ -215,6 +215,7 @@ internal sealed partial class RedisStreamStore : IJobStore
             Stage(SubscribeIfNeeded, db);
 
             Stage(HeartbeatIfDue, db);
+            Stage(AdoptOwnIfNeeded, db);
             bool busy = Stage(SendOutcomes, db);
             busy |= Stage(SendRound, db);
             if (_stopping)
@@ -433,5 +434,8 @@ internal sealed partial class RedisStreamStore : IJobStore
 
         [LoggerMessage(509, LogLevel.Information, "Durable queue '{Queue}': removed consumer(s) {Consumers} (idle, nothing pending).", EventName = "DurableConsumersRemoved")]
         public static partial void ConsumersRemoved(ILogger logger, string queue, string consumers);
+
+        [LoggerMessage(510, LogLevel.Information, "Durable queue '{Queue}': took back {Count} job(s) pending here whose fetch lost its reply.", EventName = "DurableAdopted")]
+        public static partial void Adopted(ILogger logger, string queue, int count);
     }
 }

@@ -155,6 +155,40 @@ public sealed class DurableRoundTests(RedisServerFixture redis) : IClassFixture<
     }
 
     [Fact]
+    public async Task RoundWhoseReplyIsLost_WhatItFetchedIsTakenBackAtOnce_NotAfterTheClaimTimeout()
+    {
+        string prefix = DurableTestHost.NewPrefix();
+        var log = new JobLog();
+        await using var host = await DurableTestHost.StartAsync(
+            redis.Server,
+            log,
+            prefix,
+            configureDurable: d =>
+            {
+                d.ClaimTimeout = TimeSpan.FromMinutes(5);
+
+                // No poll while Redis is held: the round that carries job 1 is the first call the store makes.
+                d.PollInterval = TimeSpan.FromMinutes(1);
+            },
+            connection: $"{redis.Server.Configuration},syncTimeout=500");
+        await using var redisClient = await DurableTestHost.ConnectAsync(redis.Server);
+        var db = redisClient.GetDatabase();
+        await host.Producer.EnqueueAsync(new TestJob(0));
+        await log.WaitUntilAsync(() => log.Completed == 1, "job 0");
+        await Eventually.HoldsAsync(async () => await db.StreamLengthAsync(DurableTestHost.StreamKey(prefix)) == 0, "job 0 acknowledged");
+
+        // Redis holds every command for 3 s: the store stops waiting for the round carrying job 1 after 0.5 s, then Redis
+        // runs it, storing job 1 and reading it for this consumer with nobody left to hear the reply.
+        await redisClient.GetServer(redisClient.GetEndPoints()[0]).ExecuteAsync("CLIENT", "PAUSE", "3000", "ALL");
+        var rejected = await Assert.ThrowsAsync<JobRejectedException>(async () => await host.Producer.EnqueueAsync(new TestJob(1)));
+        Assert.Contains("may or may not have been stored", rejected.Message, StringComparison.Ordinal);
+
+        await log.WaitUntilAsync(() => log.Completed == 2, "job 1, taken back without waiting 5 minutes for a reclaim");
+        Assert.Equal(1, log.CallsOf(1));
+        await Eventually.HoldsAsync(async () => await db.StreamLengthAsync(DurableTestHost.StreamKey(prefix)) == 0, "the stream to be empty");
+    }
+
+    [Fact]
     public async Task Round_AtItsLimits_StoresAcknowledgesAndFetchesInOneCall()
     {
         await using var redisClient = await DurableTestHost.ConnectAsync(redis.Server);
