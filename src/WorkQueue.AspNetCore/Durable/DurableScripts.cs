@@ -19,43 +19,78 @@ internal static class DurableScripts
         """;
 
     /// <summary>
-    /// KEYS: stream, delayed. ARGV: capacity, nudge channel, payload... Adds as many payloads as the queue has room for
-    /// (unfinished = stream entries + delayed retries), in order; returns their ids.
+    /// KEYS: stream, delayed. ARGV: group, consumer, capacity, nudge channel, fetch count (0: no fetch), promote limit,
+    /// enqueue count n, then n payloads, then the ids of completed entries. One turn of the store's loop in one call (one
+    /// round trip, and under <c>appendfsync always</c> one fsync where three calls waited for three), in three parts that
+    /// each fail on their own:
+    /// <list type="number">
+    /// <item>enqueues: adds as many payloads as the queue has room for (unfinished = stream entries + delayed retries),
+    /// in order, until one is refused;</item>
+    /// <item>acknowledgements: acknowledges and deletes the completed entries (so memory does not grow with history);</item>
+    /// <item>the fetch, when asked: moves due retries back to the stream, then reads up to fetch count new entries for
+    /// the consumer.</item>
+    /// </list>
+    /// Returns { new ids, enqueue error or nil, acknowledgement error or nil, ms until the next retry is due or -1,
+    /// entries, fetch error or nil }.
     /// </summary>
-    public const string Enqueue = Now + """
+    /// <remarks>
+    /// Every command after the first write goes through <c>redis.pcall</c>: a script that fails part way keeps what it
+    /// wrote, so one refused command (out of memory, a read-only replica, a missing group) must end its own part, not the
+    /// call, or the caller could not tell which parts happened. Enqueues come first on purpose: under <c>maxmemory</c>
+    /// Redis refuses a script's first write that may grow memory but lets every later one through, so an XADD after the
+    /// acknowledgements' XACK would slip past the limit; first, it is refused as a lone enqueue is. Their room is
+    /// therefore counted before this call's acknowledgements free any (a job waiting for room gets it on the next turn).
+    /// </remarks>
+    public const string Round = Now + """
 
-        local room = tonumber(ARGV[1]) - redis.call('XLEN', KEYS[1]) - redis.call('ZCARD', KEYS[2])
-        local ids = {}
-        local stamp = string.format('%.0f', now)
-        for i = 3, #ARGV do
-          if #ids >= room then break end
-          ids[#ids + 1] = redis.call('XADD', KEYS[1], '*', 'p', ARGV[i], 'a', '1', 't', stamp)
+        local function try(...)
+          local reply = redis.pcall(...)
+          if type(reply) == 'table' and reply.err then return nil, reply.err end
+          return reply
         end
-        if #ids > 0 then redis.call('PUBLISH', ARGV[2], #ids) end
-        return ids
-        """;
-
-    /// <summary>
-    /// KEYS: stream, delayed. ARGV: group, consumer, count, promote limit. Moves due retries back to the stream, then
-    /// reads up to count new entries for the consumer. Returns { ms until the next retry is due or -1, entries }.
-    /// </summary>
-    public const string Fetch = Now + """
-
-        local due = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now, 'LIMIT', 0, tonumber(ARGV[4]))
-        for _, member in ipairs(due) do
-          local job, attempt, stamp, payload = string.match(member, '^([^|]*)|([^|]*)|([^|]*)|(.*)$')
-          redis.call('XADD', KEYS[1], '*', 'p', payload, 'a', attempt, 't', stamp, 'j', job)
-          redis.call('ZREM', KEYS[2], member)
+        local count = tonumber(ARGV[7])
+        local ids, enqueueError = {}, false
+        if count > 0 then
+          local room = tonumber(ARGV[3]) - redis.call('XLEN', KEYS[1]) - redis.call('ZCARD', KEYS[2])
+          local stamp = string.format('%.0f', now)
+          for i = 8, 7 + count do
+            if #ids >= room then break end
+            local id, err = try('XADD', KEYS[1], '*', 'p', ARGV[i], 'a', '1', 't', stamp)
+            if not id then
+              enqueueError = err
+              break
+            end
+            ids[#ids + 1] = id
+          end
+          if #ids > 0 then redis.pcall('PUBLISH', ARGV[4], #ids) end
         end
-        local nextDue = -1
-        local first = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
-        if #first > 0 then nextDue = math.max(0, tonumber(first[2]) - now) end
-        local entries = {}
-        if tonumber(ARGV[3]) > 0 then
-          local read = redis.call('XREADGROUP', 'GROUP', ARGV[1], ARGV[2], 'COUNT', ARGV[3], 'STREAMS', KEYS[1], '>')
+        local ackError = false
+        if #ARGV >= 8 + count then
+          local done = {}
+          for i = 8 + count, #ARGV do done[#done + 1] = ARGV[i] end
+          local _, err = try('XACK', KEYS[1], ARGV[1], unpack(done))
+          if not err then _, err = try('XDEL', KEYS[1], unpack(done)) end
+          ackError = err or false
+        end
+        local nextDue, entries, fetchError = -1, {}, false
+        if tonumber(ARGV[5]) > 0 then
+          local due, err = try('ZRANGEBYSCORE', KEYS[2], '-inf', now, 'LIMIT', 0, tonumber(ARGV[6]))
+          for _, member in ipairs(due or {}) do
+            local job, attempt, stamp, payload = string.match(member, '^([^|]*)|([^|]*)|([^|]*)|(.*)$')
+            local _, refused = try('XADD', KEYS[1], '*', 'p', payload, 'a', attempt, 't', stamp, 'j', job)
+            if not refused then _, refused = try('ZREM', KEYS[2], member) end
+            if refused then
+              err = refused
+              break
+            end
+          end
+          local first = try('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
+          if first and #first > 0 then nextDue = math.max(0, tonumber(first[2]) - now) end
+          local read, readError = try('XREADGROUP', 'GROUP', ARGV[1], ARGV[2], 'COUNT', ARGV[5], 'STREAMS', KEYS[1], '>')
           if read then entries = read[1][2] end
+          fetchError = readError or err or false
         end
-        return { nextDue, entries }
+        return { ids, enqueueError, ackError, nextDue, entries, fetchError }
         """;
 
     /// <summary>
@@ -74,6 +109,28 @@ internal static class DurableScripts
           end
         end
         return lost
+        """;
+
+    /// <summary>
+    /// KEYS: stream. ARGV: group, consumer, id... Takes back entries pending for this consumer that it does not hold (a
+    /// call that read them lost its reply): for each still pending here, returns { id, fields, deliveries }; one deleted
+    /// meanwhile is acknowledged. An entry another consumer has reclaimed is left to it.
+    /// </summary>
+    public const string Adopt = """
+        local found = {}
+        for i = 3, #ARGV do
+          local id = ARGV[i]
+          local mine = redis.call('XPENDING', KEYS[1], ARGV[1], id, id, 1, ARGV[2])
+          if #mine == 1 then
+            local entry = redis.call('XRANGE', KEYS[1], id, id)
+            if #entry == 1 then
+              found[#found + 1] = { id, entry[1][2], mine[1][4] }
+            else
+              redis.call('XACK', KEYS[1], ARGV[1], id)
+            end
+          end
+        end
+        return found
         """;
 
     /// <summary>
@@ -106,14 +163,6 @@ internal static class DurableScripts
           for _, id in ipairs(claimed[3]) do redis.call('XACK', KEYS[1], ARGV[1], id) end
         end
         return { claimed[1], keep }
-        """;
-
-    /// <summary>KEYS: stream. ARGV: group, id... Acknowledges and deletes completed entries, so memory does not grow with history.</summary>
-    public const string Complete = """
-        local ids = {}
-        for i = 2, #ARGV do ids[#ids + 1] = ARGV[i] end
-        redis.call('XACK', KEYS[1], ARGV[1], unpack(ids))
-        return redis.call('XDEL', KEYS[1], unpack(ids))
         """;
 
     /// <summary>

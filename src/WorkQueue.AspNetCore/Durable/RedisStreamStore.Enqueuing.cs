@@ -3,7 +3,7 @@ using StackExchange.Redis;
 
 namespace WorkQueue.AspNetCore.Durable;
 
-/// <summary>The producer side: enqueues from any thread, sent by the store's thread in pipelined batches.</summary>
+/// <summary>The producer side: enqueues from any thread, sent by the store's thread in batches, one a turn (see <c>.Round.cs</c>).</summary>
 internal sealed partial class RedisStreamStore
 {
     private static readonly TimeSpan MaxRoomBackoff = TimeSpan.FromMilliseconds(100);
@@ -47,44 +47,12 @@ internal sealed partial class RedisStreamStore
 
     private bool AllSent => _enqueues.IsEmpty && _outcomes.IsEmpty && _completed.IsEmpty && _waitingForRoom.Count == 0;
 
-    /// <summary>Sends queued enqueues in batches; returns whether it sent anything (there may be more).</summary>
-    private bool SendEnqueues(IDatabase db)
+    /// <summary>
+    /// Completes a batch's enqueues with the ids Redis gave them, in order. The rest were refused (<paramref name="error"/>:
+    /// those callers are told so, and only they), or found the queue full. Returns whether it stored any.
+    /// </summary>
+    private bool FinishEnqueues(List<PendingEnqueue> batch, RedisResult[] ids, string? error)
     {
-        var batch = TakeBatch();
-        if (batch is null)
-        {
-            return false;
-        }
-
-        var args = new RedisValue[batch.Count + 2];
-        args[0] = _options.Capacity;
-        args[1] = Keys.NudgeName;
-        for (int i = 0; i < batch.Count; i++)
-        {
-            args[i + 2] = batch[i].Payload;
-        }
-
-        RedisResult[] ids;
-        try
-        {
-            ids = (RedisResult[])db.ScriptEvaluate(DurableScripts.Enqueue, [Keys.Stream, Keys.Delayed], args)!;
-        }
-        catch (Exception ex) when (ex is RedisException or TimeoutException)
-        {
-            // After a timeout the script may have run: the caller is told so, and an enqueue it repeats may run twice
-            // (at least once: never zero times).
-            string outcome = ex is RedisTimeoutException or TimeoutException
-                ? $"Redis did not answer in time, so the job may or may not have been stored ({ex.Message})"
-                : $"Redis did not take the job ({ex.Message})";
-            var rejection = new JobRejectedException(_queue, RejectionReason.StoreUnavailable, $"Durable queue '{_queue}': {outcome}.", ex);
-            foreach (var pending in batch)
-            {
-                pending.Fail(rejection);
-            }
-
-            throw;
-        }
-
         for (int i = 0; i < ids.Length; i++)
         {
             batch[i].Complete((string)ids[i]!);
@@ -94,6 +62,18 @@ internal sealed partial class RedisStreamStore
         {
             _roomBackoff = TimeSpan.FromMilliseconds(2);
             return true;
+        }
+
+        if (error is not null)
+        {
+            // Redis answered and refused the first job not stored, so neither it nor those behind it were stored.
+            var rejection = new JobRejectedException(_queue, RejectionReason.StoreUnavailable, $"Durable queue '{_queue}': Redis did not take the job ({error}).");
+            for (int i = ids.Length; i < batch.Count; i++)
+            {
+                batch[i].Fail(rejection);
+            }
+
+            return ids.Length > 0;
         }
 
         // The queue is full: the rest are rejected, or wait for room (with a growing backoff) until their timeout,
@@ -121,6 +101,21 @@ internal sealed partial class RedisStreamStore
         _roomRetryAt = now + Ticks(_roomBackoff);
         _roomBackoff = TimeSpan.FromTicks(Math.Min(_roomBackoff.Ticks * 2, MaxRoomBackoff.Ticks));
         return ids.Length > 0;
+    }
+
+    /// <summary>The call that carried the batch failed as a whole: each of its callers is told so.</summary>
+    private void FailEnqueues(List<PendingEnqueue> batch, Exception ex)
+    {
+        // After a timeout the script may have run: the caller is told so, and an enqueue it repeats may run twice
+        // (at least once: never zero times).
+        string outcome = ex is RedisTimeoutException or TimeoutException
+            ? $"Redis did not answer in time, so the job may or may not have been stored ({ex.Message})"
+            : $"Redis did not take the job ({ex.Message})";
+        var rejection = new JobRejectedException(_queue, RejectionReason.StoreUnavailable, $"Durable queue '{_queue}': {outcome}.", ex);
+        foreach (var pending in batch)
+        {
+            pending.Fail(rejection);
+        }
     }
 
     /// <summary>

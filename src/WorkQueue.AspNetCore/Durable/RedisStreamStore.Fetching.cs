@@ -5,8 +5,9 @@ using WorkQueue.Internal;
 namespace WorkQueue.AspNetCore.Durable;
 
 /// <summary>
-/// Fetching (due retries promoted and new entries read in one script), heartbeats that keep this process's claims
-/// alive, reclaiming the entries of consumers that died, removing consumers that are gone, and cluster-wide statistics.
+/// Fetching (due retries promoted and new entries read, the last part of each turn's round, see <c>.Round.cs</c>),
+/// heartbeats that keep this process's claims alive, reclaiming the entries of consumers that died, removing consumers
+/// that are gone, and cluster-wide statistics.
 /// </summary>
 internal sealed partial class RedisStreamStore
 {
@@ -15,6 +16,8 @@ internal sealed partial class RedisStreamStore
     private volatile bool _nudged = true;
     private volatile bool _wantRoom;
     private bool _moreWaiting;
+    private bool _prefetchFull;
+    private bool _adoptOwn;
     private long _nextPoll;
     private long _nextHeartbeat;
     private long _nextCleanup;
@@ -92,7 +95,16 @@ internal sealed partial class RedisStreamStore
         KeepAlive(db);
         if (!_fetchStopped && _durable.Consume)
         {
-            Reclaim(db);
+            try
+            {
+                Reclaim(db);
+            }
+            catch (Exception ex) when (ex is RedisException or TimeoutException)
+            {
+                // Redis may have claimed entries for this consumer before the reply was lost.
+                _adoptOwn = true;
+                throw;
+            }
         }
 
         _nextHeartbeat = now + Ticks(_durable.HeartbeatInterval);
@@ -109,26 +121,6 @@ internal sealed partial class RedisStreamStore
             _nextCleanup = now + Ticks(TimeSpan.FromMinutes(1));
         }
 
-        bool waitingForRoom = false;
-        if (!_fetchStopped && _durable.Consume && (_nudged || _moreWaiting || now >= _nextPoll))
-        {
-            // Asked for before looking, with a full fence between: a job that leaves the prefetch after the look sees
-            // the request and signals (TryStart), so the wait below for room is never missed.
-            _wantRoom = true;
-            Interlocked.MemoryBarrier();
-            int room = _intake!.FreeSlots;
-            if (room > 0)
-            {
-                _wantRoom = false;
-                _nudged = false;
-                Fetch(db, room, now);
-            }
-            else
-            {
-                waitingForRoom = true;
-            }
-        }
-
         if (_stats is null || (Volatile.Read(ref _statsWantedUntil) > now && _time.GetUtcNow() - _stats.ReadAt >= StatsMaxAge))
         {
             ReadStats(db);
@@ -143,7 +135,7 @@ internal sealed partial class RedisStreamStore
         // "due" on every turn until a fetch moves it on, and the thread would spin for as long as the prefetch stays full
         // (a paused queue, or jobs slower than the poll interval).
         long next = Math.Min(_nextHeartbeat, _nextCleanup);
-        if (!_fetchStopped && _durable.Consume && !waitingForRoom)
+        if (!_fetchStopped && _durable.Consume && !_prefetchFull)
         {
             next = Math.Min(next, _nextPoll);
         }
@@ -157,22 +149,100 @@ internal sealed partial class RedisStreamStore
         return RoomRetryIn() is { } room2 ? Min(wait, room2) : wait;
     }
 
-    private void Fetch(IDatabase db, int room, long now)
+    /// <summary>
+    /// Decides whether this turn's round fetches: when a notification came, the last fetch filled the room, the poll is
+    /// due, or the round stores new jobs (read back in the same round trip). Returns the room to fetch into, or 0.
+    /// </summary>
+    private int FetchRoom(bool enqueuing, long now)
     {
-        var result = (RedisResult[])db.ScriptEvaluate(
-            DurableScripts.Fetch,
-            [Keys.Stream, Keys.Delayed],
-            [RedisStreamKeys.Group, ConsumerName, room, PromoteLimit])!;
-        long nextDueMs = (long)result[0];
-        var entries = (RedisResult[])result[1]!;
-        _moreWaiting = entries.Length == room;
-        _nextPoll = now + Ticks(_durable.PollInterval);
-        if (nextDueMs >= 0)
+        _prefetchFull = false;
+        if (_fetchStopped || !_durable.Consume || !(_nudged || _moreWaiting || enqueuing || now >= _nextPoll))
         {
-            _nextPoll = Math.Min(_nextPoll, now + Ticks(TimeSpan.FromMilliseconds(nextDueMs)));
+            return 0;
+        }
+
+        // Asked for before looking, with a full fence between: a job that leaves the prefetch after the look sees the
+        // request and signals (TryStart), so the wait for room (Housekeep) is never missed.
+        _wantRoom = true;
+        Interlocked.MemoryBarrier();
+        int room = _intake!.FreeSlots;
+        if (room <= 0)
+        {
+            _prefetchFull = true;
+            return 0;
+        }
+
+        _wantRoom = false;
+        _nudged = false;
+        return room;
+    }
+
+    /// <summary>
+    /// Takes in what a round fetched: the entries into the prefetch, and when to poll next. A refused promotion of due
+    /// retries still hands over what was read; a refused fetch (the group is gone) is tried again on a later turn.
+    /// </summary>
+    private void FinishFetch(int room, long sentAt, RedisResult nextDue, RedisResult[] entries, string? error)
+    {
+        _moreWaiting = entries.Length == room;
+        if (error is null)
+        {
+            long nextDueMs = (long)nextDue;
+            _nextPoll = sentAt + Ticks(_durable.PollInterval);
+            if (nextDueMs >= 0)
+            {
+                _nextPoll = Math.Min(_nextPoll, sentAt + Ticks(TimeSpan.FromMilliseconds(nextDueMs)));
+            }
+        }
+        else
+        {
+            _nudged = true;
         }
 
         Accept([.. entries.Select(static raw => (RedisResult[])raw!).Select(static pair => DurableEntry.Parse((string)pair[0]!, pair[1], deliveries: 1))]);
+    }
+
+    /// <summary>
+    /// After a call that may have handed this consumer entries lost its reply (no answer in time, or the connection
+    /// dropped after Redis ran it), takes back what is pending here but not held. Otherwise those jobs would wait for a
+    /// claim timeout and another consumer, and a job whose enqueue was in the same call waits for nobody: its caller,
+    /// told it may not have been stored, enqueued it again.
+    /// </summary>
+    private bool AdoptOwnIfNeeded(IDatabase db)
+    {
+        if (!_adoptOwn)
+        {
+            return false;
+        }
+
+        var orphans = new List<RedisValue>();
+        RedisValue from = "-";
+        while (true)
+        {
+            var page = db.StreamPendingMessages(Keys.Stream, RedisStreamKeys.Group, BatchSize, ConsumerName, from);
+            orphans.AddRange(page.Where(p => !_held.ContainsKey((string)p.MessageId!)).Select(static p => p.MessageId));
+            if (page.Length < BatchSize)
+            {
+                break;
+            }
+
+            from = "(" + (string)page[^1].MessageId!;
+        }
+
+        int adopted = 0;
+        foreach (var chunk in orphans.Chunk(BatchSize))
+        {
+            var found = (RedisResult[])db.ScriptEvaluate(DurableScripts.Adopt, [Keys.Stream], [RedisStreamKeys.Group, ConsumerName, .. chunk])!;
+            Accept([.. found.Select(static raw => (RedisResult[])raw!).Select(static t => DurableEntry.Parse((string)t[0]!, t[1], (long)t[2]))]);
+            adopted += found.Length;
+        }
+
+        _adoptOwn = false;
+        if (adopted > 0)
+        {
+            _logger.TryLog(static (l, s) => Log.Adopted(l, s._queue, s.adopted), (_queue, adopted));
+        }
+
+        return false;
     }
 
     /// <summary>

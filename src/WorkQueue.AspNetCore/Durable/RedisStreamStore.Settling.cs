@@ -6,7 +6,7 @@ namespace WorkQueue.AspNetCore.Durable;
 
 /// <summary>
 /// How outcomes are written back: queued by the queue's threads (never blocking them), sent by the store's thread.
-/// Completions are acknowledged and deleted in batches; retries, dead letters and hand-backs each go through their
+/// Completions are acknowledged and deleted in batches, with the turn's round (<c>.Round.cs</c>); retries, dead letters and hand-backs each go through their
 /// script, which acts only while this consumer still owns the entry (one a survivor has reclaimed is settled there).
 /// </summary>
 internal sealed partial class RedisStreamStore
@@ -43,12 +43,13 @@ internal sealed partial class RedisStreamStore
     }
 
     /// <summary>
-    /// Sends queued outcomes; returns whether it sent anything (there may be more). An outcome Redis refuses goes to the
-    /// back of the queue and ends the pass, so it is tried again after the backoff without holding up the others.
+    /// Sends queued retries, dead letters and hand-backs (completions travel with the turn's round, see <c>.Round.cs</c>);
+    /// returns whether it sent anything (there may be more). An outcome Redis refuses goes to the back of the queue and
+    /// ends the pass, so it is tried again after the backoff without holding up the others.
     /// </summary>
     private bool SendOutcomes(IDatabase db)
     {
-        bool sent = SendCompleted(db);
+        bool sent = false;
         var releases = new List<Outcome>();
         try
         {
@@ -140,41 +141,51 @@ internal sealed partial class RedisStreamStore
         return true;
     }
 
-    private bool SendCompleted(IDatabase db)
+    /// <summary>Takes the next batch of completed entries to acknowledge; <see langword="null"/> when there is none.</summary>
+    private List<RedisValue>? TakeCompleted()
     {
         if (_completed.IsEmpty)
         {
-            return false;
+            return null;
         }
 
-        var ids = new List<RedisValue>(Math.Min(BatchSize, _completed.Count) + 1) { RedisStreamKeys.Group };
-        while (ids.Count <= BatchSize && _completed.TryDequeue(out var id))
+        var ids = new List<RedisValue>(Math.Min(BatchSize, _completed.Count));
+        while (ids.Count < BatchSize && _completed.TryDequeue(out var id))
         {
             ids.Add(id);
         }
 
-        try
-        {
-            db.ScriptEvaluate(DurableScripts.Complete, [Keys.Stream], [.. ids]);
-        }
-        catch (Exception ex) when (ex is RedisException or TimeoutException)
-        {
-            // Put back for the next attempt; if this process dies first, they are reclaimed and run again (at least once).
-            foreach (var id in ids.Skip(1))
-            {
-                _completed.Enqueue((string)id!);
-            }
+        return ids.Count == 0 ? null : ids;
+    }
 
-            throw;
+    /// <summary>
+    /// Redis acknowledged and deleted them (<paramref name="error"/> is <see langword="null"/>): they are no longer held
+    /// here. Otherwise they are put back and sent again by a later turn (acknowledging twice is harmless); if this
+    /// process dies first, they are reclaimed and run again (at least once). Returns whether they were acknowledged.
+    /// </summary>
+    private bool FinishCompleted(List<RedisValue> ids, string? error)
+    {
+        if (error is not null)
+        {
+            PutBackCompleted(ids);
+            return false;
         }
 
-        foreach (var id in ids.Skip(1))
+        foreach (var id in ids)
         {
             _held.TryRemove((string)id!, out _);
             _lost.TryRemove((string)id!, out _);
         }
 
         return true;
+    }
+
+    private void PutBackCompleted(List<RedisValue> ids)
+    {
+        foreach (var id in ids)
+        {
+            _completed.Enqueue((string)id!);
+        }
     }
 
     private void Forget(DurableEntry entry)

@@ -12,17 +12,18 @@ namespace WorkQueue.AspNetCore.Durable;
 /// One durable queue's link to Redis Streams: the store its jobs come from and go back to. Every Redis call it makes
 /// runs on one dedicated thread, synchronously (with StackExchange.Redis's dedicated I/O threads, a reply does not need
 /// the CLR thread pool), so a starved pool cannot stop fetching, acknowledging or enqueuing. Other threads only queue
-/// work for it and signal it: enqueues, which it sends in pipelined batches; outcomes, which it settles in batches; a
-/// notification that another instance enqueued.
+/// work for it and signal it: enqueues, which it sends in batches; outcomes, which it settles in batches; a
+/// notification that another instance enqueued. A busy turn of its loop is one round trip: the next batch of enqueues,
+/// of acknowledgements and a fetch in one script call.
 /// </summary>
 /// <remarks>
-/// This file holds the thread's loop; <c>.Enqueuing.cs</c> the producer side; <c>.Fetching.cs</c> fetching, heartbeats,
-/// reclaiming and statistics; <c>.Settling.cs</c> how outcomes are written back.
+/// This file holds the thread's loop; <c>.Round.cs</c> the one call a turn; <c>.Enqueuing.cs</c> the producer side;
+/// <c>.Fetching.cs</c> fetching, heartbeats, reclaiming and statistics; <c>.Settling.cs</c> how outcomes are written back.
 /// </remarks>
 internal sealed partial class RedisStreamStore : IJobStore
 {
-    /// <summary>The most entries one script call carries (Lua's unpack limit is far above it; round trips stay short).</summary>
-    private const int BatchSize = 256;
+    /// <summary>The most entries one script call carries of each kind (Lua's unpack limit is far above it; round trips stay short).</summary>
+    internal const int BatchSize = 256;
 
     private static readonly TimeSpan MinStopTimeout = TimeSpan.FromSeconds(5);
     private static readonly TimeSpan StatsMaxAge = TimeSpan.FromSeconds(1);
@@ -196,8 +197,9 @@ internal sealed partial class RedisStreamStore : IJobStore
     }
 
     /// <summary>
-    /// One pass: heartbeats first (they keep running jobs' claims), then outcomes, enqueues, and fetching. Each stage
-    /// fails on its own, so a command Redis keeps refusing (out of memory, a read-only replica) cannot stop the others.
+    /// One pass: heartbeats first (they keep running jobs' claims), then retries, dead letters and hand-backs, then the
+    /// round (enqueues, acknowledgements and fetching in one call). Each stage, and each part of the round, fails on its
+    /// own, so a command Redis keeps refusing (out of memory, a read-only replica) cannot stop the others.
     /// </summary>
     private TimeSpan RunPass(out bool done)
     {
@@ -213,8 +215,9 @@ internal sealed partial class RedisStreamStore : IJobStore
             Stage(SubscribeIfNeeded, db);
 
             Stage(HeartbeatIfDue, db);
+            Stage(AdoptOwnIfNeeded, db);
             bool busy = Stage(SendOutcomes, db);
-            busy |= Stage(SendEnqueues, db);
+            busy |= Stage(SendRound, db);
             if (_stopping)
             {
                 FailWaitingForRoom();
@@ -431,5 +434,8 @@ internal sealed partial class RedisStreamStore : IJobStore
 
         [LoggerMessage(509, LogLevel.Information, "Durable queue '{Queue}': removed consumer(s) {Consumers} (idle, nothing pending).", EventName = "DurableConsumersRemoved")]
         public static partial void ConsumersRemoved(ILogger logger, string queue, string consumers);
+
+        [LoggerMessage(510, LogLevel.Information, "Durable queue '{Queue}': took back {Count} job(s) pending here whose fetch lost its reply.", EventName = "DurableAdopted")]
+        public static partial void Adopted(ILogger logger, string queue, int count);
     }
 }

@@ -111,9 +111,10 @@ internal sealed class DurableTestHost : IAsyncDisposable
         string instance = "a",
         Action<WorkQueueOptions>? configure = null,
         Action<DurableQueueOptions>? configureDurable = null,
-        LogCapture? logs = null)
+        LogCapture? logs = null,
+        string? connection = null)
     {
-        var host = Build(redis, log, prefix, instance, configure, configureDurable, logs);
+        var host = Build(redis, log, prefix, instance, configure, configureDurable, logs, connection);
         await host.StartAsync();
         return new DurableTestHost(host);
     }
@@ -125,7 +126,8 @@ internal sealed class DurableTestHost : IAsyncDisposable
         string instance = "a",
         Action<WorkQueueOptions>? configure = null,
         Action<DurableQueueOptions>? configureDurable = null,
-        LogCapture? logs = null)
+        LogCapture? logs = null,
+        string? connection = null)
     {
         var builder = Microsoft.Extensions.Hosting.Host.CreateApplicationBuilder();
         builder.Logging.ClearProviders();
@@ -136,7 +138,7 @@ internal sealed class DurableTestHost : IAsyncDisposable
 
         builder.Services.AddSingleton(log);
         builder.Services.AddSingleton(new InstanceName(instance));
-        builder.Services.AddRedisWarmup(o => o.Configuration = redis.Configuration);
+        builder.Services.AddRedisWarmup(o => o.Configuration = connection ?? redis.Configuration);
         builder.Services.AddWorkQueue().AddDurableQueue<TestJobHandler, TestJob>(
             Queue,
             o =>

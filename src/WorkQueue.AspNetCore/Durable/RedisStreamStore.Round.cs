@@ -1,0 +1,119 @@
+using StackExchange.Redis;
+
+namespace WorkQueue.AspNetCore.Durable;
+
+/// <summary>
+/// One round trip a turn: the next batch of enqueues, the next batch of acknowledgements and, when due, a fetch travel
+/// in one script call (<see cref="DurableScripts.Round"/>), where they were three calls, each waiting for its answer
+/// (and under <c>appendfsync always</c> for its own fsync).
+/// </summary>
+/// <remarks>
+/// The three parts stay as isolated as three calls were. Redis refusing a command ends only its part (the script
+/// catches it and reports it): refused enqueues fail exactly the callers not stored, refused acknowledgements are put
+/// back for a later turn, a refused fetch is tried again; the other parts of the same call are settled as usual. Only
+/// a call that fails as a whole (Redis unreachable, no answer in time, the script refused) touches all three, as it
+/// would have touched three calls made then: the batch's callers are told (and, when Redis cannot be reached, every
+/// queued caller, see <see cref="Stage"/>), the acknowledgements are put back, and the fetch is tried again. If Redis
+/// ran the call and only its reply was lost, what the fetch read is pending here unheld: it is taken back once Redis
+/// answers (<see cref="AdoptOwnIfNeeded"/>), so it runs then, not after a claim timeout.
+/// </remarks>
+internal sealed partial class RedisStreamStore
+{
+    /// <summary>The round script's arguments before the payloads: group, consumer, capacity, nudge channel, fetch count, promote limit, payload count.</summary>
+    private const int RoundHeader = 7;
+
+    /// <summary>Sends this turn's round; returns whether it stored or acknowledged anything (there may be more).</summary>
+    private bool SendRound(IDatabase db)
+    {
+        var enqueues = TakeBatch();
+        var completed = TakeCompleted();
+        long now = _time.GetTimestamp();
+        int room = FetchRoom(enqueuing: enqueues is not null, now);
+        if (enqueues is null && completed is null && room == 0)
+        {
+            return false;
+        }
+
+        // At most BatchSize payloads and BatchSize ids: Lua's unpack (of the ids) takes thousands, and Redis takes far
+        // longer argument lists, so the round stays one short call however full both queues are.
+        int count = enqueues?.Count ?? 0;
+        var args = new RedisValue[RoundHeader + count + (completed?.Count ?? 0)];
+        args[0] = RedisStreamKeys.Group;
+        args[1] = ConsumerName;
+        args[2] = _options.Capacity;
+        args[3] = Keys.NudgeName;
+        args[4] = room;
+        args[5] = PromoteLimit;
+        args[6] = count;
+        for (int i = 0; i < count; i++)
+        {
+            args[RoundHeader + i] = enqueues![i].Payload;
+        }
+
+        completed?.CopyTo(args, RoundHeader + count);
+        RedisResult[] result;
+        try
+        {
+            result = (RedisResult[])db.ScriptEvaluate(DurableScripts.Round, [Keys.Stream, Keys.Delayed], args)!;
+        }
+        catch (Exception ex) when (ex is RedisException or TimeoutException)
+        {
+            if (enqueues is not null)
+            {
+                FailEnqueues(enqueues, ex);
+            }
+
+            if (completed is not null)
+            {
+                PutBackCompleted(completed);
+            }
+
+            if (room > 0)
+            {
+                // Whether or not it read anything: entries it may have read are pending here, unheld, and are taken
+                // back once Redis answers again (AdoptOwnIfNeeded).
+                _nudged = true;
+                _adoptOwn = true;
+            }
+
+            throw;
+        }
+
+        // Each part is settled whatever the others' fate; a refused part fails the pass (backoff, readiness, log).
+        bool sent = false;
+        string? enqueueError = PartError(result[1]);
+        string? ackError = PartError(result[2]);
+        string? fetchError = PartError(result[5]);
+        if (enqueues is not null)
+        {
+            sent |= FinishEnqueues(enqueues, (RedisResult[])result[0]!, enqueueError);
+        }
+
+        if (completed is not null)
+        {
+            sent |= FinishCompleted(completed, ackError);
+        }
+
+        if (room > 0)
+        {
+            FinishFetch(room, now, result[3], (RedisResult[])result[4]!, fetchError);
+        }
+
+        PartFailed(enqueueError);
+        PartFailed(ackError);
+        PartFailed(fetchError);
+        return sent;
+    }
+
+    private static string? PartError(RedisResult error) => error.IsNull ? null : (string?)error;
+
+    /// <summary>Redis answered and refused one part of the round: the pass fails as a stage's would (a missing group is made again).</summary>
+    private void PartFailed(string? error)
+    {
+        if (error is not null)
+        {
+            _passFailed = true;
+            OnRedisError(new RedisServerException(RedisErrorKind.Unknown, CommandFlags.None, error));
+        }
+    }
+}

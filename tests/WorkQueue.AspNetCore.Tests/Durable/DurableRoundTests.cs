@@ -1,0 +1,301 @@
+using StackExchange.Redis;
+using WorkQueue.AspNetCore.Durable;
+using WorkQueue.AspNetCore.Tests.TestSupport;
+using WorkQueue.Testing;
+
+namespace WorkQueue.AspNetCore.Tests.Durable;
+
+/// <summary>
+/// The store's one call a turn (<c>RedisStreamStore.Round.cs</c>): enqueues, acknowledgements and the fetch travel
+/// together, and each still fails on its own. Redis refuses one kind of command at a time through an ACL on the user
+/// the host connects as (scripts run with their caller's permissions), so a test can refuse exactly one part.
+/// </summary>
+public sealed class DurableRoundTests(RedisServerFixture redis) : IClassFixture<RedisServerFixture>
+{
+    private const string User = "worker";
+
+    [Fact]
+    public async Task RefusedAcknowledgements_DoNotFailEnqueues_AndLandOnceAllowed()
+    {
+        await using var acl = await AclHost.StartAsync(redis.Server);
+        await acl.Host.Producer.EnqueueAsync(new TestJob(0));
+        await acl.Log.WaitUntilAsync(() => acl.Log.Completed == 1, "job 0");
+        await Eventually.HoldsAsync(async () => await acl.Db.StreamLengthAsync(acl.Stream) == 0, "job 0 acknowledged");
+
+        await acl.RefuseAsync("-xack");
+        await acl.Host.Producer.EnqueueAsync(new TestJob(1));
+        await acl.Log.WaitUntilAsync(() => acl.Log.Completed == 2, "job 1 to run while its acknowledgement is refused");
+        await Eventually.HoldsAsync(() => Task.FromResult(acl.Host.Control.GetSnapshot().Durable!.LastError is not null), "the refusal reported");
+
+        // Every round from now on carries job 1's acknowledgement, which Redis keeps refusing.
+        await Task.WhenAll(Enumerable.Range(2, 10).Select(async n => await acl.Host.Producer.EnqueueAsync(new TestJob(n))));
+        await acl.Log.WaitUntilAsync(() => acl.Log.Completed == 12, "jobs 2-11 to run");
+        Assert.Equal(11, (await acl.Db.StreamPendingAsync(acl.Stream, "workers")).PendingMessageCount);
+
+        await acl.RefuseAsync("+xack");
+        await Eventually.HoldsAsync(async () => await acl.Db.StreamLengthAsync(acl.Stream) == 0, "the acknowledgements to land and the stream to empty");
+        Assert.Equal(0, (await acl.Db.StreamPendingAsync(acl.Stream, "workers")).PendingMessageCount);
+        Assert.All(Enumerable.Range(0, 12), n => Assert.Equal(1, acl.Log.CallsOf(n)));
+    }
+
+    [Fact]
+    public async Task RefusedEnqueues_FailExactlyTheirCallers_AndDoNotHoldBackAcknowledgements()
+    {
+        var gate = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        await using var acl = await AclHost.StartAsync(redis.Server, log => log.Behavior = async (_, _, _) => await gate.Task);
+        for (int n = 0; n < 5; n++)
+        {
+            await acl.Host.Producer.EnqueueAsync(new TestJob(n));
+        }
+
+        await acl.Log.WaitUntilAsync(() => acl.Log.Runs.Count == 5, "jobs 0-4 to start");
+        await acl.RefuseAsync("-xadd");
+
+        // Producers keep an enqueue in every round, so the acknowledgements of jobs 0-4 can only land beside refused enqueues.
+        using var stop = new CancellationTokenSource();
+        var refusals = new List<JobRejectedException>();
+        var producers = Enumerable.Range(0, 4).Select(p => Task.Run(async () =>
+        {
+            int stored = 0;
+            for (int n = 100 + (p * 1_000); !stop.IsCancellationRequested; n++)
+            {
+                try
+                {
+                    await acl.Host.Producer.EnqueueAsync(new TestJob(n));
+                    stored++;
+                }
+                catch (JobRejectedException ex)
+                {
+                    lock (refusals)
+                    {
+                        refusals.Add(ex);
+                    }
+                }
+            }
+
+            return stored;
+        })).ToArray();
+        await Eventually.HoldsAsync(() => Task.FromResult(Count(refusals) >= 4), "enqueues refused");
+        gate.SetResult();
+        await acl.Log.WaitUntilAsync(() => acl.Log.Completed == 5, "jobs 0-4 to complete");
+        await Eventually.HoldsAsync(async () => await acl.Db.StreamLengthAsync(acl.Stream) == 0, "jobs 0-4 acknowledged while enqueues are refused");
+        stop.Cancel();
+        int[] stored = await Task.WhenAll(producers);
+
+        Assert.All(stored, s => Assert.Equal(0, s));
+        Assert.All(refusals, ex =>
+        {
+            Assert.Equal(RejectionReason.StoreUnavailable, ex.Reason);
+            Assert.Contains("did not take the job", ex.Message, StringComparison.Ordinal);
+        });
+        await acl.RefuseAsync("+xadd");
+        await acl.Host.Producer.EnqueueAsync(new TestJob(6));
+        await acl.Log.WaitUntilAsync(() => acl.Log.CallsOf(6) == 1, "job 6 once Redis takes enqueues again");
+    }
+
+    [Fact]
+    public async Task RefusedFetch_DoesNotFailEnqueues_AndTheJobsRunOnceAllowed()
+    {
+        await using var acl = await AclHost.StartAsync(redis.Server);
+        await acl.RefuseAsync("-xreadgroup");
+
+        // Each round that stores them also tries to read them back, and is refused.
+        await Task.WhenAll(Enumerable.Range(0, 10).Select(async n => await acl.Host.Producer.EnqueueAsync(new TestJob(n))));
+        Assert.Equal(10, await acl.Db.StreamLengthAsync(acl.Stream));
+        await Eventually.HoldsAsync(() => Task.FromResult(acl.Host.Control.GetSnapshot().Durable!.LastError is not null), "the refusal reported");
+
+        await acl.RefuseAsync("+xreadgroup");
+        await acl.Log.WaitUntilAsync(() => acl.Log.Completed == 10, "jobs 0-9 once Redis lets them be read");
+        Assert.All(Enumerable.Range(0, 10), n => Assert.Equal(1, acl.Log.CallsOf(n)));
+    }
+
+    [Fact]
+    public async Task WholeRoundRefused_FailsTheBatch_AndPutsItsAcknowledgementsBack()
+    {
+        var gate = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        await using var acl = await AclHost.StartAsync(redis.Server, log => log.Behavior = async (_, _, _) => await gate.Task);
+        await acl.Host.Producer.EnqueueAsync(new TestJob(0));
+        await acl.Log.WaitUntilAsync(() => acl.Log.Runs.Count == 1, "job 0 to start");
+
+        // No script at all: the round is refused before any of it runs.
+        await acl.RefuseAsync("-@scripting");
+        var rejected = await Assert.ThrowsAsync<JobRejectedException>(async () => await acl.Host.Producer.EnqueueAsync(new TestJob(1)));
+        Assert.Equal(RejectionReason.StoreUnavailable, rejected.Reason);
+        gate.SetResult();
+        await acl.Log.WaitUntilAsync(() => acl.Log.Completed == 1, "job 0 to complete");
+        await Eventually.HoldsAsync(() => Task.FromResult(acl.Host.Control.GetSnapshot().Durable!.LastError is not null), "the refusal reported");
+        Assert.Equal(1, (await acl.Db.StreamPendingAsync(acl.Stream, "workers")).PendingMessageCount);
+
+        await acl.RefuseAsync("+@scripting");
+        await Eventually.HoldsAsync(async () => await acl.Db.StreamLengthAsync(acl.Stream) == 0, "job 0's acknowledgement to land");
+        Assert.Equal(0, acl.Log.CallsOf(1));
+    }
+
+    [Fact]
+    public async Task GroupDeleted_EnqueuesOfTheRoundThatFindsItGoneAreStored_AndTheGroupIsMadeAgain()
+    {
+        string prefix = DurableTestHost.NewPrefix();
+        var log = new JobLog();
+
+        // No poll while the group is gone: the round that stores jobs 1-10 is the one that finds it missing.
+        await using var host = await DurableTestHost.StartAsync(redis.Server, log, prefix, configureDurable: d => d.PollInterval = TimeSpan.FromMinutes(1));
+        await using var redisClient = await DurableTestHost.ConnectAsync(redis.Server);
+        var db = redisClient.GetDatabase();
+        string stream = DurableTestHost.StreamKey(prefix);
+        await host.Producer.EnqueueAsync(new TestJob(0));
+        await log.WaitUntilAsync(() => log.Completed == 1, "job 0");
+        await Eventually.HoldsAsync(async () => await db.StreamLengthAsync(stream) == 0, "job 0 acknowledged");
+
+        Assert.True(await db.StreamDeleteConsumerGroupAsync(stream, "workers"));
+        await Task.WhenAll(Enumerable.Range(1, 10).Select(async n => await host.Producer.EnqueueAsync(new TestJob(n))));
+
+        await log.WaitUntilAsync(() => log.Completed == 11, "jobs 1-10 once the group is made again");
+        Assert.All(Enumerable.Range(0, 11), n => Assert.Equal(1, log.CallsOf(n)));
+        Assert.Single(await db.StreamGroupInfoAsync(stream));
+    }
+
+    [Fact]
+    public async Task RoundWhoseReplyIsLost_WhatItFetchedIsTakenBackAtOnce_NotAfterTheClaimTimeout()
+    {
+        string prefix = DurableTestHost.NewPrefix();
+        var log = new JobLog();
+        await using var host = await DurableTestHost.StartAsync(
+            redis.Server,
+            log,
+            prefix,
+            configureDurable: d =>
+            {
+                d.ClaimTimeout = TimeSpan.FromMinutes(5);
+
+                // No poll while Redis is held: the round that carries job 1 is the first call the store makes.
+                d.PollInterval = TimeSpan.FromMinutes(1);
+            },
+            connection: $"{redis.Server.Configuration},syncTimeout=500");
+        await using var redisClient = await DurableTestHost.ConnectAsync(redis.Server);
+        var db = redisClient.GetDatabase();
+        await host.Producer.EnqueueAsync(new TestJob(0));
+        await log.WaitUntilAsync(() => log.Completed == 1, "job 0");
+        await Eventually.HoldsAsync(async () => await db.StreamLengthAsync(DurableTestHost.StreamKey(prefix)) == 0, "job 0 acknowledged");
+
+        // Redis holds every command for 3 s: the store stops waiting for the round carrying job 1 after 0.5 s, then Redis
+        // runs it, storing job 1 and reading it for this consumer with nobody left to hear the reply.
+        await redisClient.GetServer(redisClient.GetEndPoints()[0]).ExecuteAsync("CLIENT", "PAUSE", "3000", "ALL");
+        var rejected = await Assert.ThrowsAsync<JobRejectedException>(async () => await host.Producer.EnqueueAsync(new TestJob(1)));
+        Assert.Contains("may or may not have been stored", rejected.Message, StringComparison.Ordinal);
+
+        await log.WaitUntilAsync(() => log.Completed == 2, "job 1, taken back without waiting 5 minutes for a reclaim");
+        Assert.Equal(1, log.CallsOf(1));
+        await Eventually.HoldsAsync(async () => await db.StreamLengthAsync(DurableTestHost.StreamKey(prefix)) == 0, "the stream to be empty");
+    }
+
+    [Fact]
+    public async Task Round_AtItsLimits_StoresAcknowledgesAndFetchesInOneCall()
+    {
+        await using var redisClient = await DurableTestHost.ConnectAsync(redis.Server);
+        var db = redisClient.GetDatabase();
+        var keys = new RedisStreamKeys(DurableTestHost.NewPrefix(), "limits");
+        int batch = RedisStreamStore.BatchSize;
+        const int Prefetch = 64;
+        string payload = new('x', 16 * 1024);
+        await db.StreamCreateConsumerGroupAsync(keys.Stream, RedisStreamKeys.Group, StreamPosition.Beginning, createStream: true);
+        for (int i = 0; i < batch; i++)
+        {
+            await db.StreamAddAsync(keys.Stream, [new("p", "done"), new("a", "1"), new("t", "0")]);
+        }
+
+        var done = await db.StreamReadGroupAsync(keys.Stream, RedisStreamKeys.Group, "c", StreamPosition.NewMessages, batch);
+        Assert.Equal(batch, done.Length);
+
+        // A full batch of 16 KiB payloads (4 MiB) and a full batch of acknowledgements, with the default prefetch's fetch.
+        var args = new List<RedisValue> { RedisStreamKeys.Group, "c", 1_000_000, keys.NudgeName, Prefetch, 256, batch };
+        args.AddRange(Enumerable.Repeat((RedisValue)payload, batch));
+        args.AddRange(done.Select(e => (RedisValue)e.Id));
+        var result = (RedisResult[])(await db.ScriptEvaluateAsync(DurableScripts.Round, [keys.Stream, keys.Delayed], [.. args]))!;
+
+        Assert.Equal(batch, ((RedisResult[])result[0]!).Length);
+        Assert.True(result[1].IsNull && result[2].IsNull && result[5].IsNull, $"A part failed: {result[1]} / {result[2]} / {result[5]}.");
+        Assert.Equal(-1, (long)result[3]);
+        var fetched = (RedisResult[])result[4]!;
+        Assert.Equal(Prefetch, fetched.Length);
+        Assert.Equal((string?)((RedisResult[])result[0]!)[0], (string?)((RedisResult[])fetched[0]!)[0]);
+        Assert.Equal(batch, await db.StreamLengthAsync(keys.Stream));
+        Assert.Equal(Prefetch, (await db.StreamPendingAsync(keys.Stream, RedisStreamKeys.Group)).PendingMessageCount);
+    }
+
+    [Fact]
+    public async Task ManyJobsWithLargePayloads_FullRoundsBothWays_EachRunsOnceAndNothingIsLeft()
+    {
+        string prefix = DurableTestHost.NewPrefix();
+        var log = new JobLog();
+        await using var host = await DurableTestHost.StartAsync(redis.Server, log, prefix, configure: o => o.MaxConcurrency = 8, configureDurable: d => d.Prefetch = 64);
+        await using var redisClient = await DurableTestHost.ConnectAsync(redis.Server);
+        var db = redisClient.GetDatabase();
+        string tag = new('x', 4 * 1024);
+
+        await Task.WhenAll(Enumerable.Range(0, 3_000).Select(async n => await host.Producer.EnqueueAsync(new TestJob(n, tag))));
+
+        await log.WaitUntilAsync(() => log.Completed == 3_000, "3,000 jobs", TimeSpan.FromSeconds(60));
+        Assert.All(Enumerable.Range(0, 3_000), n => Assert.Equal(1, log.CallsOf(n)));
+        await Eventually.HoldsAsync(async () => await db.StreamLengthAsync(DurableTestHost.StreamKey(prefix)) == 0, "the stream to be empty");
+        Assert.Equal(0, (await db.StreamPendingAsync(DurableTestHost.StreamKey(prefix), "workers")).PendingMessageCount);
+    }
+
+    private static int Count(List<JobRejectedException> refusals)
+    {
+        lock (refusals)
+        {
+            return refusals.Count;
+        }
+    }
+
+    /// <summary>A host connected as a user whose permissions the test changes while it runs; its own key prefix.</summary>
+    private sealed class AclHost : IAsyncDisposable
+    {
+        private readonly ConnectionMultiplexer _admin;
+        private readonly string _user;
+
+        private AclHost(DurableTestHost host, JobLog log, ConnectionMultiplexer admin, string user, string prefix)
+        {
+            Host = host;
+            Log = log;
+            _admin = admin;
+            _user = user;
+            Stream = DurableTestHost.StreamKey(prefix);
+        }
+
+        public DurableTestHost Host { get; }
+
+        public JobLog Log { get; }
+
+        public IDatabase Db => _admin.GetDatabase();
+
+        public string Stream { get; }
+
+        public static async Task<AclHost> StartAsync(RedisServer redis, Action<JobLog>? configure = null)
+        {
+            var admin = await DurableTestHost.ConnectAsync(redis);
+            string user = User + Guid.NewGuid().ToString("N")[..6];
+            await admin.GetServer(admin.GetEndPoints()[0]).ExecuteAsync("ACL", "SETUSER", user, "on", ">secret", "~*", "&*", "+@all");
+            var log = new JobLog();
+            configure?.Invoke(log);
+            string prefix = DurableTestHost.NewPrefix();
+            var host = await DurableTestHost.StartAsync(
+                redis,
+                log,
+                prefix,
+                configure: o => o.MaxConcurrency = 8,
+                configureDurable: d => d.PollInterval = TimeSpan.FromMilliseconds(100),
+                connection: $"{redis.Configuration},user={user},password=secret");
+            return new AclHost(host, log, admin, user, prefix);
+        }
+
+        /// <summary>Changes what the host's user may run (<c>-xack</c>, <c>+xack</c>, ...); its connection is affected at once.</summary>
+        public Task RefuseAsync(string rule) => _admin.GetServer(_admin.GetEndPoints()[0]).ExecuteAsync("ACL", "SETUSER", _user, rule);
+
+        public async ValueTask DisposeAsync()
+        {
+            await Host.DisposeAsync();
+            await _admin.DisposeAsync();
+        }
+    }
+}
