@@ -251,6 +251,7 @@ internal sealed partial class RedisStreamStore
     /// </summary>
     private void Accept(List<DurableEntry> entries)
     {
+        long nowMs = _time.GetUtcNow().ToUnixTimeMilliseconds();
         foreach (var entry in entries)
         {
             _held[entry.StreamId] = entry;
@@ -263,12 +264,25 @@ internal sealed partial class RedisStreamStore
                 _logger.TryLog(static (l, s) => Log.Unreadable(l, s._queue, s.StreamId, s.error!), (_queue, entry.StreamId, error));
                 _outcomes.Enqueue(new Outcome(OutcomeKind.DeadLetter, entry, 0, error, "unreadable"));
             }
-            else if (!_intake!.TryAccept(_jobType.Invoker, entry, payload, entry.Attempt))
+            else if (!_intake!.TryAccept(_jobType.Invoker, entry, payload, entry.Attempt, WaitedInStream(entry.StreamId, nowMs)))
             {
                 // The queue stopped taking jobs between the fetch and now: hand it straight back.
                 _outcomes.Enqueue(new Outcome(OutcomeKind.Release, entry, 0, null, null));
             }
         }
+    }
+
+    /// <summary>
+    /// How long an entry waited in the stream: the time in its id (when Redis added it, by Redis's clock) to now (this
+    /// host's clock). Clock skew between the two shifts it; a negative result counts as no wait.
+    /// </summary>
+    internal static TimeSpan WaitedInStream(string streamId, long nowUnixMs)
+    {
+        int dash = streamId.IndexOf('-');
+        return long.TryParse(dash < 0 ? streamId : streamId.AsSpan(0, dash), System.Globalization.NumberStyles.None, System.Globalization.CultureInfo.InvariantCulture, out long addedMs)
+            && nowUnixMs > addedMs
+            ? TimeSpan.FromMilliseconds(nowUnixMs - addedMs)
+            : TimeSpan.Zero;
     }
 
     private void KeepAlive(IDatabase db)

@@ -171,8 +171,15 @@ internal sealed partial class QueueRuntime : IQueueGaugeSource, IJobIntake
     };
 
     /// <inheritdoc/>
-    public bool TryAccept(JobInvoker invoker, object? target, object? state, int attempt)
+    public bool TryAccept(JobInvoker invoker, object? target, object? state, int attempt, TimeSpan waitedInStore)
     {
+        // Dated back by the wait in the store, so the queue wait (metrics, autoscaler) counts from when the job was ready.
+        long enqueuedAt = _time.GetTimestamp();
+        if (waitedInStore > TimeSpan.Zero)
+        {
+            enqueuedAt -= (long)(Math.Min(waitedInStore.TotalSeconds, TimeSpan.FromDays(1).TotalSeconds) * _time.TimestampFrequency);
+        }
+
         // Under the lock, so that a stop that closes the intake and hands back the prefetch never misses a job written
         // just after it looked.
         lock (_intakeLock)
@@ -183,7 +190,7 @@ internal sealed partial class QueueRuntime : IQueueGaugeSource, IJobIntake
             }
 
             long id = Ledger.Offer();
-            if (_channel.Writer.TryWrite(new WorkItem(invoker, target, state, id, _time.GetTimestamp(), attempt)))
+            if (_channel.Writer.TryWrite(new WorkItem(invoker, target, state, id, enqueuedAt, attempt)))
             {
                 _metrics.Enqueued(MetricTag);
                 return true;
