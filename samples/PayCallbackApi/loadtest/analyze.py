@@ -292,7 +292,7 @@ def plot(args) -> int:
     fig, axes = plt.subplots(len(dirs), 1, figsize=(10, 2.8 * len(dirs) + 0.6), sharex=True, squeeze=False)
     for ax, mode_dir in zip(axes[:, 0], dirs):
         meta, load, _ = mode_row(mode_dir)
-        title = meta.get("mode", mode_dir.name)
+        title = meta.get("mode", mode_dir.name) + (f" (SIGKILL {meta['killed_at_s']} s in, restarted)" if meta.get("killed_at_s") else "")
         t0 = load.get("t0_ms")
         if load.get("answered_series"):
             xs = list(range(len(load["answered_series"])))
@@ -310,13 +310,15 @@ def plot(args) -> int:
                 ax.axvline(kill_x + float(meta["restarted_after_s"]), color="tab:red", linestyle="-.", label="answering again")
         rate = meta.get("rate", "0")
         offered = "closed loop" if rate in ("0", "") else f"{rate} new callbacks/s offered"
-        ax.set_title(f"{title}: {offered}, goodput {fmt(goodput(meta, load), 0)}/s, effects done {meta.get('drain_s', '?')} s after the load",
-                     fontsize=10)
+        drain = meta.get("drain_s", "?")
+        drain_text = ("never (stuck)" if drain == "stuck" else f"not done after {drain[1:]} s" if drain.startswith(">")
+                      else f"{drain} s after the load")
+        ax.set_title(f"{title}: {offered}, goodput {fmt(goodput(meta, load), 0)}/s, effects done {drain_text}", fontsize=10)
         ax.set_ylabel("per second")
         ax.grid(True, alpha=0.3)
         ax.legend(loc="upper right", fontsize=8)
     axes[-1, 0].set_xlabel("seconds since the first request")
-    fig.suptitle(args.title or "PayCallbackApi under load", fontsize=11)
+    fig.suptitle(args.title or "PayCallbackApi under load", fontsize=10, wrap=True)
     fig.tight_layout()
     fig.savefig(args.out, dpi=100)
     print(args.out)

@@ -421,7 +421,7 @@ if [ -z "$plot_python" ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 
 fi
 if [ -n "$plot_python" ]; then
   "$plot_python" "$here/analyze.py" plot --out "$RESULTS_DIR/$stamp.png" \
-    --title "PayCallbackApi, $THREADS clients, $offered, 2 cores shared with the load tool and Redis" "${mode_dirs[@]}" >/dev/null \
+    --title "PayCallbackApi: $THREADS clients, $([ "$RATE" = 0 ] && echo "closed loop" || echo "$RATE new callbacks/s offered"); the load tool, Redis and the app share $(nproc) cores" "${mode_dirs[@]}" >/dev/null \
     && echo "compare.sh: plot written to $RESULTS_DIR/$stamp.png" >&2
 else
   echo "compare.sh: no plot (python3-matplotlib is not installed: apt-get install -y python3-matplotlib)" >&2
