@@ -15,8 +15,10 @@ internal sealed class QueueProducer : IWorkQueue
     private readonly WorkQueueMetrics _metrics;
     private readonly KeyValuePair<string, object?> _metricTag;
     private readonly TimeProvider _time;
+    // Called after each job written to the channel: it arms the queue's timers when they are idle.
+    private readonly Action _workArrived;
 
-    public QueueProducer(string name, ChannelWriter<WorkItem> writer, JobLedger ledger, Admission admission, WorkQueueOptions options, WorkQueueMetrics metrics, TimeProvider time)
+    public QueueProducer(string name, ChannelWriter<WorkItem> writer, JobLedger ledger, Admission admission, WorkQueueOptions options, WorkQueueMetrics metrics, TimeProvider time, Action workArrived)
     {
         Name = name;
         _writer = writer;
@@ -26,6 +28,7 @@ internal sealed class QueueProducer : IWorkQueue
         _metrics = metrics;
         _metricTag = new KeyValuePair<string, object?>(WorkQueueMetrics.QueueTag, name);
         _time = time;
+        _workArrived = workArrived;
     }
 
     public string Name { get; }
@@ -88,6 +91,7 @@ internal sealed class QueueProducer : IWorkQueue
         if (_writer.TryWrite(new WorkItem(invoker, target, state, id, _time.GetTimestamp(), attempt: 1, WorkQueueTracing.CaptureParent())))
         {
             _metrics.Enqueued(_metricTag);
+            _workArrived();
             return true;
         }
 
@@ -114,6 +118,7 @@ internal sealed class QueueProducer : IWorkQueue
         if (_writer.TryWrite(item))
         {
             _metrics.Enqueued(_metricTag);
+            _workArrived();
             return default;
         }
 
@@ -138,6 +143,7 @@ internal sealed class QueueProducer : IWorkQueue
         {
             await _writer.WriteAsync(item, linked?.Token ?? cancellationToken).ConfigureAwait(false);
             _metrics.Enqueued(_metricTag);
+            _workArrived();
         }
         catch (OperationCanceledException) when (timeoutCts is { IsCancellationRequested: true } && !cancellationToken.IsCancellationRequested)
         {

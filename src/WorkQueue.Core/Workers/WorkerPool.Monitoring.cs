@@ -5,7 +5,10 @@ using WorkQueue.Telemetry;
 namespace WorkQueue.Workers;
 
 /// <summary>
-/// A tick every 100 ms while the pool has work (none while it is idle), on the engine's timer thread. It looks for
+/// A tick every 100 ms while the pool has work (none while it is idle), on the engine's timer thread. Work arms it as it
+/// arrives (a job written to the channel, a retry coming due, a continuation posted), on the thread that brings it,
+/// never on a worker about to start a job: re-arming the timer after an idle spell (its lock, and a wake-up of the timer
+/// thread) would otherwise sit between a wake-up and the job's first line. It looks for
 /// continuations that cannot run because every thread is occupied (a job blocking on async code), adds a thread for
 /// them up to <c>MaxWorkers</c>, reports the jobs as blocked when it cannot, and reports jobs that outlived their
 /// timeout or the stuck threshold.
@@ -74,6 +77,9 @@ internal sealed partial class WorkerPool
     private TimeSpan StuckThreshold => _settings.JobTimeout ?? _settings.StuckJobThreshold;
 
     public bool IsIdle => Volatile.Read(ref _running) == 0 && _ready.IsEmpty && _retries.IsEmpty && Reader.Count == 0;
+
+    /// <summary>Arms the monitor, if it is not armed, for work that was just handed to the pool or written to its channel.</summary>
+    public void OnWorkArrived() => ArmMonitor();
 
     private void ArmMonitor()
     {
