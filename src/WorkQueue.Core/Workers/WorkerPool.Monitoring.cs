@@ -26,7 +26,9 @@ internal sealed partial class WorkerPool
 
     private readonly ITimer _monitorTimer;
     private readonly ConcurrentDictionary<string, byte> _blockingTypesLogged = new(StringComparer.Ordinal);
-    private int _monitorArmed;
+
+    // Read by every enqueue (through OnWorkArrived), so it sits apart from the fields the workers write on every job.
+    private PaddedInt32 _monitorArmed;
     private long _lastProgress = -1;
     private int _blockedTicks;
 
@@ -83,7 +85,7 @@ internal sealed partial class WorkerPool
 
     private void ArmMonitor()
     {
-        if (Volatile.Read(ref _monitorArmed) == 0 && Interlocked.Exchange(ref _monitorArmed, 1) == 0 && !_closed)
+        if (Volatile.Read(ref _monitorArmed.Value) == 0 && Interlocked.Exchange(ref _monitorArmed.Value, 1) == 0 && !_closed)
         {
             _monitorTimer.Change(MonitorInterval, MonitorInterval);
         }
@@ -107,7 +109,7 @@ internal sealed partial class WorkerPool
             // Stop the timer before clearing the flag: work that arrives after the clear re-arms it, and a check right
             // after the clear catches work that arrived in between without arming.
             _monitorTimer.Change(Timeout.InfiniteTimeSpan, Timeout.InfiniteTimeSpan);
-            Interlocked.Exchange(ref _monitorArmed, 0);
+            Interlocked.Exchange(ref _monitorArmed.Value, 0);
             if (!IsIdle)
             {
                 ArmMonitor();
