@@ -15,8 +15,10 @@ internal sealed class QueueProducer : IWorkQueue
     private readonly WorkQueueMetrics _metrics;
     private readonly KeyValuePair<string, object?> _metricTag;
     private readonly TimeProvider _time;
+    // Called after each job written to the channel: it arms the queue's timers when they are idle.
+    private readonly Action _workArrived;
 
-    public QueueProducer(string name, ChannelWriter<WorkItem> writer, JobLedger ledger, Admission admission, WorkQueueOptions options, WorkQueueMetrics metrics, TimeProvider time)
+    public QueueProducer(string name, ChannelWriter<WorkItem> writer, JobLedger ledger, Admission admission, WorkQueueOptions options, WorkQueueMetrics metrics, TimeProvider time, Action workArrived)
     {
         Name = name;
         _writer = writer;
@@ -26,6 +28,7 @@ internal sealed class QueueProducer : IWorkQueue
         _metrics = metrics;
         _metricTag = new KeyValuePair<string, object?>(WorkQueueMetrics.QueueTag, name);
         _time = time;
+        _workArrived = workArrived;
     }
 
     public string Name { get; }
@@ -88,6 +91,7 @@ internal sealed class QueueProducer : IWorkQueue
         if (_writer.TryWrite(new WorkItem(invoker, target, state, id, _time.GetTimestamp(), attempt: 1, WorkQueueTracing.CaptureParent())))
         {
             _metrics.Enqueued(_metricTag);
+            _workArrived();
             return true;
         }
 
@@ -114,6 +118,7 @@ internal sealed class QueueProducer : IWorkQueue
         if (_writer.TryWrite(item))
         {
             _metrics.Enqueued(_metricTag);
+            _workArrived();
             return default;
         }
 
@@ -131,22 +136,40 @@ internal sealed class QueueProducer : IWorkQueue
     {
         var timeout = _options.EnqueueTimeout;
 
-        // The timeout runs on the engine's timer, not a thread-pool timer.
-        using var timeoutCts = timeout == Timeout.InfiniteTimeSpan ? null : new CancellationTokenSource(timeout, _time);
-        using var linked = timeoutCts is null ? null : CancellationTokenSource.CreateLinkedTokenSource(cancellationToken, timeoutCts.Token);
+        // The channel gets a token that only this method cancels, and only once the channel's write has registered on
+        // it. Given the caller's token, .NET 10's bounded channel can take the item of a write whose token is cancelled
+        // while the write registers on it: the write ends as cancelled (so the caller hears "not taken" and the ledger
+        // counts a rejection), yet the next read still moves its item into the channel, and the job runs
+        // (dotnet/runtime#132094, fixed by dotnet/runtime#132230). The timeout runs on the engine's timer.
+        using var waitCts = new CancellationTokenSource(Timeout.InfiniteTimeSpan, _time);
+        var write = _writer.WriteAsync(item, waitCts.Token);
+        var callerRegistration = default(CancellationTokenRegistration);
+        if (!write.IsCompleted)
+        {
+            // A token already cancelled runs the callback here, after the write registered: that is the point.
+            callerRegistration = cancellationToken.UnsafeRegister(static s => ((CancellationTokenSource)s!).Cancel(), waitCts);
+            if (timeout != Timeout.InfiniteTimeSpan)
+            {
+                waitCts.CancelAfter(timeout);
+            }
+        }
+
         try
         {
-            await _writer.WriteAsync(item, linked?.Token ?? cancellationToken).ConfigureAwait(false);
+            await write.ConfigureAwait(false);
             _metrics.Enqueued(_metricTag);
-        }
-        catch (OperationCanceledException) when (timeoutCts is { IsCancellationRequested: true } && !cancellationToken.IsCancellationRequested)
-        {
-            throw Reject(RejectionReason.QueueFull, $"Queue '{Name}' had no space for the job within its EnqueueTimeout ({timeout}).");
+            _workArrived();
         }
         catch (OperationCanceledException) when (cancellationToken.IsCancellationRequested)
         {
             Reject("canceled");
-            throw;
+
+            // Thrown for the caller's token, which is what cancelled the wait.
+            throw new OperationCanceledException(cancellationToken);
+        }
+        catch (OperationCanceledException) when (waitCts.IsCancellationRequested)
+        {
+            throw Reject(RejectionReason.QueueFull, $"Queue '{Name}' had no space for the job within its EnqueueTimeout ({timeout}).");
         }
         catch (ChannelClosedException)
         {
@@ -157,6 +180,11 @@ internal sealed class QueueProducer : IWorkQueue
             // No token says why; still one call, one rejection.
             Reject("canceled");
             throw;
+        }
+        finally
+        {
+            // Waits for a cancellation running on another thread, so the source is not disposed under it.
+            callerRegistration.Dispose();
         }
     }
 

@@ -81,7 +81,7 @@ internal sealed partial class QueueRuntime : IQueueGaugeSource, IJobIntake
         _runner.Requeue = item => Pool.EnqueueRetry(item);
         _scaler = new AutoScaler(options.AutoScale, Pool, name, OldestWait, () => Pool.IsIdle, _time, _logger);
         _runner.Scaler = _scaler;
-        Producer = new QueueProducer(name, _channel.Writer, Ledger, _admission, options, metrics, _time);
+        Producer = new QueueProducer(name, _channel.Writer, Ledger, _admission, options, metrics, _time, OnWorkArrived);
         Control = new QueueControl(this);
         _metrics.Register(this);
     }
@@ -193,6 +193,7 @@ internal sealed partial class QueueRuntime : IQueueGaugeSource, IJobIntake
             if (_channel.Writer.TryWrite(new WorkItem(invoker, target, state, id, enqueuedAt, attempt)))
             {
                 _metrics.Enqueued(MetricTag);
+                OnWorkArrived();
                 return true;
             }
 
@@ -224,6 +225,13 @@ internal sealed partial class QueueRuntime : IQueueGaugeSource, IJobIntake
         {
             _runner.Return(item);
         }
+    }
+
+    /// <summary>A job was written to the channel: the pool's monitor and the autoscaler's sampling run while there is work.</summary>
+    private void OnWorkArrived()
+    {
+        Pool.OnWorkArrived();
+        _scaler.OnWorkArrived();
     }
 
     private TimeSpan? OldestWait() =>

@@ -7,7 +7,8 @@ namespace WorkQueue.Scaling;
 /// Grows a pool (in threads) when jobs wait longer than <see cref="AutoScaleOptions.TargetQueueWait"/>. Each started job reports its
 /// wait (the fast path: no timer involved). A sampling timer covers the case where every worker is stuck in a long job
 /// and nothing starts; it runs only while the queue has work and disarms itself when the queue goes idle, so an idle
-/// queue costs no CPU. Scale-ups are at least <see cref="AutoScaleOptions.ScaleUpCooldown"/> apart; scale-down is
+/// queue costs no CPU. The enqueuing thread arms it after writing a job (<see cref="OnWorkArrived"/>), not the worker
+/// that starts the job, so re-arming after an idle spell is never on the path from a wake-up to the job's first line. Scale-ups are at least <see cref="AutoScaleOptions.ScaleUpCooldown"/> apart; scale-down is
 /// idle retirement in the pool (<see cref="WorkQueueOptions.IdleTimeout"/>), which damps flapping in the other direction.
 /// </summary>
 internal sealed partial class AutoScaler : IDisposable
@@ -43,17 +44,18 @@ internal sealed partial class AutoScaler : IDisposable
     /// <summary>Called by a worker as it starts a job, with how long that job waited.</summary>
     public void OnJobStarted(TimeSpan wait)
     {
-        if (!_options.Enabled || _stopped)
-        {
-            return;
-        }
-
-        if (wait.Ticks > _targetTicks)
+        if (wait.Ticks > _targetTicks && _options.Enabled && !_stopped)
         {
             TryScaleUp(wait);
         }
+    }
 
-        if (Volatile.Read(ref _armed) == 0 && Interlocked.Exchange(ref _armed, 1) == 0)
+    /// <summary>Called after a job was written to the channel: arms the sampling timer if it is not armed.</summary>
+    public void OnWorkArrived()
+    {
+        // The channel's lock orders this read after the write: a sample that disarms and then finds the queue idle read
+        // the channel before the write, so this read sees its disarm.
+        if (Volatile.Read(ref _armed) == 0 && _options.Enabled && !_stopped && Interlocked.Exchange(ref _armed, 1) == 0)
         {
             _timer.Change(_options.SampleInterval, _options.SampleInterval);
         }
@@ -106,12 +108,12 @@ internal sealed partial class AutoScaler : IDisposable
 
         if (_isIdle())
         {
-            // Stop the timer before clearing the flag: a job that starts after the clear re-arms it (and its arming
-            // cannot be undone by this stop). The exchange is a full fence against the worker's busy-count increment.
+            // Stop the timer before clearing the flag: a job written after the clear re-arms it (and its arming cannot be
+            // undone by this stop).
             _timer.Change(Timeout.InfiniteTimeSpan, Timeout.InfiniteTimeSpan);
             Interlocked.Exchange(ref _armed, 0);
 
-            // A job may have started between the idle check and the clear without arming (it saw _armed == 1).
+            // A job may have been written between the idle check and the clear without arming (it saw _armed == 1).
             if (!_isIdle() && Interlocked.Exchange(ref _armed, 1) == 0)
             {
                 _timer.Change(_options.SampleInterval, _options.SampleInterval);

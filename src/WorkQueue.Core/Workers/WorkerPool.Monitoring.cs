@@ -5,7 +5,10 @@ using WorkQueue.Telemetry;
 namespace WorkQueue.Workers;
 
 /// <summary>
-/// A tick every 100 ms while the pool has work (none while it is idle), on the engine's timer thread. It looks for
+/// A tick every 100 ms while the pool has work (none while it is idle), on the engine's timer thread. Work arms it as it
+/// arrives (a job written to the channel, a retry coming due, a continuation posted), on the thread that brings it,
+/// never on a worker about to start a job: re-arming the timer after an idle spell (its lock, and a wake-up of the timer
+/// thread) would otherwise sit between a wake-up and the job's first line. It looks for
 /// continuations that cannot run because every thread is occupied (a job blocking on async code), adds a thread for
 /// them up to <c>MaxWorkers</c>, reports the jobs as blocked when it cannot, and reports jobs that outlived their
 /// timeout or the stuck threshold.
@@ -23,7 +26,9 @@ internal sealed partial class WorkerPool
 
     private readonly ITimer _monitorTimer;
     private readonly ConcurrentDictionary<string, byte> _blockingTypesLogged = new(StringComparer.Ordinal);
-    private int _monitorArmed;
+
+    // Read by every enqueue (through OnWorkArrived), so it sits apart from the fields the workers write on every job.
+    private PaddedInt32 _monitorArmed;
     private long _lastProgress = -1;
     private int _blockedTicks;
 
@@ -75,9 +80,12 @@ internal sealed partial class WorkerPool
 
     public bool IsIdle => Volatile.Read(ref _running) == 0 && _ready.IsEmpty && _retries.IsEmpty && Reader.Count == 0;
 
+    /// <summary>Arms the monitor, if it is not armed, for work that was just handed to the pool or written to its channel.</summary>
+    public void OnWorkArrived() => ArmMonitor();
+
     private void ArmMonitor()
     {
-        if (Volatile.Read(ref _monitorArmed) == 0 && Interlocked.Exchange(ref _monitorArmed, 1) == 0 && !_closed)
+        if (Volatile.Read(ref _monitorArmed.Value) == 0 && Interlocked.Exchange(ref _monitorArmed.Value, 1) == 0 && !_closed)
         {
             _monitorTimer.Change(MonitorInterval, MonitorInterval);
         }
@@ -101,7 +109,7 @@ internal sealed partial class WorkerPool
             // Stop the timer before clearing the flag: work that arrives after the clear re-arms it, and a check right
             // after the clear catches work that arrived in between without arming.
             _monitorTimer.Change(Timeout.InfiniteTimeSpan, Timeout.InfiniteTimeSpan);
-            Interlocked.Exchange(ref _monitorArmed, 0);
+            Interlocked.Exchange(ref _monitorArmed.Value, 0);
             if (!IsIdle)
             {
                 ArmMonitor();

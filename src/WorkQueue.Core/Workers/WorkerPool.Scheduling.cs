@@ -62,6 +62,7 @@ internal sealed partial class WorkerPool
     {
         _retries.Enqueue(item);
         _parking.WakeOne();
+        OnWorkArrived();
     }
 
     /// <summary>Takes every retry that has not started, for the shutdown report.</summary>
@@ -222,7 +223,6 @@ internal sealed partial class WorkerPool
             return;
         }
 
-        ArmMonitor();
         var run = thread.RentRun();
         var token = run.Begin(item, start, _settings.JobTimeout, _time);
         thread.EnterCode(run, start);

@@ -18,7 +18,10 @@ internal sealed class WorkerThread
 
     private readonly Thread _thread;
     private readonly Parker _parker = new();
-    private CancellationTokenSource _waitCts = new();
+    private readonly Action _channelWaitCompleted;
+    private ValueTask<bool> _channelWait;
+    private int _channelWaitPending;
+    private int _leading;
     private JobRun? _spareRun;
     private ExecutionContext? _baseContext;
     private JobRun? _codeRun;
@@ -29,6 +32,7 @@ internal sealed class WorkerThread
         Pool = pool;
         Name = name;
         _thread = new Thread(ThreadMain) { IsBackground = true, Name = name };
+        _channelWaitCompleted = OnChannelWaitCompleted;
     }
 
     /// <summary>Gets the queue thread the caller runs on, if any.</summary>
@@ -85,7 +89,6 @@ internal sealed class WorkerThread
         }
         finally
         {
-            _waitCts.Dispose();
             Pool.OnThreadExited(this);
         }
     }
@@ -192,35 +195,72 @@ internal sealed class WorkerThread
         }
     }
 
+    /// <summary>
+    /// Waits on the channel until it has a job (or completes), or until the pool asks the leader to stand down. The wait
+    /// takes no token: a cancellable <c>WaitToReadAsync</c> is never pooled by the channel (96 bytes per park, plus a
+    /// registration on the token to make and undo around every wake-up), while one without a token reuses the channel's
+    /// single waiter. So standing down does not cancel the wait; it stays registered, this thread picks it up again the
+    /// next time it leads, and when the channel completes it, <see cref="OnChannelWaitCompleted"/> consumes it (which
+    /// hands the channel its waiter back) and wakes this thread only if it is leading then.
+    /// </summary>
     private void WaitAsLeader(ChannelReader<WorkItem> reader)
     {
-        if (!_waitCts.TryReset())
+        // Publish that this thread leads before reading whether its wait is still pending; the completion clears
+        // "pending" before it reads "leading" (both full fences), so one of the two sees the other.
+        Interlocked.Exchange(ref _leading, 1);
+        try
         {
-            _waitCts.Dispose();
-            _waitCts = new CancellationTokenSource();
-        }
+            if (Volatile.Read(ref _channelWaitPending) == 0)
+            {
+                var wait = reader.WaitToReadAsync();
+                if (wait.IsCompleted)
+                {
+                    Consume(wait);
+                    return;
+                }
 
-        var wait = reader.WaitToReadAsync(_waitCts.Token);
-        if (!wait.IsCompleted)
-        {
-            // Registered under the parker's context: the channel completes the wait by posting there, and the parker
-            // runs that inline on the writing thread (all it does is signal this thread).
-            SynchronizationContext.SetSynchronizationContext(_parker);
-            wait.GetAwaiter().UnsafeOnCompleted(_parker.SignalAction);
-            SynchronizationContext.SetSynchronizationContext(null);
-            while (!wait.IsCompleted)
+                // Registered under the parker's context: the channel completes the wait by posting there, and the parker
+                // runs that inline on the writing thread. The wait is stored and marked pending before it is registered,
+                // since the completion may run at once on another thread.
+                _channelWait = wait;
+                Volatile.Write(ref _channelWaitPending, 1);
+                SynchronizationContext.SetSynchronizationContext(_parker);
+                wait.GetAwaiter().UnsafeOnCompleted(_channelWaitCompleted);
+                SynchronizationContext.SetSynchronizationContext(null);
+            }
+
+            while (Volatile.Read(ref _channelWaitPending) == 1)
             {
                 _parker.Wait(Timeout.Infinite);
-                if (!wait.IsCompleted && Pool.LeaderShouldStandDown)
+                if (Volatile.Read(ref _channelWaitPending) == 1 && Pool.LeaderShouldStandDown)
                 {
-                    _waitCts.Cancel();
+                    return;
                 }
             }
         }
+        finally
+        {
+            Volatile.Write(ref _leading, 0);
+        }
+    }
 
-        // A wait this thread cancelled to stand down ends in OperationCanceledException; it is not read, so standing down
-        // (which continuations of async jobs make frequent) costs no exception. The cancellable wait is not pooled by
-        // the channel, so leaving it unread releases nothing early.
+    /// <summary>Runs inline on the thread that completed the channel wait (a writer, or the one completing the channel).</summary>
+    private void OnChannelWaitCompleted()
+    {
+        var wait = _channelWait;
+        _channelWait = default;
+        Consume(wait);
+        Interlocked.Exchange(ref _channelWaitPending, 0);
+        if (Volatile.Read(ref _leading) == 1)
+        {
+            _parker.Signal();
+        }
+    }
+
+    private static void Consume(ValueTask<bool> wait)
+    {
+        // Reading the result hands a pooled waiter back to the channel. A wait ends in an exception only if the channel
+        // was completed with one, which the queue never does; such a wait is left unread.
         if (wait.IsCompletedSuccessfully)
         {
             _ = wait.Result;

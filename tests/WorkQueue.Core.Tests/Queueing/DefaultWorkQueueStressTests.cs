@@ -14,10 +14,12 @@ public sealed class DefaultWorkQueueStressTests(ITestOutputHelper output)
     private const int Producers = 8;
     private const int JobsPerProducer = 500;
 
+    /// <summary>Gets sixteen seeds from 0, or from the number in <c>WORKQUEUE_STRESS_SEED_BASE</c> (to run other seeds in a loop).</summary>
     public static TheoryData<int> Seeds()
     {
+        int first = int.TryParse(Environment.GetEnvironmentVariable("WORKQUEUE_STRESS_SEED_BASE"), out int configured) ? configured : 0;
         var data = new TheoryData<int>();
-        for (int seed = 0; seed < 16; seed++)
+        for (int seed = first; seed < first + 16; seed++)
         {
             data.Add(seed);
         }

@@ -29,6 +29,40 @@ public sealed class WorkerPoolMonitoringTests
     }
 
     [Fact]
+    public async Task RetriedAttempt_BlocksAfterTheQueueWentIdle_LoggedAsStuck()
+    {
+        // The first attempt fails and the queue is idle while the retry waits; the retry reaches the pool from the retry
+        // timer, not through the channel, and must arm the monitor (which logs stuck jobs) itself.
+        await using var harness = QueueHarness.Start(
+            o =>
+        {
+            o.MinWorkers = 1;
+            o.MaxWorkers = 1;
+            o.StuckJobThreshold = TimeSpan.FromMilliseconds(150);
+            o.Retry.MaxAttempts = 2;
+            o.Retry.BaseDelay = TimeSpan.FromMilliseconds(400);
+            o.Retry.UseJitter = false;
+        },
+            addServices: s => s.AddFakeLogging());
+        using var gate = new Gate();
+        int attempts = 0;
+        Assert.True(harness.Queue.TryEnqueue(ct =>
+        {
+            if (Interlocked.Increment(ref attempts) == 1)
+            {
+                throw new InvalidOperationException("first attempt fails");
+            }
+
+            gate.Block(ct);
+        }));
+
+        await Wait.ForAsync(gate.EnteredAsync(1), "the retried attempt to start");
+        await Wait.UntilAsync(() => harness.Services.GetFakeLogCollector().GetSnapshot().Any(r => r.Id.Name == "JobStuck"), "the retried attempt is logged as stuck");
+        Assert.Equal(2, harness.Control.GetSnapshot().StuckJobs[0].Attempt);
+        gate.Open();
+    }
+
+    [Fact]
     public async Task JobIgnoringItsToken_PastJobTimeout_ReportedAsStuck()
     {
         await using var harness = QueueHarness.Start(o => { o.MinWorkers = 1; o.MaxWorkers = 1; o.JobTimeout = TimeSpan.FromMilliseconds(100); });
