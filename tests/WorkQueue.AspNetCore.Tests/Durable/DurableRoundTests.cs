@@ -167,8 +167,11 @@ public sealed class DurableRoundTests(RedisServerFixture redis) : IClassFixture<
             {
                 d.ClaimTimeout = TimeSpan.FromMinutes(5);
 
-                // No poll while Redis is held: the round that carries job 1 is the first call the store makes.
-                d.PollInterval = TimeSpan.FromMinutes(1);
+                // Job 1 must not wait for this 5-minute reclaim. Whether the round that carried it also read it (then only
+                // the take-back can run it) or not (then the next fetch does: the round's own nudge, which a pub/sub
+                // connection timed out by the pause can miss, or the poll), it must run within seconds. A 1-minute poll
+                // made the second case wait past the test's 30 s (seen once in CI).
+                d.PollInterval = TimeSpan.FromSeconds(5);
             },
             connection: $"{redis.Server.Configuration},syncTimeout=500");
         await using var redisClient = await DurableTestHost.ConnectAsync(redis.Server);
