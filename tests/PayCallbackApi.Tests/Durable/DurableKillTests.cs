@@ -85,7 +85,7 @@ public sealed class DurableKillTests(RedisServerFixture redis, ITestOutputHelper
             await Wait.ForAsync(enoughAnswered.Task, $"{KillAfterAnswered} callbacks answered 200");
             await first.KillAsync();
             killWatch.Start();
-            (acceptedAtKill, completedAtKill) = await CountersAsync();
+            (acceptedAtKill, completedAtKill) = await OrderChecks.CountersAsync(redis.Server);
             killed.Cancel();
             await Wait.ForAsync(clients, "the clients to stop");
         }
@@ -116,7 +116,7 @@ public sealed class DurableKillTests(RedisServerFixture redis, ITestOutputHelper
         var deadline = Stopwatch.StartNew();
         while (deadline.Elapsed < TimeSpan.FromSeconds(120))
         {
-            incomplete = await IncompleteAsync([.. promised.Select(a => a.OrderId)]);
+            incomplete = await OrderChecks.IncompleteAsync(redis.Server, [.. promised.Select(a => a.OrderId)]);
             if (incomplete.Count == 0)
             {
                 break;
@@ -126,7 +126,7 @@ public sealed class DurableKillTests(RedisServerFixture redis, ITestOutputHelper
         }
 
         double recoveredAfter = killWatch.Elapsed.TotalSeconds;
-        var (accepted, completed) = await CountersAsync();
+        var (accepted, completed) = await OrderChecks.CountersAsync(redis.Server);
         long repeats = await RepeatsAsync();
         output.WriteLine($"sent {sent}, answered 200 before the kill: {promised.Length}, no answer: {failed}; at the kill accepted {acceptedAtKill}, completed {completedAtKill}");
         output.WriteLine($"restarted {restartedAfter:F1} s after the kill; every answered callback complete {recoveredAfter:F1} s after it; accepted {accepted}, completed {completed}, provider calls repeated {repeats}");
@@ -137,13 +137,6 @@ public sealed class DurableKillTests(RedisServerFixture redis, ITestOutputHelper
         // accepted): completed may exceed accepted, never the reverse.
         Assert.True(completed >= accepted, $"accepted {accepted} > completed {completed}");
         Assert.Equal(accepted, await CommittedAsync());
-    }
-
-    private async Task<(long Accepted, long Completed)> CountersAsync()
-    {
-        await using var mux = await ConnectionMultiplexer.ConnectAsync(redis.Server.Configuration);
-        var values = await mux.GetDatabase().StringGetAsync([OrderStore.StatsAccepted, OrderStore.StatsCompleted]);
-        return ((long)values[0], (long)values[1]);
     }
 
     private async Task<long> RepeatsAsync()
@@ -168,17 +161,5 @@ public sealed class DurableKillTests(RedisServerFixture redis, ITestOutputHelper
         }
 
         return committed;
-    }
-
-    /// <summary>The orders among <paramref name="orderIds"/> that are not Paid with all four effects recorded.</summary>
-    private async Task<List<string>> IncompleteAsync(string[] orderIds)
-    {
-        await using var mux = await ConnectionMultiplexer.ConnectAsync(redis.Server.Configuration);
-        var db = mux.GetDatabase();
-        RedisValue[] fields = ["status", .. OrderStore.Effects.Select(e => (RedisValue)e)];
-        var orders = await Task.WhenAll(orderIds.Select(id => db.HashGetAsync($"pay:order:{id}", fields)));
-        return [.. orderIds.Zip(orders)
-            .Where(o => o.Second[0] != "Paid" || o.Second.Skip(1).Any(v => v != "1"))
-            .Select(o => $"{o.First}: status {o.Second[0]}, {string.Join(", ", OrderStore.Effects.Zip(o.Second.Skip(1), (e, v) => $"{e}={v}"))}")];
     }
 }

@@ -74,7 +74,7 @@ public sealed partial class GracefulShutdownTests(RedisServerFixture redis, ITes
         await Wait.ForAsync(Task.WhenAny(enoughAnswered.Task, clients), $"{SigtermAfterAnswered} callbacks answered 200");
         Assert.True(enoughAnswered.Task.IsCompleted, $"The clients ran out of callbacks with only {answered.Count} answered 200.");
 
-        var (acceptedAtSigterm, completedAtSigterm) = await CountersAsync();
+        var (acceptedAtSigterm, completedAtSigterm) = await OrderChecks.CountersAsync(redis.Server);
         await app.SendSigtermAsync();
         int exitCode = await app.WaitForExitAsync(TimeSpan.FromSeconds(90));   // the host's deadline is 30 s
         await Wait.ForAsync(clients, "the clients to run out of callbacks");
@@ -97,29 +97,10 @@ public sealed partial class GracefulShutdownTests(RedisServerFixture redis, ITes
         Assert.Contains(log, l => l.Contains("Queue 'legacy' drained and stopped", StringComparison.Ordinal));
         Assert.DoesNotContain(log, l => l.Contains("did not complete before shutdown", StringComparison.Ordinal));
 
-        var incomplete = await IncompleteAsync([.. answered]);
+        var incomplete = await OrderChecks.IncompleteAsync(redis.Server, [.. answered]);
         Assert.True(incomplete.Count == 0, $"{incomplete.Count} of {answered.Count} callbacks answered 200 lack effects, e.g. {string.Join("; ", incomplete.Take(5))}");
-        var (accepted, completed) = await CountersAsync();
+        var (accepted, completed) = await OrderChecks.CountersAsync(redis.Server);
         Assert.Equal(accepted, completed);
-    }
-
-    private async Task<(long Accepted, long Completed)> CountersAsync()
-    {
-        await using var mux = await ConnectionMultiplexer.ConnectAsync(redis.Server.Configuration);
-        var values = await mux.GetDatabase().StringGetAsync([OrderStore.StatsAccepted, OrderStore.StatsCompleted]);
-        return ((long)values[0], (long)values[1]);
-    }
-
-    /// <summary>The orders among <paramref name="orderIds"/> that are not Paid with all four effects recorded.</summary>
-    private async Task<List<string>> IncompleteAsync(string[] orderIds)
-    {
-        await using var mux = await ConnectionMultiplexer.ConnectAsync(redis.Server.Configuration);
-        var db = mux.GetDatabase();
-        RedisValue[] fields = ["status", .. OrderStore.Effects.Select(e => (RedisValue)e)];
-        var orders = await Task.WhenAll(orderIds.Select(id => db.HashGetAsync($"pay:order:{id}", fields)));
-        return [.. orderIds.Zip(orders)
-            .Where(o => o.Second[0] != "Paid" || o.Second.Skip(1).Any(v => v != "1"))
-            .Select(o => $"{o.First}: status {o.Second[0]}, {string.Join(", ", OrderStore.Effects.Zip(o.Second.Skip(1), (e, v) => $"{e}={v}"))}")];
     }
 
     [GeneratedRegex(@"Queue '[^']+' (stopping|drained|stopped)")]
