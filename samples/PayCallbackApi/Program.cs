@@ -25,15 +25,7 @@ services.AddSingleton<PostPaymentSteps>();
 services.AddHostedService<ThreadPoolSampler>();
 
 // WorkQueue:Queues:{name} in configuration overrides the queues' settings below (and :Durable the durable ones).
-var workQueue = services.AddWorkQueue(o =>
-{
-    o.MinWorkers = 2;
-    o.MaxWorkers = 16;
-    o.Capacity = 50_000;
-    o.FullMode = QueueFullMode.Reject;
-    o.Retry.MaxAttempts = 3;
-    o.Retry.BaseDelay = TimeSpan.FromMilliseconds(200);
-});
+var workQueue = services.AddWorkQueue(o => ConfigurePostPayment(o, capacity: 50_000));
 services.AddWorkQueueDashboard();   // keeps the last five minutes of every queue for the dashboard page
 services.AddHealthChecks().AddWorkQueueSaturation(threshold: 0.9);
 services.AddSampleOpenTelemetry(builder.Configuration);   // GET /metrics (Prometheus) and request -> job traces
@@ -72,15 +64,7 @@ else
         workQueue
             .AddDurableQueue<PostPaymentJob, PaidOrder>(
                 PostPaymentQueues.Payments,
-                o =>
-                {
-                    o.MinWorkers = 2;
-                    o.MaxWorkers = 16;
-                    o.Capacity = 200_000;
-                    o.FullMode = QueueFullMode.Reject;
-                    o.Retry.MaxAttempts = 3;
-                    o.Retry.BaseDelay = TimeSpan.FromMilliseconds(200);
-                },
+                o => ConfigurePostPayment(o, capacity: 200_000),   // the backlog waits in Redis, not in memory
                 ConfigureDurable)
             .AddDurableQueue<LegacyCallJob, LegacyCall>(PostPaymentQueues.Legacy, ConfigureLegacy, ConfigureDurable);
         services.AddSingleton<IPostPaymentDispatcher, DurableDispatcher>();
@@ -125,6 +109,18 @@ app.MapHealthChecks("/health/ready", new HealthCheckOptions { Predicate = c => c
 app.MapHealthChecks("/health/live", new HealthCheckOptions { Predicate = _ => false });
 
 app.Run();
+
+// The post-payment jobs' queue (Queue mode: `default`; Durable mode: `payments`): few threads (Redis calls only), full
+// means 503 + Retry-After for the gateway, failed attempts retried twice.
+static void ConfigurePostPayment(WorkQueueOptions o, int capacity)
+{
+    o.MinWorkers = 2;
+    o.MaxWorkers = 16;
+    o.Capacity = capacity;
+    o.FullMode = QueueFullMode.Reject;
+    o.Retry.MaxAttempts = 3;
+    o.Retry.BaseDelay = TimeSpan.FromMilliseconds(200);
+}
 
 // The bulkhead for the blocking provider calls: 2 calls of ProviderLatencyMs (20 ms) per callback at 3,000 callbacks/s
 // keep about 120 threads blocked, so it may grow to 256 (dedicated threads, never the CLR pool's), starting at 32.
