@@ -1,3 +1,4 @@
+using Microsoft.Extensions.DependencyInjection;
 using StackExchange.Redis;
 using WorkQueue.AspNetCore.Durable;
 using WorkQueue.AspNetCore.Tests.TestSupport;
@@ -173,16 +174,21 @@ public sealed class DurableRoundTests(RedisServerFixture redis) : IClassFixture<
                 // made the second case wait past the test's 30 s (seen once in CI).
                 d.PollInterval = TimeSpan.FromSeconds(5);
             },
-            connection: $"{redis.Server.Configuration},syncTimeout=500");
+            connection: $"{redis.Server.Configuration},syncTimeout=1000");
         await using var redisClient = await DurableTestHost.ConnectAsync(redis.Server);
         var db = redisClient.GetDatabase();
         await host.Producer.EnqueueAsync(new TestJob(0));
         await log.WaitUntilAsync(() => log.Completed == 1, "job 0");
         await Eventually.HoldsAsync(async () => await db.StreamLengthAsync(DurableTestHost.StreamKey(prefix)) == 0, "job 0 acknowledged");
 
-        // Redis holds every command for 3 s: the store stops waiting for the round carrying job 1 after 0.5 s, then Redis
-        // runs it, storing job 1 and reading it for this consumer with nobody left to hear the reply.
-        await redisClient.GetServer(redisClient.GetEndPoints()[0]).ExecuteAsync("CLIENT", "PAUSE", "3000", "ALL");
+        // Redis holds every command for 2.5 s: the store stops waiting for the round carrying job 1 after 1 s, then Redis
+        // runs it, storing job 1 and reading it for this consumer with nobody left to hear the reply. The pause must stay
+        // well inside StackExchange.Redis's dead-socket rule (a connection that timed out a command and has read nothing for
+        // more than 4 sync timeouts is dropped, and Redis then discards the paused round unrun: job 1 is simply not stored,
+        // as its caller is told it may not be). A 3 s pause with a 0.5 s timeout crossed it under CI load. The host's
+        // connection reads a reply just before the pause, so at most 2.5 s pass without one (the rule needs 5).
+        await host.Services.GetRequiredService<IConnectionMultiplexer>().GetDatabase().PingAsync();
+        await redisClient.GetServer(redisClient.GetEndPoints()[0]).ExecuteAsync("CLIENT", "PAUSE", "2500", "ALL");
         var rejected = await Assert.ThrowsAsync<JobRejectedException>(async () => await host.Producer.EnqueueAsync(new TestJob(1)));
         Assert.Contains("may or may not have been stored", rejected.Message, StringComparison.Ordinal);
 
