@@ -1,8 +1,9 @@
 namespace WorkQueue.Telemetry;
 
 /// <summary>
-/// Keeps the most recent latency samples in a fixed ring, for snapshot percentiles. Writers never block: two
-/// concurrent writers may land on one slot, which only loses a sample.
+/// Keeps the most recent latency samples in a fixed ring, for snapshot percentiles. Writers never block and take no
+/// interlocked operation (every job records two samples): two concurrent writers may land on one slot or both count as
+/// one, which only loses a sample.
 /// </summary>
 internal sealed class LatencyWindow
 {
@@ -16,8 +17,9 @@ internal sealed class LatencyWindow
 
     public void Record(TimeSpan value)
     {
-        long index = Interlocked.Increment(ref _count) - 1;
+        long index = Volatile.Read(ref _count);
         Volatile.Write(ref _ticks[index % _ticks.Length], value.Ticks);
+        Volatile.Write(ref _count, index + 1);
     }
 
     public LatencySummary Summarize()

@@ -216,7 +216,13 @@ internal sealed partial class WorkerPool
 
     private void RunJob(WorkerThread thread, in WorkItem item)
     {
-        long start = _time.GetTimestamp();
+        // Back to back with a job that ended on this thread, that job's end is this one's start (one clock read a job).
+        long start = thread.TakeLastEnd();
+        if (start == 0)
+        {
+            start = _time.GetTimestamp();
+        }
+
         if (!_executor.OnStarting(item, start))
         {
             ReleaseSlot();
@@ -270,7 +276,7 @@ internal sealed partial class WorkerPool
             }
         }
 
-        Finish(run, error);
+        thread.SetLastEnd(Finish(run, error));
         run.Recycle();
     }
 
@@ -291,9 +297,11 @@ internal sealed partial class WorkerPool
         Finish(run, error);
     }
 
-    private void Finish(JobRun run, Exception? error)
+    /// <summary>Settles the run's attempt; returns the timestamp at which it ended.</summary>
+    private long Finish(JobRun run, Exception? error)
     {
-        var elapsed = _time.GetElapsedTime(run.StartTimestamp);
+        long end = _time.GetTimestamp();
+        var elapsed = _time.GetElapsedTime(run.StartTimestamp, end);
         var reason = run.CancelReason;
         if (run.Yielded)
         {
@@ -322,6 +330,8 @@ internal sealed partial class WorkerPool
         {
             ReleaseSlot();
         }
+
+        return end;
     }
 
     private void ReleaseSlot()

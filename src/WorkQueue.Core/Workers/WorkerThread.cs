@@ -26,6 +26,7 @@ internal sealed class WorkerThread
     private ExecutionContext? _baseContext;
     private JobRun? _codeRun;
     private long _codeSince;
+    private long _lastEnd;
 
     public WorkerThread(WorkerPool pool, string name)
     {
@@ -70,6 +71,17 @@ internal sealed class WorkerThread
 
     public void ExitCode() => Volatile.Write(ref _codeRun, null);
 
+    /// <summary>Remembers when the job this thread just ran ended, for a next job started straight after.</summary>
+    public void SetLastEnd(long timestamp) => _lastEnd = timestamp;
+
+    /// <summary>Takes the end of the job this thread ran last, if nothing else ran or waited since; otherwise 0.</summary>
+    public long TakeLastEnd()
+    {
+        long end = _lastEnd;
+        _lastEnd = 0;
+        return end;
+    }
+
     private void ThreadMain()
     {
         t_current = this;
@@ -108,6 +120,7 @@ internal sealed class WorkerThread
             SynchronizationContext.SetSynchronizationContext(null);
             if (Pool.TryRunContinuation(this))
             {
+                _lastEnd = 0;
                 spunSinceWork = false;
                 continue;
             }
@@ -125,6 +138,7 @@ internal sealed class WorkerThread
             }
 
             justResigned = false;
+            _lastEnd = 0;
             if (Pool.ShouldExit)
             {
                 return;
