@@ -80,6 +80,12 @@ public class WakeUpLatencyBenchmarks
     [GlobalCleanup]
     public void Cleanup()
     {
+        // The second figure of each sample (see StartSignal), for the log: BenchmarkDotNet's columns hold the first.
+        if (_started.Describe(BenchmarkSettings.WakeUpSamples) is { } direct)
+        {
+            Console.WriteLine($"// {direct}");
+        }
+
         _polling?.Dispose();
         _blockingCollection?.Dispose();
         _workQueue?.Dispose();
@@ -106,6 +112,7 @@ public class WakeUpLatencyBenchmarks
     [Benchmark(Baseline = true, Description = "ConcurrentQueue + Sleep(1) polling thread")]
     public void ConcurrentQueue_Sleep1msPolling()
     {
+        _started.MarkEnqueue();
         _polling!.Enqueue(_order);
         _started.SpinUntilSet(StartTimeout, nameof(ConcurrentQueue_Sleep1msPolling));
     }
@@ -113,6 +120,7 @@ public class WakeUpLatencyBenchmarks
     [Benchmark(Description = "BlockingCollection + thread")]
     public void BlockingCollection_DedicatedThread()
     {
+        _started.MarkEnqueue();
         _blockingCollection!.Add(_order);
         _started.SpinUntilSet(StartTimeout, nameof(BlockingCollection_DedicatedThread));
     }
@@ -126,6 +134,7 @@ public class WakeUpLatencyBenchmarks
     [Benchmark(Description = "Coravel IQueue.QueueTask, 1 s consummation")]
     public void Coravel_QueueTask()
     {
+        _started.MarkEnqueue();
         _coravel!.Queue.QueueTask(_coravelJob!);
         _started.SpinUntilSet(StartTimeout, nameof(Coravel_QueueTask));
     }
@@ -133,12 +142,14 @@ public class WakeUpLatencyBenchmarks
     [Benchmark(Description = "Hangfire, 1 idle worker (InMemory)")]
     public void Hangfire_OneIdleWorker()
     {
+        _started.MarkEnqueue();
         _hangfire!.Enqueue(42);
         _started.SpinUntilSet(StartTimeout, nameof(Hangfire_OneIdleWorker));
     }
 
     private void EnqueueAndWaitForStart(string name)
     {
+        _started.MarkEnqueue();
         if (!_workQueue!.Queue.TryEnqueue(_handler!, _order))
         {
             throw new InvalidOperationException("WorkQueue rejected the job.");
