@@ -93,7 +93,7 @@ internal sealed partial class RedisStreamStore
         }
 
         KeepAlive(db);
-        if (!_fetchStopped && _durable.Consume)
+        if (Taking)
         {
             try
             {
@@ -126,7 +126,7 @@ internal sealed partial class RedisStreamStore
             ReadStats(db);
         }
 
-        if (_moreWaiting && _intake!.FreeSlots > 0 && !_fetchStopped)
+        if (_moreWaiting && _intake!.FreeSlots > 0 && Taking)
         {
             return TimeSpan.Zero;
         }
@@ -135,7 +135,7 @@ internal sealed partial class RedisStreamStore
         // "due" on every turn until a fetch moves it on, and the thread would spin for as long as the prefetch stays full
         // (a paused queue, or jobs slower than the poll interval).
         long next = Math.Min(_nextHeartbeat, _nextCleanup);
-        if (!_fetchStopped && _durable.Consume && !_prefetchFull)
+        if (Taking && !_prefetchFull)
         {
             next = Math.Min(next, _nextPoll);
         }
@@ -156,7 +156,7 @@ internal sealed partial class RedisStreamStore
     private int FetchRoom(bool enqueuing, long now)
     {
         _prefetchFull = false;
-        if (_fetchStopped || !_durable.Consume || !(_nudged || _moreWaiting || enqueuing || now >= _nextPoll))
+        if (!Taking || !(_nudged || _moreWaiting || enqueuing || now >= _nextPoll))
         {
             return 0;
         }

@@ -46,6 +46,7 @@ internal sealed partial class RedisStreamStore : IJobStore
     private Thread? _thread;
     private int _signaled;
     private volatile bool _fetchStopped;
+    private volatile bool _paused;
     private volatile bool _stopping;
     private volatile bool _groupReady;
     private volatile bool _unreachable;
@@ -116,6 +117,24 @@ internal sealed partial class RedisStreamStore : IJobStore
         };
         _thread.Start();
     }
+
+    /// <summary>
+    /// Pauses or resumes this consumer: paused, it fetches and reclaims nothing (the queue hands back what it fetched and
+    /// has not started), and its running jobs keep their claims; resumed, it fetches at once.
+    /// </summary>
+    public void SetPaused(bool paused)
+    {
+        _paused = paused;
+        if (!paused)
+        {
+            _nudged = true;
+        }
+
+        Signal();
+    }
+
+    /// <summary>Gets a value indicating whether this consumer takes jobs: it has not stopped fetching, nor been paused.</summary>
+    private bool Taking => !_fetchStopped && !_paused && _durable.Consume;
 
     public void StopFetching()
     {
