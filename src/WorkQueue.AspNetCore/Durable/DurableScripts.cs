@@ -137,9 +137,15 @@ internal static class DurableScripts
     /// KEYS: stream, dead. ARGV: group, consumer, min idle ms, cursor, count, max deliveries. Claims entries whose
     /// consumer has not refreshed them for min idle (XAUTOCLAIM raises their delivery count); an entry delivered more
     /// than max deliveries times is dead-lettered as poison in the same step. Returns { next cursor, { id, fields, deliveries }... }.
+    /// With count 0 (no room to take anything now) it only looks: returns { cursor, {}, 1 } when some entry has been idle
+    /// for min idle, else { cursor, {}, 0 }, so the caller can keep its next free slot for it.
     /// </summary>
     public const string Reclaim = Now + """
 
+        if tonumber(ARGV[5]) == 0 then
+          local idle = redis.call('XPENDING', KEYS[1], ARGV[1], 'IDLE', ARGV[3], '-', '+', 1)
+          return { ARGV[4], {}, #idle }
+        end
         local claimed = redis.call('XAUTOCLAIM', KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4], 'COUNT', ARGV[5])
         local keep = {}
         for _, entry in ipairs(claimed[2]) do

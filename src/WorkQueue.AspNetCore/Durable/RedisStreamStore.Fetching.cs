@@ -15,6 +15,7 @@ internal sealed partial class RedisStreamStore
 
     private volatile bool _nudged = true;
     private volatile bool _wantRoom;
+    private bool _reclaimWaiting;
     private bool _moreWaiting;
     private bool _prefetchFull;
     private bool _adoptOwn;
@@ -111,6 +112,27 @@ internal sealed partial class RedisStreamStore
         return false;
     }
 
+    /// <summary>Reclaims as soon as a slot frees up when the last heartbeat found a dead consumer's jobs and had no room for them.</summary>
+    private bool ReclaimIfWaiting(IDatabase db)
+    {
+        if (!_reclaimWaiting || !Taking || _intake!.FreeSlots <= 0)
+        {
+            return false;
+        }
+
+        try
+        {
+            Reclaim(db);
+        }
+        catch (Exception ex) when (ex is RedisException or TimeoutException)
+        {
+            _adoptOwn = true;
+            throw;
+        }
+
+        return false;
+    }
+
     /// <summary>Runs what is due and returns how long the thread may sleep.</summary>
     private TimeSpan Housekeep(IDatabase db)
     {
@@ -169,6 +191,14 @@ internal sealed partial class RedisStreamStore
         if (room <= 0)
         {
             _prefetchFull = true;
+            return 0;
+        }
+
+        if (_reclaimWaiting)
+        {
+            // The next free slot is a dead consumer's job's (ReclaimIfWaiting, on the next turn).
+            _wantRoom = false;
+            Signal();
             return 0;
         }
 
@@ -323,18 +353,26 @@ internal sealed partial class RedisStreamStore
         }
     }
 
+    /// <summary>
+    /// Takes over entries whose consumer stopped refreshing them. They are the oldest work, so they come before new
+    /// entries: with no room now, it only looks, and when something waits the next free slot is kept for it (fetching
+    /// waits, see <see cref="FetchRoom"/>), so a dead consumer's jobs run within about a claim timeout however long the
+    /// backlog behind them.
+    /// </summary>
     private void Reclaim(IDatabase db)
     {
         int room = _intake!.FreeSlots;
-        if (room <= 0)
-        {
-            return;
-        }
-
         var result = (RedisResult[])db.ScriptEvaluate(
             DurableScripts.Reclaim,
             [Keys.Stream, Keys.Dead],
-            [RedisStreamKeys.Group, ConsumerName, (long)_durable.ClaimTimeout.TotalMilliseconds, _reclaimCursor, room, _durable.MaxDeliveries])!;
+            [RedisStreamKeys.Group, ConsumerName, (long)_durable.ClaimTimeout.TotalMilliseconds, _reclaimCursor, Math.Max(0, room), _durable.MaxDeliveries])!;
+        if (room <= 0)
+        {
+            _reclaimWaiting = (long)result[2] > 0;
+            return;
+        }
+
+        _reclaimWaiting = false;
         _reclaimCursor = (string)result[0]!;
         var claimed = (RedisResult[])result[1]!;
         Accept([.. claimed.Select(static raw => (RedisResult[])raw!).Select(static t => DurableEntry.Parse((string)t[0]!, t[1], (long)t[2]))]);

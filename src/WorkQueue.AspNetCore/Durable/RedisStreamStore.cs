@@ -235,6 +235,7 @@ internal sealed partial class RedisStreamStore : IJobStore
 
             Stage(HeartbeatIfDue, db);
             Stage(AdoptOwnIfNeeded, db);
+            Stage(ReclaimIfWaiting, db);
             bool busy = Stage(SendOutcomes, db);
             busy |= Stage(SendRound, db);
             if (_stopping)
