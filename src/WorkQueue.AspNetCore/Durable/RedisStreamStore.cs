@@ -317,7 +317,9 @@ internal sealed partial class RedisStreamStore : IJobStore
         var multiplexer = _services.GetService<IConnectionMultiplexer>()
             ?? throw new InvalidOperationException($"Durable queue '{_queue}' needs an IConnectionMultiplexer: call services.AddRedisWarmup(...).");
         _logger.TryLog(static (l, s) => Log.Connected(l, s._queue, s.ConsumerName, s.Keys.Stream.ToString()), this);
-        return multiplexer.GetDatabase();
+        var db = multiplexer.GetDatabase();
+        ReadRedisLimits(db);
+        return db;
     }
 
     /// <summary>Subscribes to enqueue notifications, trying again every few seconds until it works (polling covers meanwhile).</summary>
