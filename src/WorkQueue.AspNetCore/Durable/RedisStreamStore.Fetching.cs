@@ -66,6 +66,12 @@ internal sealed partial class RedisStreamStore
             Signal();
         }
 
+        if (!entry.TryMarkStarted())
+        {
+            // Redis lost it and it was stored again, as a new entry any consumer runs.
+            return false;
+        }
+
         if (_lost.TryRemove(entry.StreamId, out _))
         {
             _held.TryRemove(entry.StreamId, out _);
@@ -323,7 +329,9 @@ internal sealed partial class RedisStreamStore
         }
 
         int lostCount = 0;
-        foreach (var chunk in _held.Keys.Chunk(BatchSize))
+        int restored = 0;
+        int running = 0;
+        foreach (var chunk in _held.Where(static h => !h.Value.Vanished).Select(static h => h.Key).Chunk(BatchSize))
         {
             var args = new RedisValue[chunk.Length + 2];
             args[0] = RedisStreamKeys.Group;
@@ -333,8 +341,28 @@ internal sealed partial class RedisStreamStore
                 args[i + 2] = chunk[i];
             }
 
-            var lost = (RedisResult[])db.ScriptEvaluate(DurableScripts.KeepAlive, [Keys.Stream], args)!;
-            foreach (var id in lost)
+            var result = (RedisResult[])db.ScriptEvaluate(DurableScripts.KeepAlive, [Keys.Stream], args)!;
+            foreach (var id in (RedisResult[])result[1]!)
+            {
+                // Redis lost it (restart without persistence, failover, flush); this process still holds the payload,
+                // and the producer was told it was stored. Not started: stored again now as a new entry (Release);
+                // running: its outcome stores it (a retry, a dead letter, a hand-back; a success needs nothing).
+                if (_held.TryGetValue((string)id!, out var entry))
+                {
+                    if (entry.TryTakeBack())
+                    {
+                        _outcomes.Enqueue(new Outcome(OutcomeKind.Release, entry, 0, null, null));
+                        restored++;
+                    }
+                    else
+                    {
+                        entry.Vanished = true;
+                        running++;
+                    }
+                }
+            }
+
+            foreach (var id in (RedisResult[])result[0]!)
             {
                 string streamId = (string)id!;
 
@@ -350,6 +378,11 @@ internal sealed partial class RedisStreamStore
         if (lostCount > 0)
         {
             _logger.TryLog(static (l, s) => Log.ClaimsLost(l, s._queue, s.lostCount), (_queue, lostCount));
+        }
+
+        if (restored + running > 0)
+        {
+            _logger.TryLog(static (l, s) => Log.Vanished(l, s._queue, s.restored + s.running, s.restored, s.running), (_queue, restored, running));
         }
     }
 

@@ -38,6 +38,12 @@ internal sealed partial class RedisStreamStore
 
     public void Release(in WorkItem item)
     {
+        if (((DurableEntry)item.Target!).IsTakenBack)
+        {
+            // Already stored again, as a new entry (Redis had lost it).
+            return;
+        }
+
         _outcomes.Enqueue(new Outcome(OutcomeKind.Release, (DurableEntry)item.Target!, 0, null, null));
         Signal();
     }

@@ -371,7 +371,9 @@ internal sealed partial class RedisStreamStore : IJobStore
     {
         if (ex.Message.Contains("NOGROUP", StringComparison.Ordinal))
         {
+            // Perhaps Redis lost its data: the next pass checks every held entry (KeepAlive) and stores lost ones again.
             _groupReady = false;
+            _nextHeartbeat = 0;
             return true;
         }
 
@@ -439,7 +441,7 @@ internal sealed partial class RedisStreamStore : IJobStore
         [LoggerMessage(503, LogLevel.Error, "Durable queue '{Queue}': entry {EntryId} cannot be read and was dead-lettered: {Error}", EventName = "DurableUnreadable")]
         public static partial void Unreadable(ILogger logger, string queue, string entryId, string error);
 
-        [LoggerMessage(504, LogLevel.Warning, "Durable queue '{Queue}': {Count} job(s) held here were reclaimed by another consumer (this one missed its heartbeats); they run there.", EventName = "DurableClaimsLost")]
+        [LoggerMessage(504, LogLevel.Warning, "Durable queue '{Queue}': {Count} job(s) held here are no longer this consumer's in Redis (another consumer reclaimed them after this one missed its heartbeats, or they were settled elsewhere); those not started are not run here.", EventName = "DurableClaimsLost")]
         public static partial void ClaimsLost(ILogger logger, string queue, int count);
 
         [LoggerMessage(505, LogLevel.Information, "Durable queue '{Queue}': reclaimed {Count} job(s) from consumers that stopped refreshing them.", EventName = "DurableReclaimed")]
@@ -456,6 +458,9 @@ internal sealed partial class RedisStreamStore : IJobStore
 
         [LoggerMessage(509, LogLevel.Information, "Durable queue '{Queue}': removed consumer(s) {Consumers} (idle, nothing pending).", EventName = "DurableConsumersRemoved")]
         public static partial void ConsumersRemoved(ILogger logger, string queue, string consumers);
+
+        [LoggerMessage(511, LogLevel.Warning, "Durable queue '{Queue}': Redis lost {Count} job(s) held here (a restart without persistence, a failover to an empty replica, a flush): {Restored} not started were stored again; {Running} running here are stored again by their outcome (a success needs nothing).", EventName = "DurableJobsVanished")]
+        public static partial void Vanished(ILogger logger, string queue, int count, int restored, int running);
 
         [LoggerMessage(510, LogLevel.Information, "Durable queue '{Queue}': took back {Count} job(s) pending here whose fetch lost its reply.", EventName = "DurableAdopted")]
         public static partial void Adopted(ILogger logger, string queue, int count);
