@@ -3,6 +3,7 @@ using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Logging.Abstractions;
 using Microsoft.Extensions.Options;
 using WorkQueue.Internal;
+using WorkQueue.Scheduling;
 using WorkQueue.Telemetry;
 
 namespace WorkQueue.Queueing;
@@ -23,6 +24,7 @@ internal sealed class WorkQueueProvider : IWorkQueueProvider, IAsyncDisposable
         WorkQueueEnvironment environment)
     {
         _time = environment.Time;
+        Scheduler = new JobScheduler(_time);
 
         // Logging is optional: without AddLogging() the queues log nowhere rather than fail.
         var loggerFactory = (ILoggerFactory?)services.GetService(typeof(ILoggerFactory)) ?? NullLoggerFactory.Instance;
@@ -45,6 +47,9 @@ internal sealed class WorkQueueProvider : IWorkQueueProvider, IAsyncDisposable
     }
 
     public IReadOnlyCollection<IWorkQueueControl> Queues { get; }
+
+    /// <summary>Gets the engine's one timer structure for the scheduled jobs of all its queues.</summary>
+    public JobScheduler Scheduler { get; }
 
     /// <summary>Gets the object that marks code running inside this provider's jobs (see <see cref="JobFlow"/>).</summary>
     public object FlowMarker => this;
@@ -122,7 +127,11 @@ internal sealed class WorkQueueProvider : IWorkQueueProvider, IAsyncDisposable
         return queue.StopTask;
     }
 
-    public async ValueTask DisposeAsync() => await StopAsync(TimeSpan.Zero).ConfigureAwait(false);
+    public async ValueTask DisposeAsync()
+    {
+        await StopAsync(TimeSpan.Zero).ConfigureAwait(false);
+        Scheduler.Dispose();
+    }
 
     private async Task RunGroupAsync(TaskCompletionSource<ShutdownReport[]> result, QueueRuntime[] queues, TimeSpan drainTimeout, CancellationToken cancellationToken)
     {
