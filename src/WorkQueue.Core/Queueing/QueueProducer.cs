@@ -83,46 +83,46 @@ internal sealed class QueueProducer : IWorkQueue
     public long Schedule(Action<CancellationToken> job, TimeSpan delay)
     {
         ArgumentNullException.ThrowIfNull(job);
-        return ScheduleAt(SyncDelegateInvoker.Instance, job, null, DueAfter(delay));
+        return Schedule(SyncDelegateInvoker.Instance, job, null, DueAfter(delay));
     }
 
     public long Schedule(Action<CancellationToken> job, DateTimeOffset runAt)
     {
         ArgumentNullException.ThrowIfNull(job);
-        return ScheduleAt(SyncDelegateInvoker.Instance, job, null, runAt);
+        return Schedule(SyncDelegateInvoker.Instance, job, null, runAt);
     }
 
     public long Schedule(Func<CancellationToken, ValueTask> job, TimeSpan delay)
     {
         ArgumentNullException.ThrowIfNull(job);
-        return ScheduleAt(AsyncDelegateInvoker.Instance, job, null, DueAfter(delay));
+        return Schedule(AsyncDelegateInvoker.Instance, job, null, DueAfter(delay));
     }
 
     public long Schedule(Func<CancellationToken, ValueTask> job, DateTimeOffset runAt)
     {
         ArgumentNullException.ThrowIfNull(job);
-        return ScheduleAt(AsyncDelegateInvoker.Instance, job, null, runAt);
+        return Schedule(AsyncDelegateInvoker.Instance, job, null, runAt);
     }
 
     public long Schedule<TPayload>(IJobHandler<TPayload> handler, TPayload payload, TimeSpan delay)
     {
         ArgumentNullException.ThrowIfNull(handler);
-        return ScheduleAt(HandlerInvoker<TPayload>.Instance, handler, payload, DueAfter(delay));
+        return Schedule(HandlerInvoker<TPayload>.Instance, handler, payload, DueAfter(delay));
     }
 
     public long Schedule<TPayload>(IJobHandler<TPayload> handler, TPayload payload, DateTimeOffset runAt)
     {
         ArgumentNullException.ThrowIfNull(handler);
-        return ScheduleAt(HandlerInvoker<TPayload>.Instance, handler, payload, runAt);
+        return Schedule(HandlerInvoker<TPayload>.Instance, handler, payload, runAt);
     }
 
     public long Schedule<THandler, TPayload>(TPayload payload, TimeSpan delay)
         where THandler : class, IJobHandler<TPayload> =>
-        ScheduleAt(ScopedHandlerInvoker<THandler, TPayload>.Instance, null, payload, DueAfter(delay));
+        Schedule(ScopedHandlerInvoker<THandler, TPayload>.Instance, null, payload, DueAfter(delay));
 
     public long Schedule<THandler, TPayload>(TPayload payload, DateTimeOffset runAt)
         where THandler : class, IJobHandler<TPayload> =>
-        ScheduleAt(ScopedHandlerInvoker<THandler, TPayload>.Instance, null, payload, runAt);
+        Schedule(ScopedHandlerInvoker<THandler, TPayload>.Instance, null, payload, runAt);
 
     public bool CancelScheduled(long jobId)
     {
@@ -149,7 +149,8 @@ internal sealed class QueueProducer : IWorkQueue
             : throw new ArgumentOutOfRangeException(nameof(delay), delay, $"The delay reaches past {DateTimeOffset.MaxValue:O}, the latest time the engine can represent; schedule with an absolute time instead.");
     }
 
-    private long ScheduleAt(JobInvoker invoker, object? target, object? state, DateTimeOffset runAt)
+    /// <summary>Schedules any kind of job (recurring jobs' occurrences come this way); see <see cref="IWorkQueue.Schedule(Action{CancellationToken}, DateTimeOffset)"/>.</summary>
+    internal long Schedule(JobInvoker invoker, object? target, object? state, DateTimeOffset runAt)
     {
         // Counted like any enqueue: accepted here, it ends exactly once (run, cancelled, or reported at a stop).
         long id = _ledger.Offer();

@@ -3,6 +3,7 @@ using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Logging.Abstractions;
 using Microsoft.Extensions.Options;
 using WorkQueue.Internal;
+using WorkQueue.Recurring;
 using WorkQueue.Scheduling;
 using WorkQueue.Telemetry;
 
@@ -40,13 +41,25 @@ internal sealed class WorkQueueProvider : IWorkQueueProvider, IAsyncDisposable
 
         // Threads start as soon as the queues exist, so plain DI (no host) works too. Under a host, the hosted service
         // is what first resolves this provider, in StartingAsync: before any server takes traffic.
+        // Recurring jobs are checked before any thread starts (an unknown queue fails here, naming the setting), and
+        // start with the queues they feed.
+        if (services.GetService(typeof(RecurringJobRegistry)) is RecurringJobRegistry recurring)
+        {
+            Recurring = new RecurringJobManager(this, recurring, environment, loggerFactory);
+        }
+
         foreach (var queue in _queues.Values)
         {
             queue.Start();
         }
+
+        Recurring?.Start();
     }
 
     public IReadOnlyCollection<IWorkQueueControl> Queues { get; }
+
+    /// <summary>Gets the recurring jobs, if any were registered.</summary>
+    public RecurringJobManager? Recurring { get; }
 
     /// <summary>Gets the engine's one timer structure for the scheduled jobs of all its queues.</summary>
     public JobScheduler Scheduler { get; }
@@ -82,6 +95,9 @@ internal sealed class WorkQueueProvider : IWorkQueueProvider, IAsyncDisposable
     public Task<IReadOnlyList<ShutdownReport>> StopAsync(TimeSpan drainTimeout, CancellationToken cancellationToken = default)
     {
         CheckDrainTimeout(drainTimeout);
+        // No occurrence is offered to a queue that is draining.
+        Recurring?.Stop();
+
         TaskCompletionSource<ShutdownReport[]> start;
         QueueRuntime[] joining;
         Task<IReadOnlyList<ShutdownReport>> all;
