@@ -37,9 +37,10 @@ public interface IRecurringJobs
     /// Enqueues one occurrence now, outside the schedule (paused or not); the schedule is unchanged.
     /// </summary>
     /// <param name="id">The job's id.</param>
+    /// <param name="cancellationToken">Cancels the wait (a durable queue's enqueue waits for Redis).</param>
     /// <returns>The id of the enqueued job, or <see langword="null"/> if there is no such recurring job.</returns>
-    /// <exception cref="JobRejectedException">The job's queue is stopping.</exception>
-    long? TriggerNow(string id);
+    /// <exception cref="JobRejectedException">The job's queue is stopping, full and rejecting, or its store is unavailable.</exception>
+    ValueTask<string?> TriggerNowAsync(string id, CancellationToken cancellationToken = default);
 
     /// <summary>
     /// Removes the job: no further occurrences; one already enqueued still runs.

@@ -232,7 +232,7 @@ internal static class AdminEndpoints
     public static Ok<RecurringJobState[]> GetRecurring(HttpContext http) =>
         TypedResults.Ok(http.RequestServices.GetService<IRecurringJobs>()?.GetAll().Select(AdminResponses.FromRecurring).ToArray() ?? []);
 
-    public static Results<Ok<TriggeredState>, ProblemHttpResult> TriggerRecurring(string id, HttpContext http)
+    public static async Task<Results<Ok<TriggeredState>, ProblemHttpResult>> TriggerRecurring(string id, HttpContext http)
     {
         if (http.RequestServices.GetService<IRecurringJobs>() is not { } jobs)
         {
@@ -241,8 +241,8 @@ internal static class AdminEndpoints
 
         try
         {
-            return jobs.TriggerNow(id) is { } jobId
-                ? TypedResults.Ok(new TriggeredState(jobs.Find(id)?.Id ?? id, jobId.ToString(CultureInfo.InvariantCulture)))
+            return await jobs.TriggerNowAsync(id, http.RequestAborted).ConfigureAwait(false) is { } jobId
+                ? TypedResults.Ok(new TriggeredState(jobs.Find(id)?.Id ?? id, jobId))
                 : UnknownRecurring(id);
         }
         catch (JobRejectedException ex)

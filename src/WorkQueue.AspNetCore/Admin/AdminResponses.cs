@@ -34,7 +34,7 @@ internal static class AdminResponses
         r.IsPaused,
         r.NextRunAt,
         r.LastRun is { } run
-            ? new RecurringRunState(run.ScheduledFor, run.JobId?.ToString(CultureInfo.InvariantCulture), run.Outcome.ToString().ToLowerInvariant(), run.StartedAt, run.EndedAt, run.Error)
+            ? new RecurringRunState(run.ScheduledFor, run.JobId, run.Outcome.ToString().ToLowerInvariant(), run.StartedAt, run.EndedAt, run.Error)
             : null);
 
     /// <summary>A durable queue's cluster-wide figures (from Redis), next to this process's own counters in the rest of the state.</summary>

@@ -57,18 +57,18 @@ internal sealed partial class RecurringJobManager : IRecurringJobs, IDisposable
         return job is not null;
     }
 
-    public long? TriggerNow(string id)
+    public ValueTask<string?> TriggerNowAsync(string id, CancellationToken cancellationToken = default)
     {
         if (Get(id) is not { } job)
         {
-            return null;
+            return ValueTask.FromResult<string?>(null);
         }
 
         var occurrence = new RecurringOccurrence(job.Definition.Id, _time.GetUtcNow(), IsTriggeredManually: true);
         job.OnFiring(occurrence);
         try
         {
-            return Enqueue(job, occurrence);
+            return ValueTask.FromResult<string?>(Enqueue(job, occurrence));
         }
         catch (JobRejectedException ex)
         {
@@ -196,10 +196,11 @@ internal sealed partial class RecurringJobManager : IRecurringJobs, IDisposable
         }
     }
 
-    private long Enqueue(RecurringJobState job, RecurringOccurrence occurrence)
+    private string Enqueue(RecurringJobState job, RecurringOccurrence occurrence)
     {
         // Scheduled for its own time, which has come: it goes to the threads at once, whatever the room in the queue.
-        long id = _provider.Find(job.Definition.Queue).Producer.Schedule(job.Definition.Invoker, job, occurrence, occurrence.ScheduledFor);
+        long number = _provider.Find(job.Definition.Queue).Producer.Schedule(job.Definition.Invoker, job, occurrence, occurrence.ScheduledFor);
+        string id = number.ToString(System.Globalization.CultureInfo.InvariantCulture);
         job.OnEnqueued(occurrence, id);
         return id;
     }

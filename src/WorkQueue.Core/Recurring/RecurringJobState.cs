@@ -69,7 +69,7 @@ internal sealed class RecurringJobState : IDisposable
         }
     }
 
-    public void OnEnqueued(RecurringOccurrence occurrence, long jobId) =>
+    public void OnEnqueued(RecurringOccurrence occurrence, string jobId) =>
         Update(occurrence, run => run with { JobId = jobId });
 
     public void OnSkipped(RecurringOccurrence occurrence, string reason) =>

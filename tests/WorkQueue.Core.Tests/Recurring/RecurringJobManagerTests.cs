@@ -69,7 +69,7 @@ public sealed class RecurringJobManagerTests
         _time.Advance(TimeSpan.FromMinutes(1));
 
         // Paused through 02:00: that occurrence is not run later either.
-        long? id = jobs.TriggerNow("close-day");
+        string? id = await jobs.TriggerNowAsync("close-day");
         Assert.NotNull(id);
         await Wait.UntilAsync(() => _runs.Items.Count == 1, "the triggered run");
         Assert.True(_runs.Items.Single().IsTriggeredManually);
@@ -78,7 +78,7 @@ public sealed class RecurringJobManagerTests
 
         Assert.True(jobs.Remove("close-day"));
         Assert.False(jobs.Remove("close-day"));
-        Assert.Null(jobs.TriggerNow("close-day"));
+        Assert.Null(await jobs.TriggerNowAsync("close-day"));
         Assert.False(jobs.Pause("close-day"));
         _time.Advance(TimeSpan.FromDays(2));
         Assert.Single(_runs.Items);
