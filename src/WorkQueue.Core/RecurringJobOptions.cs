@@ -20,6 +20,13 @@ public sealed class RecurringJobOptions
     public string TimeZone { get; set; } = "UTC";
 
     /// <summary>
+    /// Gets or sets what a recurring job on a durable queue does with occurrences that fell while no instance ran
+    /// (found from the latest occurrence any instance enqueued, kept in Redis). In-memory jobs never look back.
+    /// </summary>
+    /// <value>The default value is <see cref="MissedOccurrencePolicy.RunOnce"/>, as Hangfire and Quartz.NET's default misfire handling do.</value>
+    public MissedOccurrencePolicy MissedOccurrences { get; set; } = MissedOccurrencePolicy.RunOnce;
+
+    /// <summary>
     /// Gets or sets a value indicating whether the job starts paused (resume it with <see cref="IRecurringJobs.Resume"/>).
     /// </summary>
     /// <value>The default value is <see langword="false"/>.</value>

@@ -5,8 +5,11 @@ namespace WorkQueue;
 /// </summary>
 public enum RecurringRunOutcome
 {
-    /// <summary>The occurrence was enqueued and has not started.</summary>
+    /// <summary>The occurrence was enqueued (on a durable queue, this is the last outcome this instance sees: the job runs on any instance, and its end is in the queue's figures).</summary>
     Enqueued,
+
+    /// <summary>Durable queues: another instance had already enqueued this occurrence, so this one did not (each runs once).</summary>
+    EnqueuedElsewhere,
 
     /// <summary>An attempt is running.</summary>
     Running,

@@ -1,13 +1,16 @@
 using Microsoft.Extensions.Logging;
+using WorkQueue.Durability;
 using WorkQueue.Internal;
 using WorkQueue.Queueing;
 
 namespace WorkQueue.Recurring;
 
 /// <summary>
-/// Runs the recurring jobs of in-memory queues in this process: each job's timer (on the engine's clock) enqueues an
-/// occurrence when its time comes, as a job that is already due (so it is never refused for room, and runs ahead of the
-/// queued jobs), whose handler runs like any scoped handler, with the queue's retries and timeouts.
+/// Runs the recurring jobs in this process: each job's timer (on the engine's clock) offers an occurrence when its time
+/// comes. On an in-memory queue the occurrence is a job that is already due (never refused for room, and ahead of the
+/// queued jobs), whose handler runs like any scoped handler, with the queue's retries and timeouts. On a durable queue
+/// every instance offers every occurrence and the store enqueues it once (<see cref="IRecurringOccurrenceStore"/>); at
+/// start, an occurrence missed while no instance ran is run once or skipped (<see cref="MissedOccurrencePolicy"/>).
 /// </summary>
 internal sealed partial class RecurringJobManager : IRecurringJobs, IDisposable
 {
@@ -57,18 +60,18 @@ internal sealed partial class RecurringJobManager : IRecurringJobs, IDisposable
         return job is not null;
     }
 
-    public ValueTask<string?> TriggerNowAsync(string id, CancellationToken cancellationToken = default)
+    public async ValueTask<string?> TriggerNowAsync(string id, CancellationToken cancellationToken = default)
     {
         if (Get(id) is not { } job)
         {
-            return ValueTask.FromResult<string?>(null);
+            return null;
         }
 
         var occurrence = new RecurringOccurrence(job.Definition.Id, _time.GetUtcNow(), IsTriggeredManually: true);
         job.OnFiring(occurrence);
         try
         {
-            return ValueTask.FromResult<string?>(Enqueue(job, occurrence));
+            return await EnqueueAsync(job, occurrence, cancellationToken).ConfigureAwait(false);
         }
         catch (JobRejectedException ex)
         {
@@ -110,7 +113,7 @@ internal sealed partial class RecurringJobManager : IRecurringJobs, IDisposable
 
         foreach (var job in jobs)
         {
-            job.Start();
+            StartJob(job);
         }
     }
 
@@ -134,7 +137,7 @@ internal sealed partial class RecurringJobManager : IRecurringJobs, IDisposable
 
     private void AddOrReplace(RecurringJobDefinition definition)
     {
-        CheckQueue(definition.Queue);
+        CheckQueue(definition);
         var job = new RecurringJobState(definition, _time, Fire);
         RecurringJobState? replaced;
         bool start;
@@ -154,23 +157,82 @@ internal sealed partial class RecurringJobManager : IRecurringJobs, IDisposable
         replaced?.Dispose();
         if (start)
         {
-            job.Start();
+            StartJob(job);
         }
 
         Log.Registered(_logger, definition.Id, definition.Schedule.Text, definition.Schedule.TimeZone, definition.Queue, replaced is not null);
     }
 
-    private void CheckQueue(string queue)
+    private void CheckQueue(RecurringJobDefinition definition)
     {
+        string queue = definition.Queue;
         if (!_provider.TryGetControl(queue, out _))
         {
-            throw new ArgumentException($"RecurringJobOptions.Queue '{queue}' names no registered queue. Registered queues: {string.Join(", ", _provider.Queues.Select(q => q.Name))}.", nameof(RecurringJobOptions.Queue));
+            throw new ArgumentException($"RecurringJobOptions.Queue '{queue}' of recurring job '{definition.Id}' names no registered queue. Registered queues: {string.Join(", ", _provider.Queues.Select(q => q.Name))}.", nameof(RecurringJobOptions.Queue));
         }
 
-        if (_provider.Find(queue).Store is not null)
+        var store = _provider.Find(queue).Store;
+        if (store is not null && (store is not IRecurringOccurrenceStore occurrences || occurrences.HandlerType != definition.HandlerType))
         {
-            throw new ArgumentException($"RecurringJobOptions.Queue '{queue}' is a durable queue; recurring jobs run on in-memory queues.", nameof(RecurringJobOptions.Queue));
+            throw new ArgumentException(
+                $"RecurringJobOptions.Queue '{queue}' of recurring job '{definition.Id}' is a durable queue that does not run {definition.Handler} with RecurringOccurrence payloads. A durable recurring job needs its own durable queue: AddDurableQueue<{definition.HandlerType.Name}, RecurringOccurrence>(\"{queue}\").",
+                nameof(RecurringJobOptions.Queue));
         }
+    }
+
+    private IRecurringOccurrenceStore? DurableStore(RecurringJobDefinition definition) =>
+        _provider.Find(definition.Queue).Store as IRecurringOccurrenceStore;
+
+    private void StartJob(RecurringJobState job)
+    {
+        job.Start();
+        if (DurableStore(job.Definition) is { } store && job.Definition.MissedOccurrences == MissedOccurrencePolicy.RunOnce)
+        {
+            _ = CatchUpAsync(job, store);
+        }
+    }
+
+    /// <summary>
+    /// Runs once the latest occurrence that fell after the latest one any instance enqueued and before now (every
+    /// instance may do this at once: the store enqueues it once). A job never enqueued anywhere has missed nothing.
+    /// </summary>
+    private async Task CatchUpAsync(RecurringJobState job, IRecurringOccurrenceStore store)
+    {
+        var retry = TimeSpan.FromSeconds(1);
+        while (!job.IsDisposed)
+        {
+            try
+            {
+                var last = await store.GetLastOccurrenceAsync(job.Definition.Id, CancellationToken.None).ConfigureAwait(false);
+                if (last is { } after && LatestMissed(job.Definition.Schedule, after, _time.GetUtcNow()) is { } missed && !job.IsDisposed)
+                {
+                    _logger.TryLog(static (l, s) => Log.CatchingUp(l, s.Id, s.Missed, s.Last), (job.Definition.Id, Missed: missed, Last: after));
+                    await FireAsync(job, new RecurringOccurrence(job.Definition.Id, missed, IsTriggeredManually: false)).ConfigureAwait(false);
+                }
+
+                return;
+            }
+            catch (Exception ex) when (ex is JobRejectedException or TimeoutException or InvalidOperationException)
+            {
+                // Redis not reachable yet: try again, less and less often, until it answers or the job goes.
+                _logger.TryLog(static (l, s) => Log.CatchUpFailed(l, s.Id, s.Message), (job.Definition.Id, ex.Message));
+                await Task.Delay(retry, _time).ConfigureAwait(false);
+                retry = TimeSpan.FromTicks(Math.Min(retry.Ticks * 2, TimeSpan.FromMinutes(1).Ticks));
+            }
+        }
+    }
+
+    /// <summary>The latest occurrence after <paramref name="last"/> and at or before <paramref name="now"/>, if any (bounded search).</summary>
+    private static DateTimeOffset? LatestMissed(RecurringSchedule schedule, DateTimeOffset last, DateTimeOffset now)
+    {
+        DateTimeOffset? latest = null;
+        var at = last;
+        for (int i = 0; i < 100_000 && schedule.GetNextAfter(at) is { } next && next <= now; i++)
+        {
+            latest = at = next;
+        }
+
+        return latest;
     }
 
     private RecurringJobState? Get(string id)
@@ -182,12 +244,15 @@ internal sealed partial class RecurringJobManager : IRecurringJobs, IDisposable
         }
     }
 
-    private void Fire(RecurringJobState job, RecurringOccurrence occurrence)
+    /// <summary>Called on the engine's timer thread when an occurrence's time has come.</summary>
+    private void Fire(RecurringJobState job, RecurringOccurrence occurrence) => _ = FireAsync(job, occurrence);
+
+    private async Task FireAsync(RecurringJobState job, RecurringOccurrence occurrence)
     {
         job.OnFiring(occurrence);
         try
         {
-            Enqueue(job, occurrence);
+            await EnqueueAsync(job, occurrence, CancellationToken.None).ConfigureAwait(false);
         }
         catch (JobRejectedException ex)
         {
@@ -196,8 +261,23 @@ internal sealed partial class RecurringJobManager : IRecurringJobs, IDisposable
         }
     }
 
-    private string Enqueue(RecurringJobState job, RecurringOccurrence occurrence)
+    private async ValueTask<string?> EnqueueAsync(RecurringJobState job, RecurringOccurrence occurrence, CancellationToken cancellationToken)
     {
+        if (DurableStore(job.Definition) is { } store)
+        {
+            string? stored = await store.EnqueueOccurrenceAsync(occurrence, cancellationToken).ConfigureAwait(false);
+            if (stored is null)
+            {
+                job.OnEnqueuedElsewhere(occurrence);
+            }
+            else
+            {
+                job.OnEnqueued(occurrence, stored);
+            }
+
+            return stored;
+        }
+
         // Scheduled for its own time, which has come: it goes to the threads at once, whatever the room in the queue.
         long number = _provider.Find(job.Definition.Queue).Producer.Schedule(job.Definition.Invoker, job, occurrence, occurrence.ScheduledFor);
         string id = number.ToString(System.Globalization.CultureInfo.InvariantCulture);
@@ -212,6 +292,12 @@ internal sealed partial class RecurringJobManager : IRecurringJobs, IDisposable
 
         public static void Registered(ILogger logger, string id, string schedule, string timeZone, string queue, bool replaced) =>
             Registered(logger, id, replaced ? "replaced" : "registered", schedule, timeZone, queue);
+
+        [LoggerMessage(702, LogLevel.Information, "Recurring job '{Id}': running the occurrence of {Missed:O}, missed while no instance ran (the latest enqueued was {Last:O}).", EventName = "RecurringOccurrenceCatchUp")]
+        public static partial void CatchingUp(ILogger logger, string id, DateTimeOffset missed, DateTimeOffset last);
+
+        [LoggerMessage(703, LogLevel.Warning, "Recurring job '{Id}': could not read its latest occurrence from the store to look for missed ones; trying again: {Reason}", EventName = "RecurringCatchUpFailed")]
+        public static partial void CatchUpFailed(ILogger logger, string id, string reason);
 
         [LoggerMessage(701, LogLevel.Warning, "Recurring job '{Id}': the occurrence for {ScheduledFor:O} was not enqueued: {Reason}", EventName = "RecurringOccurrenceSkipped")]
         public static partial void Skipped(ILogger logger, string id, DateTimeOffset scheduledFor, string reason);

@@ -26,6 +26,18 @@ internal sealed class RecurringJobState : IDisposable
 
     public RecurringJobDefinition Definition { get; }
 
+    /// <summary>Gets a value indicating whether the job was removed or stopped.</summary>
+    public bool IsDisposed
+    {
+        get
+        {
+            lock (_lock)
+            {
+                return _disposed;
+            }
+        }
+    }
+
     private Action<RecurringJobState, RecurringOccurrence> Fire { get; }
 
     /// <summary>Arms the timer for the first occurrence after now (unless paused).</summary>
@@ -71,6 +83,9 @@ internal sealed class RecurringJobState : IDisposable
 
     public void OnEnqueued(RecurringOccurrence occurrence, string jobId) =>
         Update(occurrence, run => run with { JobId = jobId });
+
+    public void OnEnqueuedElsewhere(RecurringOccurrence occurrence) =>
+        Update(occurrence, run => run with { Outcome = RecurringRunOutcome.EnqueuedElsewhere });
 
     public void OnSkipped(RecurringOccurrence occurrence, string reason) =>
         Update(occurrence, run => run with { Outcome = RecurringRunOutcome.Skipped, Error = reason });
