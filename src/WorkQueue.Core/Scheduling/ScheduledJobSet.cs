@@ -40,7 +40,9 @@ internal sealed class ScheduledJobSet
         var entry = new ScheduledEntry(this, item, dueAt, now);
         lock (_lock)
         {
-            if (_closed)
+            // A stopping queue takes no job that would wait (it would only be reported), but one already due is work
+            // like any enqueue that the admission let through (from a running job, during the drain).
+            if (_closed && dueAt > now)
             {
                 return ScheduleResult.Closed;
             }

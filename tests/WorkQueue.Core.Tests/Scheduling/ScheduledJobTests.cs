@@ -222,6 +222,32 @@ public sealed class ScheduledJobTests
     }
 
     [Fact]
+    public async Task StopAsync_RunningJobSchedulesDuringTheDrain_ADueJobRunsAndAWaitingOneIsRefused()
+    {
+        var harness = Start();
+        using var gate = new Gate();
+        var child = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        JobRejectedException? refused = null;
+        Assert.True(harness.Queue.TryEnqueue(ct =>
+        {
+            gate.Block(ct);
+            harness.Queue.Schedule(_ => child.SetResult(), TimeSpan.Zero);
+            refused = Assert.Throws<JobRejectedException>(() => harness.Queue.Schedule(_ => { }, TimeSpan.FromMinutes(1)));
+        }));
+        await Wait.ForAsync(gate.EnteredAsync(1), "the parent job to start");
+
+        var stop = harness.Control.StopAsync(Timeout.InfiniteTimeSpan);
+        await Wait.UntilAsync(() => !harness.Control.GetSnapshot().IsAccepting, "the drain to begin");
+        gate.Open();
+
+        await Wait.ForAsync(child.Task, "the due job scheduled during the drain");
+        var report = await Wait.ForAsync(stop, "the stop");
+        Assert.True(report.Drained);
+        Assert.Equal(RejectionReason.QueueStopped, refused!.Reason);
+        await harness.DisposeAsync();
+    }
+
+    [Fact]
     public async Task GetScheduledJobs_ListsWaitingJobsSoonestFirst()
     {
         await using var harness = Start();
