@@ -16,4 +16,7 @@ public enum AbandonReason
 
     /// <summary>The job was running at the deadline and had not returned when the grace period ended.</summary>
     StillRunning,
+
+    /// <summary>The job was scheduled for a time that had not come when the queue began to stop.</summary>
+    NotDue,
 }

@@ -115,4 +115,121 @@ public interface IWorkQueue
     ValueTask EnqueueAsync<THandler, TPayload>(TPayload payload, CancellationToken cancellationToken = default)
         where THandler : class, IJobHandler<TPayload>;
 #pragma warning restore RS0026
+
+    /// <summary>
+    /// Schedules a synchronous job to run once <paramref name="delay"/> has passed.
+    /// </summary>
+    /// <param name="job">The job.</param>
+    /// <param name="delay">How long from now; zero or negative runs the job now.</param>
+    /// <returns>The job's id, for <see cref="CancelScheduled"/>.</returns>
+    /// <exception cref="ArgumentNullException"><paramref name="job"/> is <see langword="null"/>.</exception>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="delay"/> reaches past <see cref="DateTimeOffset.MaxValue"/>.</exception>
+    /// <exception cref="JobRejectedException">The queue is stopping, or holds its <see cref="WorkQueueOptions.MaxScheduledJobs"/>.</exception>
+    long Schedule(Action<CancellationToken> job, TimeSpan delay);
+
+    /// <summary>
+    /// Schedules a synchronous job to run at <paramref name="runAt"/>.
+    /// </summary>
+    /// <remarks>
+    /// <para>
+    /// A scheduled job waits in memory without a timer of its own (one timer serves every scheduled job of the engine)
+    /// and without taking room in <see cref="WorkQueueOptions.Capacity"/>; it counts against
+    /// <see cref="WorkQueueOptions.MaxScheduledJobs"/>. When it comes due it goes to the queue's threads ahead of the
+    /// jobs already queued (it was accepted already, so it is never refused or dropped then); a paused queue holds it
+    /// until it resumes. It counts as enqueued (and unfinished) from the moment it is scheduled.
+    /// </para>
+    /// <para>
+    /// A time in the past runs the job now. When the queue stops, jobs that have not come due are reported in the
+    /// <see cref="ShutdownReport"/> with <see cref="AbandonReason.NotDue"/> at once; the stop does not wait for them.
+    /// Scheduled jobs live in this process only: for jobs that must survive a restart, use a durable queue.
+    /// </para>
+    /// </remarks>
+    /// <param name="job">The job.</param>
+    /// <param name="runAt">When the job becomes ready to run, on the engine's <see cref="TimeProvider"/>.</param>
+    /// <returns>The job's id, for <see cref="CancelScheduled"/>.</returns>
+    /// <exception cref="ArgumentNullException"><paramref name="job"/> is <see langword="null"/>.</exception>
+    /// <exception cref="JobRejectedException">The queue is stopping, or holds its <see cref="WorkQueueOptions.MaxScheduledJobs"/>.</exception>
+    long Schedule(Action<CancellationToken> job, DateTimeOffset runAt);
+
+    /// <summary>
+    /// Schedules an asynchronous job to run once <paramref name="delay"/> has passed.
+    /// </summary>
+    /// <param name="job">The job.</param>
+    /// <param name="delay">How long from now; zero or negative runs the job now.</param>
+    /// <returns>The job's id, for <see cref="CancelScheduled"/>.</returns>
+    /// <exception cref="ArgumentNullException"><paramref name="job"/> is <see langword="null"/>.</exception>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="delay"/> reaches past <see cref="DateTimeOffset.MaxValue"/>.</exception>
+    /// <exception cref="JobRejectedException">The queue is stopping, or holds its <see cref="WorkQueueOptions.MaxScheduledJobs"/>.</exception>
+    long Schedule(Func<CancellationToken, ValueTask> job, TimeSpan delay);
+
+    /// <summary>
+    /// Schedules an asynchronous job to run at <paramref name="runAt"/> (see <see cref="Schedule(Action{CancellationToken}, DateTimeOffset)"/>).
+    /// </summary>
+    /// <param name="job">The job.</param>
+    /// <param name="runAt">When the job becomes ready to run; a time in the past runs it now.</param>
+    /// <returns>The job's id, for <see cref="CancelScheduled"/>.</returns>
+    /// <exception cref="ArgumentNullException"><paramref name="job"/> is <see langword="null"/>.</exception>
+    /// <exception cref="JobRejectedException">The queue is stopping, or holds its <see cref="WorkQueueOptions.MaxScheduledJobs"/>.</exception>
+    long Schedule(Func<CancellationToken, ValueTask> job, DateTimeOffset runAt);
+
+    /// <summary>
+    /// Schedules a payload for a handler instance to run once <paramref name="delay"/> has passed.
+    /// </summary>
+    /// <typeparam name="TPayload">The payload type.</typeparam>
+    /// <param name="handler">The handler that runs the job.</param>
+    /// <param name="payload">The payload.</param>
+    /// <param name="delay">How long from now; zero or negative runs the job now.</param>
+    /// <returns>The job's id, for <see cref="CancelScheduled"/>.</returns>
+    /// <exception cref="ArgumentNullException"><paramref name="handler"/> is <see langword="null"/>.</exception>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="delay"/> reaches past <see cref="DateTimeOffset.MaxValue"/>.</exception>
+    /// <exception cref="JobRejectedException">The queue is stopping, or holds its <see cref="WorkQueueOptions.MaxScheduledJobs"/>.</exception>
+    long Schedule<TPayload>(IJobHandler<TPayload> handler, TPayload payload, TimeSpan delay);
+
+    /// <summary>
+    /// Schedules a payload for a handler instance to run at <paramref name="runAt"/> (see <see cref="Schedule(Action{CancellationToken}, DateTimeOffset)"/>).
+    /// </summary>
+    /// <typeparam name="TPayload">The payload type.</typeparam>
+    /// <param name="handler">The handler that runs the job.</param>
+    /// <param name="payload">The payload.</param>
+    /// <param name="runAt">When the job becomes ready to run; a time in the past runs it now.</param>
+    /// <returns>The job's id, for <see cref="CancelScheduled"/>.</returns>
+    /// <exception cref="ArgumentNullException"><paramref name="handler"/> is <see langword="null"/>.</exception>
+    /// <exception cref="JobRejectedException">The queue is stopping, or holds its <see cref="WorkQueueOptions.MaxScheduledJobs"/>.</exception>
+    long Schedule<TPayload>(IJobHandler<TPayload> handler, TPayload payload, DateTimeOffset runAt);
+
+    /// <summary>
+    /// Schedules a payload for a scoped <typeparamref name="THandler"/> to run once <paramref name="delay"/> has passed.
+    /// </summary>
+    /// <typeparam name="THandler">The handler type, resolved from a new service scope when the job runs.</typeparam>
+    /// <typeparam name="TPayload">The payload type.</typeparam>
+    /// <param name="payload">The payload.</param>
+    /// <param name="delay">How long from now; zero or negative runs the job now.</param>
+    /// <returns>The job's id, for <see cref="CancelScheduled"/>.</returns>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="delay"/> reaches past <see cref="DateTimeOffset.MaxValue"/>.</exception>
+    /// <exception cref="JobRejectedException">The queue is stopping, or holds its <see cref="WorkQueueOptions.MaxScheduledJobs"/>.</exception>
+    long Schedule<THandler, TPayload>(TPayload payload, TimeSpan delay)
+        where THandler : class, IJobHandler<TPayload>;
+
+    /// <summary>
+    /// Schedules a payload for a scoped <typeparamref name="THandler"/> to run at <paramref name="runAt"/> (see <see cref="Schedule(Action{CancellationToken}, DateTimeOffset)"/>).
+    /// </summary>
+    /// <typeparam name="THandler">The handler type, resolved from a new service scope when the job runs.</typeparam>
+    /// <typeparam name="TPayload">The payload type.</typeparam>
+    /// <param name="payload">The payload.</param>
+    /// <param name="runAt">When the job becomes ready to run; a time in the past runs it now.</param>
+    /// <returns>The job's id, for <see cref="CancelScheduled"/>.</returns>
+    /// <exception cref="JobRejectedException">The queue is stopping, or holds its <see cref="WorkQueueOptions.MaxScheduledJobs"/>.</exception>
+    long Schedule<THandler, TPayload>(TPayload payload, DateTimeOffset runAt)
+        where THandler : class, IJobHandler<TPayload>;
+
+    /// <summary>
+    /// Cancels a scheduled job that has not come due: it will not run, and it counts as
+    /// <see cref="WorkQueueTotals.Canceled"/>.
+    /// </summary>
+    /// <param name="jobId">The id that <c>Schedule</c> returned.</param>
+    /// <returns>
+    /// <see langword="true"/> if the job was waiting and is now cancelled; <see langword="false"/> if this queue holds no
+    /// such scheduled job (unknown id, already due and handed to the threads, cancelled, or the queue stopped).
+    /// </returns>
+    bool CancelScheduled(long jobId);
 }

@@ -60,4 +60,12 @@ public interface IWorkQueueControl
     /// <returns>The shutdown report.</returns>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="drainTimeout"/> is negative (other than infinite) or longer than about 49.7 days.</exception>
     Task<ShutdownReport> StopAsync(TimeSpan drainTimeout, CancellationToken cancellationToken = default);
+
+    /// <summary>
+    /// Gets the scheduled jobs waiting for their time, the soonest first (in-memory queues; empty for a durable queue).
+    /// </summary>
+    /// <param name="maxCount">The most jobs to return.</param>
+    /// <returns>The scheduled jobs.</returns>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="maxCount"/> is negative.</exception>
+    IReadOnlyList<ScheduledJob> GetScheduledJobs(int maxCount);
 }

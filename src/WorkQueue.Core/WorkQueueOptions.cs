@@ -116,6 +116,17 @@ public sealed class WorkQueueOptions
     public int DeadLetterCapacity { get; set; } = 100;
 
     /// <summary>
+    /// Gets or sets how many scheduled jobs (see <see cref="IWorkQueue.Schedule(Action{CancellationToken}, DateTimeOffset)"/>)
+    /// an in-memory queue holds while they wait for their time. Scheduled jobs do not take room in
+    /// <see cref="Capacity"/> while they wait; when one comes due it goes to the queue's threads ahead of the queued jobs,
+    /// whatever the room in <see cref="Capacity"/>, since it was accepted already.
+    /// </summary>
+    /// <remarks>Each waiting job costs about 200 bytes of memory and no timer of its own.</remarks>
+    /// <value>The default value is 100,000.</value>
+    [Range(0, 100_000_000)]
+    public int MaxScheduledJobs { get; set; } = 100_000;
+
+    /// <summary>
     /// Gets the retry policy for failed jobs.
     /// </summary>
     [ValidateObjectMembers]

@@ -63,6 +63,9 @@ public sealed record WorkQueueSnapshot
     /// <summary>Gets the running jobs that are reported as stuck (see <see cref="StuckJob"/>).</summary>
     public required IReadOnlyList<StuckJob> StuckJobs { get; init; }
 
+    /// <summary>Gets the number of scheduled jobs waiting for their time (in-memory queues; see <see cref="IWorkQueue.Schedule(Action{CancellationToken}, DateTimeOffset)"/>).</summary>
+    public int Scheduled { get; init; }
+
     /// <summary>
     /// Gets a durable queue's consumer and cluster-wide figures from its store, or <see langword="null"/> for a queue
     /// that keeps its jobs in memory. For a durable queue the other figures are this process's: <see cref="Depth"/> is

@@ -5,8 +5,8 @@ namespace WorkQueue;
 /// </summary>
 /// <remarks>
 /// Every accepted job ends in exactly one of <see cref="Succeeded"/>, <see cref="DeadLettered"/>, <see cref="Dropped"/>,
-/// <see cref="Abandoned"/> or <see cref="Returned"/>, so
-/// <c>Enqueued = Succeeded + DeadLettered + Dropped + Abandoned + Returned + Unfinished</c>. For a durable queue these are
+/// <see cref="Abandoned"/>, <see cref="Returned"/> or <see cref="Canceled"/>, so
+/// <c>Enqueued = Succeeded + DeadLettered + Dropped + Abandoned + Returned + Canceled + Unfinished</c>. For a durable queue these are
 /// this process's figures: <see cref="Enqueued"/> counts the jobs it fetched from the store.
 /// <see cref="Failed"/> counts failed attempts, including those that were then retried.
 /// </remarks>
@@ -20,6 +20,7 @@ namespace WorkQueue;
 /// <param name="Dropped">Accepted jobs dropped by <see cref="QueueFullMode.DropOldest"/>.</param>
 /// <param name="Abandoned">Accepted jobs reported as not run when the queue stopped.</param>
 /// <param name="Returned">Durable queues: fetched jobs that went back to the store (a retry stored there, or handed back at a stop); always 0 in memory.</param>
+/// <param name="Canceled">Scheduled jobs cancelled before they came due.</param>
 /// <param name="Unfinished">Accepted jobs that have not ended yet: queued, running or waiting to be retried.</param>
 public sealed record WorkQueueTotals(
     long Enqueued,
@@ -32,4 +33,5 @@ public sealed record WorkQueueTotals(
     long Dropped,
     long Abandoned,
     long Returned,
+    long Canceled,
     long Unfinished);

@@ -150,14 +150,17 @@ public sealed partial class PackageContentsTests
     }
 
     [Fact]
-    public void Pack_Core_DependsOnMicrosoftExtensionsOnly()
+    public void Pack_Core_DependsOnMicrosoftExtensionsAndCronosOnly()
     {
         var package = _feed.Package("WorkQueue.Core");
 
         Assert.Equal([Tfm], package.DependencyGroups());
         var dependencies = package.Dependencies(Tfm);
         Assert.NotEmpty(dependencies);
-        Assert.All(dependencies, d => Assert.StartsWith("Microsoft.Extensions.", d.Id));
+
+        // Cronos reads the recurring jobs' cron expressions (time zones, daylight saving), as Hangfire's does.
+        Assert.Contains(dependencies, d => d.Id == "Cronos");
+        Assert.All(dependencies, d => Assert.True(d.Id.StartsWith("Microsoft.Extensions.", StringComparison.Ordinal) || d.Id == "Cronos", $"Unexpected dependency {d.Id}."));
         Assert.Empty(package.FrameworkReferences(Tfm));
     }
 

@@ -192,6 +192,74 @@ internal static class AdminEndpoints
         }
     }
 
+    /// <summary>The most scheduled jobs one call lists by default, and at most.</summary>
+    private const int ScheduledPage = 100;
+    private const int MaxScheduledPage = 1_000;
+
+    public static Results<Ok<ScheduledJobState[]>, ValidationProblem, ProblemHttpResult> GetScheduled(string queue, string? limit, IWorkQueueProvider queues)
+    {
+        if (!queues.TryGetControl(queue, out var q))
+        {
+            return UnknownQueue(queue);
+        }
+
+        int count = ScheduledPage;
+        if (limit is not null && (!int.TryParse(limit, NumberStyles.None, CultureInfo.InvariantCulture, out count) || count < 1 || count > MaxScheduledPage))
+        {
+            return Invalid("limit", $"\"limit\" must be a whole number from 1 to {MaxScheduledPage}; it was '{limit}'.");
+        }
+
+        return TypedResults.Ok(q.GetScheduledJobs(count).Select(AdminResponses.FromScheduled).ToArray());
+    }
+
+    public static Results<NoContent, ProblemHttpResult> CancelScheduled(string queue, string id, IWorkQueueProvider queues)
+    {
+        if (!queues.TryGetControl(queue, out var q))
+        {
+            return UnknownQueue(queue);
+        }
+
+        if (FindDurable(queues, q.Name))
+        {
+            return NotInMemory(q.Name);
+        }
+
+        return long.TryParse(id, NumberStyles.None, CultureInfo.InvariantCulture, out long jobId) && queues.GetQueue(q.Name).CancelScheduled(jobId)
+            ? TypedResults.NoContent()
+            : TypedResults.Problem(statusCode: StatusCodes.Status404NotFound, title: "Unknown scheduled job", detail: $"Queue '{q.Name}' holds no scheduled job '{id}': the id is unknown, or the job came due (it ran or runs), or it was cancelled.");
+    }
+
+    public static Ok<RecurringJobState[]> GetRecurring(HttpContext http) =>
+        TypedResults.Ok(http.RequestServices.GetService<IRecurringJobs>()?.GetAll().Select(AdminResponses.FromRecurring).ToArray() ?? []);
+
+    public static async Task<Results<Ok<TriggeredState>, ProblemHttpResult>> TriggerRecurring(string id, HttpContext http)
+    {
+        if (http.RequestServices.GetService<IRecurringJobs>() is not { } jobs)
+        {
+            return UnknownRecurring(id);
+        }
+
+        try
+        {
+            return await jobs.TriggerNowAsync(id, http.RequestAborted).ConfigureAwait(false) is { } jobId
+                ? TypedResults.Ok(new TriggeredState(jobs.Find(id)?.Id ?? id, jobId))
+                : UnknownRecurring(id);
+        }
+        catch (JobRejectedException ex)
+        {
+            return TypedResults.Problem(statusCode: StatusCodes.Status503ServiceUnavailable, title: "Not enqueued", detail: ex.Message);
+        }
+    }
+
+    public static Results<Ok<RecurringJobState>, ProblemHttpResult> PauseRecurring(string id, HttpContext http) =>
+        ChangeRecurring(id, http, static (jobs, id) => jobs.Pause(id));
+
+    public static Results<Ok<RecurringJobState>, ProblemHttpResult> ResumeRecurring(string id, HttpContext http) =>
+        ChangeRecurring(id, http, static (jobs, id) => jobs.Resume(id));
+
+    public static Results<NoContent, ProblemHttpResult> RemoveRecurring(string id, HttpContext http) =>
+        http.RequestServices.GetService<IRecurringJobs>() is { } jobs && jobs.Remove(id) ? TypedResults.NoContent() : UnknownRecurring(id);
+
     public static Results<Ok<HistoryState>, ValidationProblem, ProblemHttpResult> GetHistory(string? since, IWorkQueueProvider queues, HttpContext http)
     {
         if (http.RequestServices.GetService<DashboardHistory>() is not { } history)
@@ -218,6 +286,24 @@ internal static class AdminEndpoints
             .ToArray();
         return TypedResults.Ok(new HistoryState((int)DashboardHistory.Interval.TotalMilliseconds, result));
     }
+
+    private static Results<Ok<RecurringJobState>, ProblemHttpResult> ChangeRecurring(string id, HttpContext http, Func<IRecurringJobs, string, bool> change) =>
+        http.RequestServices.GetService<IRecurringJobs>() is { } jobs && change(jobs, id) && jobs.Find(id) is { } info
+            ? TypedResults.Ok(AdminResponses.FromRecurring(info))
+            : UnknownRecurring(id);
+
+    private static ProblemHttpResult UnknownRecurring(string id) =>
+        TypedResults.Problem(statusCode: StatusCodes.Status404NotFound, title: "Unknown recurring job", detail: $"No recurring job has the id '{id}'.");
+
+    private static ProblemHttpResult NotInMemory(string queue) =>
+        TypedResults.Problem(
+            statusCode: StatusCodes.Status400BadRequest,
+            title: "Invalid 'queue'.",
+            detail: $"Queue '{queue}' is durable: its scheduled jobs are kept in Redis.",
+            extensions: new Dictionary<string, object?> { ["errors"] = new Dictionary<string, string[]> { ["queue"] = [$"'{queue}' is a durable queue."] } });
+
+    private static bool FindDurable(IWorkQueueProvider queues, string queue) =>
+        queues is Queueing.WorkQueueProvider provider && provider.Find(queue).Store is not null;
 
     private static bool TryGetProperty(JsonElement body, string name, out JsonElement value)
     {

@@ -1,3 +1,4 @@
+using System.Globalization;
 using WorkQueue.AspNetCore.Dashboard;
 using WorkQueue.AspNetCore.Durable;
 
@@ -19,7 +20,22 @@ internal static class AdminResponses
         Latency.From(s.QueueWait),
         Latency.From(s.RunTime),
         [.. s.StuckJobs.Select(j => new StuckJobState(j.Id, j.Name, j.Attempt, j.RunningFor.TotalMilliseconds, j.Reason))],
-        s.Durable is { } d ? FromDurable(d, durable?.Store.Keys.Stream.ToString() ?? string.Empty) : null);
+        s.Durable is { } d ? FromDurable(d, durable?.Store.Keys.Stream.ToString() ?? string.Empty) : null,
+        s.Scheduled);
+
+    public static ScheduledJobState FromScheduled(ScheduledJob j) => new(j.Job.Id.ToString(CultureInfo.InvariantCulture), j.Job.Name, j.DueAt, j.ScheduledAt);
+
+    public static RecurringJobState FromRecurring(RecurringJobInfo r) => new(
+        r.Id,
+        r.Schedule,
+        r.TimeZone,
+        r.Queue,
+        r.Handler,
+        r.IsPaused,
+        r.NextRunAt,
+        r.LastRun is { } run
+            ? new RecurringRunState(run.ScheduledFor, run.JobId, run.Outcome.ToString().ToLowerInvariant(), run.StartedAt, run.EndedAt, run.Error)
+            : null);
 
     /// <summary>A durable queue's cluster-wide figures (from Redis), next to this process's own counters in the rest of the state.</summary>
     public static DurableState FromDurable(DurableQueueSnapshot d, string stream) => new(
@@ -95,7 +111,8 @@ internal sealed record QueueState(
     Latency QueueWaitMs,
     Latency RunTimeMs,
     StuckJobState[] StuckJobs,
-    DurableState? Durable);
+    DurableState? Durable,
+    int Scheduled);
 
 /// <summary>
 /// A durable queue: this process's consumer and the jobs it holds (fetched, not yet settled), and the cluster-wide
@@ -170,3 +187,20 @@ internal sealed record HistorySample(
     double JobsPerSecond,
     double QueueWaitP50Ms,
     double QueueWaitP99Ms);
+
+/// <summary>A job waiting for its time. The id is a string, as durable ids are.</summary>
+internal sealed record ScheduledJobState(string Id, string Job, DateTimeOffset DueAt, DateTimeOffset ScheduledAt);
+
+internal sealed record RecurringJobState(
+    string Id,
+    string Schedule,
+    string TimeZone,
+    string Queue,
+    string Handler,
+    bool Paused,
+    DateTimeOffset? NextRunAt,
+    RecurringRunState? LastRun);
+
+internal sealed record RecurringRunState(DateTimeOffset ScheduledFor, string? JobId, string Outcome, DateTimeOffset? StartedAt, DateTimeOffset? EndedAt, string? Error);
+
+internal sealed record TriggeredState(string RecurringJobId, string JobId);

@@ -55,10 +55,17 @@ public static partial class WorkQueueEndpointRouteBuilderExtensions
         group.AddEndpointFilter(LoopbackOnlyFilter.InvokeAsync);
         group.MapGet("/", AdminEndpoints.GetAll);
         group.MapGet("/history", AdminEndpoints.GetHistory);
+        group.MapGet("/recurring", AdminEndpoints.GetRecurring);
+        group.MapPost("/recurring/{id}/trigger", AdminEndpoints.TriggerRecurring).AddEndpointFilter(JsonOnlyFilter.InvokeAsync);
+        group.MapPost("/recurring/{id}/pause", AdminEndpoints.PauseRecurring).AddEndpointFilter(JsonOnlyFilter.InvokeAsync);
+        group.MapPost("/recurring/{id}/resume", AdminEndpoints.ResumeRecurring).AddEndpointFilter(JsonOnlyFilter.InvokeAsync);
+        group.MapDelete("/recurring/{id}", AdminEndpoints.RemoveRecurring).AddEndpointFilter(JsonOnlyFilter.InvokeAsync);
         group.MapGet("/{queue}", AdminEndpoints.GetOne);
         group.MapGet("/{queue}/depth", AdminEndpoints.GetDepth);
         group.MapGet("/{queue}/workers", AdminEndpoints.GetWorkers);
         group.MapGet("/{queue}/dead-letters", AdminEndpoints.GetDeadLetters);
+        group.MapGet("/{queue}/scheduled", AdminEndpoints.GetScheduled);
+        group.MapDelete("/{queue}/scheduled/{id}", AdminEndpoints.CancelScheduled).AddEndpointFilter(JsonOnlyFilter.InvokeAsync);
         group.MapPut("/{queue}/workers", AdminEndpoints.PutWorkers).AddEndpointFilter(JsonOnlyFilter.InvokeAsync);
         group.MapPost("/{queue}/pause", AdminEndpoints.Pause).AddEndpointFilter(JsonOnlyFilter.InvokeAsync);
         group.MapPost("/{queue}/resume", AdminEndpoints.Resume).AddEndpointFilter(JsonOnlyFilter.InvokeAsync);

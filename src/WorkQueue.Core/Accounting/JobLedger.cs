@@ -5,7 +5,7 @@ namespace WorkQueue.Accounting;
 
 /// <summary>
 /// Counts one queue's jobs. Every accepted job ends through exactly one of <see cref="Succeeded"/>,
-/// <see cref="DeadLettered"/>, <see cref="Dropped"/>, <see cref="Abandoned"/> or (durable queues) <see cref="Returned"/>, so
+/// <see cref="DeadLettered"/>, <see cref="Dropped"/>, <see cref="Abandoned"/>, <see cref="Canceled"/> (scheduled jobs) or (durable queues) <see cref="Returned"/>, so
 /// <c>accepted = ended + unfinished</c> holds by construction; each ending (and each rejection, which a concurrent
 /// drain check may have counted as unfinished) tells the drain group, if the queue is stopping.
 /// </summary>
@@ -25,6 +25,7 @@ internal sealed class JobLedger
     private long _dropped;
     private long _abandoned;
     private long _returned;
+    private long _canceled;
     private volatile IDrainListener? _drain;
 
     /// <summary>Gets a number that changes whenever a job is offered: what a spinning worker watches.</summary>
@@ -63,6 +64,9 @@ internal sealed class JobLedger
     /// <summary>A durable queue's job left this process for its store: a retry stored there, or handed back unstarted or cancelled at a stop.</summary>
     public void Returned() => End(ref _returned);
 
+    /// <summary>A scheduled job was cancelled before it came due.</summary>
+    public void Canceled() => End(ref _canceled);
+
     /// <summary>Starts telling <paramref name="drain"/> about every ending, from now on.</summary>
     public void Attach(IDrainListener drain) => _drain = drain;
 
@@ -72,7 +76,7 @@ internal sealed class JobLedger
     /// drain waits a little longer), never too low.
     /// </summary>
     public long ReadEnded() =>
-        Volatile.Read(ref _succeeded) + Volatile.Read(ref _deadLettered) + Volatile.Read(ref _dropped) + Volatile.Read(ref _abandoned) + Volatile.Read(ref _returned);
+        Volatile.Read(ref _succeeded) + Volatile.Read(ref _deadLettered) + Volatile.Read(ref _dropped) + Volatile.Read(ref _abandoned) + Volatile.Read(ref _returned) + Volatile.Read(ref _canceled);
 
     /// <summary>Reads the accepted count: rejections before attempts, so a rejection seen here is never one whose attempt is missed.</summary>
     public long ReadAccepted()
@@ -101,6 +105,7 @@ internal sealed class JobLedger
         Dropped: Volatile.Read(ref _dropped),
         Abandoned: Volatile.Read(ref _abandoned),
         Returned: Volatile.Read(ref _returned),
+        Canceled: Volatile.Read(ref _canceled),
         Unfinished: Unfinished);
 
     private void End(ref long counter)

@@ -40,6 +40,10 @@ internal readonly struct WorkItem
     /// </summary>
     public Activity? Parent { get; }
 
+    /// <summary>The same attempt, queued anew (a scheduled job that came due).</summary>
+    public WorkItem WithEnqueuedTimestamp(long enqueuedTimestamp) =>
+        new(Invoker, Target, State, Id, enqueuedTimestamp, Attempt, Parent);
+
     public WorkItem ForNextAttempt(long enqueuedTimestamp) =>
         new(Invoker, Target, State, Id, enqueuedTimestamp, Attempt + 1, Parent);
 

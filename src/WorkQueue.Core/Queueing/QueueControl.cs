@@ -18,6 +18,12 @@ internal sealed class QueueControl(QueueRuntime runtime) : IWorkQueueControl
 
     public void UseAutoScaling() => runtime.Pool.SetAuto();
 
+    public IReadOnlyList<ScheduledJob> GetScheduledJobs(int maxCount)
+    {
+        ArgumentOutOfRangeException.ThrowIfNegative(maxCount);
+        return runtime.GetScheduledJobs(maxCount);
+    }
+
     public void Pause() => runtime.Pause();
 
     public void Resume() => runtime.Resume();

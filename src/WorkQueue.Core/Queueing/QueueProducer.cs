@@ -1,6 +1,7 @@
 using System.Threading.Channels;
 using WorkQueue.Accounting;
 using WorkQueue.Internal;
+using WorkQueue.Scheduling;
 using WorkQueue.Telemetry;
 
 namespace WorkQueue.Queueing;
@@ -17,9 +18,11 @@ internal sealed class QueueProducer : IWorkQueue
     private readonly TimeProvider _time;
     // Called after each job written to the channel: it arms the queue's timers when they are idle.
     private readonly Action _workArrived;
+    private readonly ScheduledJobSet _scheduled;
 
-    public QueueProducer(string name, ChannelWriter<WorkItem> writer, JobLedger ledger, Admission admission, WorkQueueOptions options, WorkQueueMetrics metrics, TimeProvider time, Action workArrived)
+    public QueueProducer(string name, ChannelWriter<WorkItem> writer, JobLedger ledger, Admission admission, WorkQueueOptions options, WorkQueueMetrics metrics, TimeProvider time, Action workArrived, ScheduledJobSet scheduled)
     {
+        _scheduled = scheduled;
         Name = name;
         _writer = writer;
         _ledger = ledger;
@@ -76,6 +79,99 @@ internal sealed class QueueProducer : IWorkQueue
     public ValueTask EnqueueAsync<THandler, TPayload>(TPayload payload, CancellationToken cancellationToken = default)
         where THandler : class, IJobHandler<TPayload> =>
         WriteAsync(ScopedHandlerInvoker<THandler, TPayload>.Instance, null, payload, cancellationToken);
+
+    public long Schedule(Action<CancellationToken> job, TimeSpan delay)
+    {
+        ArgumentNullException.ThrowIfNull(job);
+        return Schedule(SyncDelegateInvoker.Instance, job, null, DueAfter(delay));
+    }
+
+    public long Schedule(Action<CancellationToken> job, DateTimeOffset runAt)
+    {
+        ArgumentNullException.ThrowIfNull(job);
+        return Schedule(SyncDelegateInvoker.Instance, job, null, runAt);
+    }
+
+    public long Schedule(Func<CancellationToken, ValueTask> job, TimeSpan delay)
+    {
+        ArgumentNullException.ThrowIfNull(job);
+        return Schedule(AsyncDelegateInvoker.Instance, job, null, DueAfter(delay));
+    }
+
+    public long Schedule(Func<CancellationToken, ValueTask> job, DateTimeOffset runAt)
+    {
+        ArgumentNullException.ThrowIfNull(job);
+        return Schedule(AsyncDelegateInvoker.Instance, job, null, runAt);
+    }
+
+    public long Schedule<TPayload>(IJobHandler<TPayload> handler, TPayload payload, TimeSpan delay)
+    {
+        ArgumentNullException.ThrowIfNull(handler);
+        return Schedule(HandlerInvoker<TPayload>.Instance, handler, payload, DueAfter(delay));
+    }
+
+    public long Schedule<TPayload>(IJobHandler<TPayload> handler, TPayload payload, DateTimeOffset runAt)
+    {
+        ArgumentNullException.ThrowIfNull(handler);
+        return Schedule(HandlerInvoker<TPayload>.Instance, handler, payload, runAt);
+    }
+
+    public long Schedule<THandler, TPayload>(TPayload payload, TimeSpan delay)
+        where THandler : class, IJobHandler<TPayload> =>
+        Schedule(ScopedHandlerInvoker<THandler, TPayload>.Instance, null, payload, DueAfter(delay));
+
+    public long Schedule<THandler, TPayload>(TPayload payload, DateTimeOffset runAt)
+        where THandler : class, IJobHandler<TPayload> =>
+        Schedule(ScopedHandlerInvoker<THandler, TPayload>.Instance, null, payload, runAt);
+
+    public bool CancelScheduled(long jobId)
+    {
+        if (_scheduled.TryCancel(jobId) is null)
+        {
+            return false;
+        }
+
+        _ledger.Canceled();
+        _metrics.Canceled(_metricTag);
+        return true;
+    }
+
+    private DateTimeOffset DueAfter(TimeSpan delay)
+    {
+        var now = _time.GetUtcNow();
+        if (delay <= TimeSpan.Zero)
+        {
+            return now;
+        }
+
+        return delay <= DateTimeOffset.MaxValue - now
+            ? now + delay
+            : throw new ArgumentOutOfRangeException(nameof(delay), delay, $"The delay reaches past {DateTimeOffset.MaxValue:O}, the latest time the engine can represent; schedule with an absolute time instead.");
+    }
+
+    /// <summary>Schedules any kind of job (recurring jobs' occurrences come this way); see <see cref="IWorkQueue.Schedule(Action{CancellationToken}, DateTimeOffset)"/>.</summary>
+    internal long Schedule(JobInvoker invoker, object? target, object? state, DateTimeOffset runAt)
+    {
+        // Counted like any enqueue: accepted here, it ends exactly once (run, cancelled, or reported at a stop).
+        long id = _ledger.Offer();
+        if (!_admission.Allows())
+        {
+            throw Reject(RejectionReason.QueueStopped);
+        }
+
+        var item = new WorkItem(invoker, target, state, id, _time.GetTimestamp(), attempt: 1, WorkQueueTracing.CaptureParent());
+        switch (_scheduled.TryAdd(item, runAt))
+        {
+            case ScheduleResult.Scheduled:
+            case ScheduleResult.Due:
+                _metrics.Enqueued(_metricTag);
+                return id;
+            case ScheduleResult.Full:
+                throw Reject(RejectionReason.QueueFull, $"Queue '{Name}' holds its MaxScheduledJobs ({_scheduled.MaxCount}) scheduled jobs.");
+            default:
+                throw Reject(RejectionReason.QueueStopped);
+        }
+    }
 
     private bool TryWrite(JobInvoker invoker, object? target, object? state)
     {

@@ -1,5 +1,6 @@
 using Microsoft.Extensions.Logging;
 using WorkQueue.Accounting;
+using WorkQueue.Internal;
 
 namespace WorkQueue.Queueing;
 
@@ -18,6 +19,12 @@ internal sealed partial class QueueRuntime
 
         // A durable queue hands its unstarted jobs back to the store now, so another instance can take them at once.
         CloseIntake();
+
+        // Scheduled jobs that have not come due are reported now: the stop does not wait for their time.
+        foreach (var entry in _scheduled.Close())
+        {
+            _runner.ReportAbandoned(entry.Item, AbandonReason.NotDue);
+        }
 
         // A paused queue could never drain: stopping resumes it, so queued jobs get their chance before the deadline.
         Pool.Resume();
@@ -42,9 +49,9 @@ internal sealed partial class QueueRuntime
         _runner.Retries.AbandonAll();
         try
         {
-            foreach (var item in Pool.TakeQueuedRetries())
+            foreach (var item in Pool.TakeQueuedDue())
             {
-                _runner.ReportAbandoned(item, AbandonReason.RetryPending);
+                _runner.ReportAbandoned(item, DueReason(item));
             }
 
             if (Store is not null)
@@ -81,9 +88,9 @@ internal sealed partial class QueueRuntime
         // pool's retries; no thread will start it now, so it is reported here rather than left unfinished.
         if (Pool.IsAbandoning)
         {
-            foreach (var item in Pool.TakeQueuedRetries())
+            foreach (var item in Pool.TakeQueuedDue())
             {
-                _runner.ReportAbandoned(item, AbandonReason.RetryPending);
+                _runner.ReportAbandoned(item, DueReason(item));
             }
         }
 
@@ -115,6 +122,10 @@ internal sealed partial class QueueRuntime
 
         return report;
     }
+
+    /// <summary>A due job that never started: a retry waited for its next attempt; a scheduled job never started at all.</summary>
+    private static AbandonReason DueReason(in WorkItem item) =>
+        item.Attempt > 1 ? AbandonReason.RetryPending : AbandonReason.NotStarted;
 
     internal static async Task<bool> WaitAsync(Task task, TimeSpan timeout, TimeProvider time, CancellationToken cancellationToken)
     {

@@ -5,6 +5,7 @@ using WorkQueue.Durability;
 using WorkQueue.Execution;
 using WorkQueue.Internal;
 using WorkQueue.Scaling;
+using WorkQueue.Scheduling;
 using WorkQueue.Telemetry;
 using WorkQueue.Workers;
 
@@ -31,6 +32,7 @@ internal sealed partial class QueueRuntime : IQueueGaugeSource, IJobIntake
     private readonly LatencyWindow _queueWait = new();
     private readonly LatencyWindow _runTime = new();
     private readonly TimeProvider _time;
+    private readonly ScheduledJobSet _scheduled;
 
     public QueueRuntime(
         string name,
@@ -79,10 +81,11 @@ internal sealed partial class QueueRuntime : IQueueGaugeSource, IJobIntake
             options.StuckJobThreshold,
             options.SpinBeforeParking);
         Pool = new WorkerPool(settings, _channel.Reader, _runner, _time, metrics, () => Ledger.Offers, owner.FlowMarker, _logger);
-        _runner.Requeue = item => Pool.EnqueueRetry(item);
+        _runner.Requeue = item => Pool.EnqueueDue(item);
+        _scheduled = new ScheduledJobSet(owner.Scheduler, options.MaxScheduledJobs, _time, item => Pool.EnqueueDue(item));
         _scaler = new AutoScaler(options.AutoScale, Pool, name, OldestWait, () => Pool.IsIdle, _time, _logger);
         _runner.Scaler = _scaler;
-        Producer = new QueueProducer(name, _channel.Writer, Ledger, _admission, options, metrics, _time, OnWorkArrived);
+        Producer = new QueueProducer(name, _channel.Writer, Ledger, _admission, options, metrics, _time, OnWorkArrived, _scheduled);
         Control = new QueueControl(this);
         _metrics.Register(this);
     }
@@ -111,6 +114,9 @@ internal sealed partial class QueueRuntime : IQueueGaugeSource, IJobIntake
     public int Depth => _channel.Reader.Count;
 
     public int Capacity => Options.Capacity;
+
+    /// <inheritdoc/>
+    public int Scheduled => _scheduled.Count;
 
     /// <inheritdoc/>
     public int FreeSlots => Math.Max(0, (Store?.PrefetchCapacity ?? Options.Capacity) - _channel.Reader.Count);
@@ -171,7 +177,11 @@ internal sealed partial class QueueRuntime : IQueueGaugeSource, IJobIntake
         RunTime = _runTime.Summarize(),
         StuckJobs = Pool.GetStuckJobs(),
         Durable = Store?.GetSnapshot(),
+        Scheduled = _scheduled.Count,
     };
+
+    public IReadOnlyList<ScheduledJob> GetScheduledJobs(int maxCount) =>
+        [.. _scheduled.List(maxCount).Select(e => new ScheduledJob(e.Item.Describe(Name), e.DueAt, e.ScheduledAt))];
 
     /// <inheritdoc/>
     public bool TryAccept(JobInvoker invoker, object? target, object? state, int attempt, TimeSpan waitedInStore)

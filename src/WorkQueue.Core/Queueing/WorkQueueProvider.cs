@@ -3,6 +3,8 @@ using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Logging.Abstractions;
 using Microsoft.Extensions.Options;
 using WorkQueue.Internal;
+using WorkQueue.Recurring;
+using WorkQueue.Scheduling;
 using WorkQueue.Telemetry;
 
 namespace WorkQueue.Queueing;
@@ -23,6 +25,7 @@ internal sealed class WorkQueueProvider : IWorkQueueProvider, IAsyncDisposable
         WorkQueueEnvironment environment)
     {
         _time = environment.Time;
+        Scheduler = new JobScheduler(_time);
 
         // Logging is optional: without AddLogging() the queues log nowhere rather than fail.
         var loggerFactory = (ILoggerFactory?)services.GetService(typeof(ILoggerFactory)) ?? NullLoggerFactory.Instance;
@@ -38,13 +41,28 @@ internal sealed class WorkQueueProvider : IWorkQueueProvider, IAsyncDisposable
 
         // Threads start as soon as the queues exist, so plain DI (no host) works too. Under a host, the hosted service
         // is what first resolves this provider, in StartingAsync: before any server takes traffic.
+        // Recurring jobs are checked before any thread starts (an unknown queue fails here, naming the setting), and
+        // start with the queues they feed.
+        if (services.GetService(typeof(RecurringJobRegistry)) is RecurringJobRegistry recurring)
+        {
+            Recurring = new RecurringJobManager(this, recurring, environment, loggerFactory);
+        }
+
         foreach (var queue in _queues.Values)
         {
             queue.Start();
         }
+
+        Recurring?.Start();
     }
 
     public IReadOnlyCollection<IWorkQueueControl> Queues { get; }
+
+    /// <summary>Gets the recurring jobs, if any were registered.</summary>
+    public RecurringJobManager? Recurring { get; }
+
+    /// <summary>Gets the engine's one timer structure for the scheduled jobs of all its queues.</summary>
+    public JobScheduler Scheduler { get; }
 
     /// <summary>Gets the object that marks code running inside this provider's jobs (see <see cref="JobFlow"/>).</summary>
     public object FlowMarker => this;
@@ -77,6 +95,9 @@ internal sealed class WorkQueueProvider : IWorkQueueProvider, IAsyncDisposable
     public Task<IReadOnlyList<ShutdownReport>> StopAsync(TimeSpan drainTimeout, CancellationToken cancellationToken = default)
     {
         CheckDrainTimeout(drainTimeout);
+        // No occurrence is offered to a queue that is draining.
+        Recurring?.Stop();
+
         TaskCompletionSource<ShutdownReport[]> start;
         QueueRuntime[] joining;
         Task<IReadOnlyList<ShutdownReport>> all;
@@ -122,7 +143,11 @@ internal sealed class WorkQueueProvider : IWorkQueueProvider, IAsyncDisposable
         return queue.StopTask;
     }
 
-    public async ValueTask DisposeAsync() => await StopAsync(TimeSpan.Zero).ConfigureAwait(false);
+    public async ValueTask DisposeAsync()
+    {
+        await StopAsync(TimeSpan.Zero).ConfigureAwait(false);
+        Scheduler.Dispose();
+    }
 
     private async Task RunGroupAsync(TaskCompletionSource<ShutdownReport[]> result, QueueRuntime[] queues, TimeSpan drainTimeout, CancellationToken cancellationToken)
     {

@@ -11,6 +11,8 @@ internal interface IQueueGaugeSource
 
     int Capacity { get; }
 
+    int Scheduled { get; }
+
     int CurrentWorkers { get; }
 
     int BusyWorkers { get; }

@@ -27,6 +27,7 @@ internal sealed class WorkQueueMetrics
     private readonly Counter<long> _enqueued;
     private readonly Counter<long> _rejected;
     private readonly Counter<long> _dropped;
+    private readonly Counter<long> _canceled;
     private readonly Counter<long> _retried;
     private readonly Counter<long> _deadLettered;
     private readonly Counter<long> _syncOverAsync;
@@ -40,6 +41,7 @@ internal sealed class WorkQueueMetrics
         _enqueued = _meter.CreateCounter<long>("workqueue.job.enqueued", "{job}", "Jobs accepted by a queue.");
         _rejected = _meter.CreateCounter<long>("workqueue.job.rejected", "{job}", "Jobs a queue did not accept.");
         _dropped = _meter.CreateCounter<long>("workqueue.job.dropped", "{job}", "Accepted jobs dropped to make room (DropOldest).");
+        _canceled = _meter.CreateCounter<long>("workqueue.job.canceled", "{job}", "Scheduled jobs cancelled before they came due.");
         _retried = _meter.CreateCounter<long>("workqueue.job.retried", "{job}", "Failed attempts scheduled to run again.");
         _deadLettered = _meter.CreateCounter<long>("workqueue.job.dead_lettered", "{job}", "Jobs that failed their last attempt.");
         _syncOverAsync = _meter.CreateCounter<long>("workqueue.job.sync_over_async", "{event}", "Signs of jobs blocking their thread on async code (sync-over-async), by how they were detected.");
@@ -55,6 +57,7 @@ internal sealed class WorkQueueMetrics
             "How long a job waited between enqueue and start.",
             advice: new InstrumentAdvice<double> { HistogramBucketBoundaries = [0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30] });
         _meter.CreateObservableGauge("workqueue.queue.depth", () => Observe(static q => q.Depth), "{job}", "Jobs waiting to start.");
+        _meter.CreateObservableGauge("workqueue.queue.scheduled", () => Observe(static q => q.Scheduled), "{job}", "Scheduled jobs waiting for their time.");
         _meter.CreateObservableGauge("workqueue.queue.capacity", () => Observe(static q => q.Capacity), "{job}", "The most jobs a queue holds.");
         _meter.CreateObservableGauge("workqueue.workers.current", () => Observe(static q => q.CurrentWorkers), "{worker}", "Worker threads alive.");
         _meter.CreateObservableGauge("workqueue.workers.busy", () => Observe(static q => q.BusyWorkers), "{worker}", "Worker threads executing job code.");
@@ -87,6 +90,14 @@ internal sealed class WorkQueueMetrics
         if (_dropped.Enabled)
         {
             _dropped.Add(1, queueTag);
+        }
+    }
+
+    public void Canceled(in KeyValuePair<string, object?> queueTag)
+    {
+        if (_canceled.Enabled)
+        {
+            _canceled.Add(1, queueTag);
         }
     }
 

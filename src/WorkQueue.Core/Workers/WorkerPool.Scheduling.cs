@@ -57,16 +57,19 @@ internal sealed partial class WorkerPool
         ArmMonitor();
     }
 
-    /// <summary>Hands a job whose retry delay has passed back to the threads (ahead of the channel, whatever its full mode).</summary>
-    public void EnqueueRetry(in WorkItem item)
+    /// <summary>
+    /// Hands the threads a job whose time has come, a retry whose delay passed or a scheduled job that came due: ahead
+    /// of the channel, whatever its full mode, since it was accepted already.
+    /// </summary>
+    public void EnqueueDue(in WorkItem item)
     {
         _retries.Enqueue(item);
         _parking.WakeOne();
         OnWorkArrived();
     }
 
-    /// <summary>Takes every retry that has not started, for the shutdown report.</summary>
-    public List<WorkItem> TakeQueuedRetries()
+    /// <summary>Takes every due job (retry or scheduled) that has not started, for the shutdown report.</summary>
+    public List<WorkItem> TakeQueuedDue()
     {
         var items = new List<WorkItem>();
         while (_retries.TryDequeue(out var item))

@@ -82,7 +82,7 @@ public sealed class QueueHistoryTests
         Mode = WorkerMode.Auto,
         IsPaused = false,
         IsAccepting = true,
-        Totals = new WorkQueueTotals(succeeded + deadLettered, 0, succeeded + deadLettered, succeeded, deadLettered, 0, deadLettered, 0, 0, 0, 0),
+        Totals = new WorkQueueTotals(succeeded + deadLettered, 0, succeeded + deadLettered, succeeded, deadLettered, 0, deadLettered, 0, 0, 0, 0, 0),
         QueueWait = LatencySummary.Empty,
         RunTime = LatencySummary.Empty,
         StuckJobs = [],

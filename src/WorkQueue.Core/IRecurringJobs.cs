@@ -1,0 +1,79 @@
+namespace WorkQueue;
+
+/// <summary>
+/// Lists and changes the recurring jobs of in-memory queues at runtime: pause, resume, trigger now, remove, add or
+/// replace. Registered by <c>AddRecurringJob</c>; the jobs run per process (every instance of an app runs its own).
+/// </summary>
+public interface IRecurringJobs
+{
+    /// <summary>
+    /// Gets every recurring job, ordered by id.
+    /// </summary>
+    /// <returns>The jobs.</returns>
+    IReadOnlyList<RecurringJobInfo> GetAll();
+
+    /// <summary>
+    /// Gets one recurring job.
+    /// </summary>
+    /// <param name="id">The job's id (case-insensitive).</param>
+    /// <returns>The job, or <see langword="null"/> if there is none with that id.</returns>
+    RecurringJobInfo? Find(string id);
+
+    /// <summary>
+    /// Stops enqueuing the job's occurrences until <see cref="Resume"/>; an occurrence already enqueued still runs.
+    /// </summary>
+    /// <param name="id">The job's id.</param>
+    /// <returns><see langword="true"/> if the job exists.</returns>
+    bool Pause(string id);
+
+    /// <summary>
+    /// Resumes a paused job from its next occurrence after now (occurrences missed while paused do not run).
+    /// </summary>
+    /// <param name="id">The job's id.</param>
+    /// <returns><see langword="true"/> if the job exists.</returns>
+    bool Resume(string id);
+
+    /// <summary>
+    /// Enqueues one occurrence now, outside the schedule (paused or not); the schedule is unchanged.
+    /// </summary>
+    /// <param name="id">The job's id.</param>
+    /// <param name="cancellationToken">Cancels the wait (a durable queue's enqueue waits for Redis).</param>
+    /// <returns>The id of the enqueued job, or <see langword="null"/> if there is no such recurring job.</returns>
+    /// <exception cref="JobRejectedException">The job's queue is stopping, full and rejecting, or its store is unavailable.</exception>
+    ValueTask<string?> TriggerNowAsync(string id, CancellationToken cancellationToken = default);
+
+    /// <summary>
+    /// Removes the job: no further occurrences; one already enqueued still runs.
+    /// </summary>
+    /// <param name="id">The job's id.</param>
+    /// <returns><see langword="true"/> if the job existed.</returns>
+    bool Remove(string id);
+
+    // RS0026: the overloads differ by the schedule's type (a cron string or a TimeSpan interval) before the optional
+    // configure callback, so no call can bind to both.
+#pragma warning disable RS0026
+    /// <summary>
+    /// Adds a recurring job on a cron schedule, or replaces the one with the same id.
+    /// </summary>
+    /// <typeparam name="THandler">The handler, resolved from a new service scope for each occurrence.</typeparam>
+    /// <param name="id">The job's id (case-insensitive).</param>
+    /// <param name="cronExpression">A cron expression of five fields, or six with seconds first.</param>
+    /// <param name="configure">Configures the job's options.</param>
+    /// <exception cref="ArgumentException"><paramref name="id"/> is empty, or the cron expression, time zone or queue is not valid; the message names it.</exception>
+    void AddOrUpdate<THandler>(string id, string cronExpression, Action<RecurringJobOptions>? configure = null)
+        where THandler : class, IJobHandler<RecurringOccurrence>;
+
+    /// <summary>
+    /// Adds a recurring job that runs every <paramref name="interval"/>, or replaces the one with the same id.
+    /// Occurrences fall on multiples of the interval since the Unix epoch (UTC), so they do not drift across restarts.
+    /// </summary>
+    /// <typeparam name="THandler">The handler, resolved from a new service scope for each occurrence.</typeparam>
+    /// <param name="id">The job's id (case-insensitive).</param>
+    /// <param name="interval">The interval, from one second to 366 days.</param>
+    /// <param name="configure">Configures the job's options.</param>
+    /// <exception cref="ArgumentException"><paramref name="id"/> is empty, or the queue is not valid.</exception>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="interval"/> is out of range.</exception>
+    void AddOrUpdate<THandler>(string id, TimeSpan interval, Action<RecurringJobOptions>? configure = null)
+        where THandler : class, IJobHandler<RecurringOccurrence>;
+#pragma warning restore RS0026
+}

@@ -1,0 +1,305 @@
+using Microsoft.Extensions.Logging;
+using WorkQueue.Durability;
+using WorkQueue.Internal;
+using WorkQueue.Queueing;
+
+namespace WorkQueue.Recurring;
+
+/// <summary>
+/// Runs the recurring jobs in this process: each job's timer (on the engine's clock) offers an occurrence when its time
+/// comes. On an in-memory queue the occurrence is a job that is already due (never refused for room, and ahead of the
+/// queued jobs), whose handler runs like any scoped handler, with the queue's retries and timeouts. On a durable queue
+/// every instance offers every occurrence and the store enqueues it once (<see cref="IRecurringOccurrenceStore"/>); at
+/// start, an occurrence missed while no instance ran is run once or skipped (<see cref="MissedOccurrencePolicy"/>).
+/// </summary>
+internal sealed partial class RecurringJobManager : IRecurringJobs, IDisposable
+{
+    private readonly Lock _lock = new();
+    private readonly Dictionary<string, RecurringJobState> _jobs = new(StringComparer.OrdinalIgnoreCase);
+    private readonly WorkQueueProvider _provider;
+    private readonly TimeProvider _time;
+    private readonly ILogger _logger;
+    private bool _started;
+    private bool _stopped;
+
+    public RecurringJobManager(WorkQueueProvider provider, RecurringJobRegistry registry, WorkQueueEnvironment environment, ILoggerFactory loggerFactory)
+    {
+        _provider = provider;
+        _time = environment.Time;
+        _logger = loggerFactory.CreateLogger("WorkQueue.Recurring");
+        foreach (var definition in registry.Definitions)
+        {
+            AddOrReplace(definition);
+        }
+    }
+
+    public IReadOnlyList<RecurringJobInfo> GetAll()
+    {
+        RecurringJobState[] jobs;
+        lock (_lock)
+        {
+            jobs = [.. _jobs.Values];
+        }
+
+        return [.. jobs.Select(j => j.Describe()).OrderBy(j => j.Id, StringComparer.OrdinalIgnoreCase)];
+    }
+
+    public RecurringJobInfo? Find(string id) => Get(id)?.Describe();
+
+    public bool Pause(string id)
+    {
+        var job = Get(id);
+        job?.Pause();
+        return job is not null;
+    }
+
+    public bool Resume(string id)
+    {
+        var job = Get(id);
+        job?.Resume();
+        return job is not null;
+    }
+
+    public async ValueTask<string?> TriggerNowAsync(string id, CancellationToken cancellationToken = default)
+    {
+        if (Get(id) is not { } job)
+        {
+            return null;
+        }
+
+        var occurrence = new RecurringOccurrence(job.Definition.Id, _time.GetUtcNow(), IsTriggeredManually: true);
+        job.OnFiring(occurrence);
+        try
+        {
+            return await EnqueueAsync(job, occurrence, cancellationToken).ConfigureAwait(false);
+        }
+        catch (JobRejectedException ex)
+        {
+            job.OnSkipped(occurrence, ex.Message);
+            throw;
+        }
+    }
+
+    public bool Remove(string id)
+    {
+        ArgumentNullException.ThrowIfNull(id);
+        RecurringJobState? job;
+        lock (_lock)
+        {
+            _jobs.Remove(id, out job);
+        }
+
+        job?.Dispose();
+        return job is not null;
+    }
+
+    public void AddOrUpdate<THandler>(string id, string cronExpression, Action<RecurringJobOptions>? configure = null)
+        where THandler : class, IJobHandler<RecurringOccurrence> =>
+        AddOrReplace(RecurringJobDefinition.Create<THandler>(id, zone => RecurringSchedule.Cron(cronExpression, zone, nameof(cronExpression)), configure));
+
+    public void AddOrUpdate<THandler>(string id, TimeSpan interval, Action<RecurringJobOptions>? configure = null)
+        where THandler : class, IJobHandler<RecurringOccurrence> =>
+        AddOrReplace(RecurringJobDefinition.Create<THandler>(id, _ => RecurringSchedule.Every(interval, nameof(interval)), configure));
+
+    /// <summary>Arms every job's timer: called once the queues have started.</summary>
+    public void Start()
+    {
+        RecurringJobState[] jobs;
+        lock (_lock)
+        {
+            _started = true;
+            jobs = [.. _jobs.Values];
+        }
+
+        foreach (var job in jobs)
+        {
+            StartJob(job);
+        }
+    }
+
+    /// <summary>Stops every job's timer: called as the queues begin to stop.</summary>
+    public void Stop()
+    {
+        RecurringJobState[] jobs;
+        lock (_lock)
+        {
+            _stopped = true;
+            jobs = [.. _jobs.Values];
+        }
+
+        foreach (var job in jobs)
+        {
+            job.Dispose();
+        }
+    }
+
+    public void Dispose() => Stop();
+
+    private void AddOrReplace(RecurringJobDefinition definition)
+    {
+        CheckQueue(definition);
+        var job = new RecurringJobState(definition, _time, Fire);
+        RecurringJobState? replaced;
+        bool start;
+        lock (_lock)
+        {
+            if (_stopped)
+            {
+                job.Dispose();
+                throw new InvalidOperationException("Recurring jobs are stopped: the application is shutting down.");
+            }
+
+            _jobs.Remove(definition.Id, out replaced);
+            _jobs[definition.Id] = job;
+            start = _started;
+        }
+
+        replaced?.Dispose();
+        if (start)
+        {
+            StartJob(job);
+        }
+
+        Log.Registered(_logger, definition.Id, definition.Schedule.Text, definition.Schedule.TimeZone, definition.Queue, replaced is not null);
+    }
+
+    private void CheckQueue(RecurringJobDefinition definition)
+    {
+        string queue = definition.Queue;
+        if (!_provider.TryGetControl(queue, out _))
+        {
+            throw new ArgumentException($"RecurringJobOptions.Queue '{queue}' of recurring job '{definition.Id}' names no registered queue. Registered queues: {string.Join(", ", _provider.Queues.Select(q => q.Name))}.", nameof(RecurringJobOptions.Queue));
+        }
+
+        var store = _provider.Find(queue).Store;
+        if (store is not null && (store is not IRecurringOccurrenceStore occurrences || occurrences.HandlerType != definition.HandlerType))
+        {
+            throw new ArgumentException(
+                $"RecurringJobOptions.Queue '{queue}' of recurring job '{definition.Id}' is a durable queue that does not run {definition.Handler} with RecurringOccurrence payloads. A durable recurring job needs its own durable queue: AddDurableQueue<{definition.HandlerType.Name}, RecurringOccurrence>(\"{queue}\").",
+                nameof(RecurringJobOptions.Queue));
+        }
+    }
+
+    private IRecurringOccurrenceStore? DurableStore(RecurringJobDefinition definition) =>
+        _provider.Find(definition.Queue).Store as IRecurringOccurrenceStore;
+
+    private void StartJob(RecurringJobState job)
+    {
+        job.Start();
+        if (DurableStore(job.Definition) is { } store && job.Definition.MissedOccurrences == MissedOccurrencePolicy.RunOnce)
+        {
+            _ = CatchUpAsync(job, store);
+        }
+    }
+
+    /// <summary>
+    /// Runs once the latest occurrence that fell after the latest one any instance enqueued and before now (every
+    /// instance may do this at once: the store enqueues it once). A job never enqueued anywhere has missed nothing.
+    /// </summary>
+    private async Task CatchUpAsync(RecurringJobState job, IRecurringOccurrenceStore store)
+    {
+        var retry = TimeSpan.FromSeconds(1);
+        while (!job.IsDisposed)
+        {
+            try
+            {
+                var last = await store.GetLastOccurrenceAsync(job.Definition.Id, CancellationToken.None).ConfigureAwait(false);
+                if (last is { } after && LatestMissed(job.Definition.Schedule, after, _time.GetUtcNow()) is { } missed && !job.IsDisposed)
+                {
+                    _logger.TryLog(static (l, s) => Log.CatchingUp(l, s.Id, s.Missed, s.Last), (job.Definition.Id, Missed: missed, Last: after));
+                    await FireAsync(job, new RecurringOccurrence(job.Definition.Id, missed, IsTriggeredManually: false)).ConfigureAwait(false);
+                }
+
+                return;
+            }
+            catch (Exception ex) when (ex is JobRejectedException or TimeoutException or InvalidOperationException)
+            {
+                // Redis not reachable yet: try again, less and less often, until it answers or the job goes.
+                _logger.TryLog(static (l, s) => Log.CatchUpFailed(l, s.Id, s.Message), (job.Definition.Id, ex.Message));
+                await Task.Delay(retry, _time).ConfigureAwait(false);
+                retry = TimeSpan.FromTicks(Math.Min(retry.Ticks * 2, TimeSpan.FromMinutes(1).Ticks));
+            }
+        }
+    }
+
+    /// <summary>The latest occurrence after <paramref name="last"/> and at or before <paramref name="now"/>, if any (bounded search).</summary>
+    private static DateTimeOffset? LatestMissed(RecurringSchedule schedule, DateTimeOffset last, DateTimeOffset now)
+    {
+        DateTimeOffset? latest = null;
+        var at = last;
+        for (int i = 0; i < 100_000 && schedule.GetNextAfter(at) is { } next && next <= now; i++)
+        {
+            latest = at = next;
+        }
+
+        return latest;
+    }
+
+    private RecurringJobState? Get(string id)
+    {
+        ArgumentNullException.ThrowIfNull(id);
+        lock (_lock)
+        {
+            return _jobs.GetValueOrDefault(id);
+        }
+    }
+
+    /// <summary>Called on the engine's timer thread when an occurrence's time has come.</summary>
+    private void Fire(RecurringJobState job, RecurringOccurrence occurrence) => _ = FireAsync(job, occurrence);
+
+    private async Task FireAsync(RecurringJobState job, RecurringOccurrence occurrence)
+    {
+        job.OnFiring(occurrence);
+        try
+        {
+            await EnqueueAsync(job, occurrence, CancellationToken.None).ConfigureAwait(false);
+        }
+        catch (JobRejectedException ex)
+        {
+            job.OnSkipped(occurrence, ex.Message);
+            _logger.TryLog(static (l, s) => Log.Skipped(l, s.Id, s.ScheduledFor, s.Message), (job.Definition.Id, occurrence.ScheduledFor, ex.Message));
+        }
+    }
+
+    private async ValueTask<string?> EnqueueAsync(RecurringJobState job, RecurringOccurrence occurrence, CancellationToken cancellationToken)
+    {
+        if (DurableStore(job.Definition) is { } store)
+        {
+            string? stored = await store.EnqueueOccurrenceAsync(occurrence, cancellationToken).ConfigureAwait(false);
+            if (stored is null)
+            {
+                job.OnEnqueuedElsewhere(occurrence);
+            }
+            else
+            {
+                job.OnEnqueued(occurrence, stored);
+            }
+
+            return stored;
+        }
+
+        // Scheduled for its own time, which has come: it goes to the threads at once, whatever the room in the queue.
+        long number = _provider.Find(job.Definition.Queue).Producer.Schedule(job.Definition.Invoker, job, occurrence, occurrence.ScheduledFor);
+        string id = number.ToString(System.Globalization.CultureInfo.InvariantCulture);
+        job.OnEnqueued(occurrence, id);
+        return id;
+    }
+
+    private static partial class Log
+    {
+        [LoggerMessage(700, LogLevel.Information, "Recurring job '{Id}' {Action}: '{Schedule}' ({TimeZone}) on queue '{Queue}'.", EventName = "RecurringJobRegistered")]
+        private static partial void Registered(ILogger logger, string id, string action, string schedule, string timeZone, string queue);
+
+        public static void Registered(ILogger logger, string id, string schedule, string timeZone, string queue, bool replaced) =>
+            Registered(logger, id, replaced ? "replaced" : "registered", schedule, timeZone, queue);
+
+        [LoggerMessage(702, LogLevel.Information, "Recurring job '{Id}': running the occurrence of {Missed:O}, missed while no instance ran (the latest enqueued was {Last:O}).", EventName = "RecurringOccurrenceCatchUp")]
+        public static partial void CatchingUp(ILogger logger, string id, DateTimeOffset missed, DateTimeOffset last);
+
+        [LoggerMessage(703, LogLevel.Warning, "Recurring job '{Id}': could not read its latest occurrence from the store to look for missed ones; trying again: {Reason}", EventName = "RecurringCatchUpFailed")]
+        public static partial void CatchUpFailed(ILogger logger, string id, string reason);
+
+        [LoggerMessage(701, LogLevel.Warning, "Recurring job '{Id}': the occurrence for {ScheduledFor:O} was not enqueued: {Reason}", EventName = "RecurringOccurrenceSkipped")]
+        public static partial void Skipped(ILogger logger, string id, DateTimeOffset scheduledFor, string reason);
+    }
+}

@@ -1,0 +1,187 @@
+namespace WorkQueue.Recurring;
+
+/// <summary>
+/// One recurring job at runtime: its definition, its timer (on the engine's clock), whether it is paused, when it runs
+/// next and how its latest occurrence went. Guarded by its own lock; the timer's callback and the manager's calls meet here.
+/// </summary>
+internal sealed class RecurringJobState : IDisposable
+{
+    private readonly Lock _lock = new();
+    private readonly TimeProvider _time;
+    private readonly ITimer _timer;
+    private RecurringOccurrence? _latest;
+    private RecurringRun? _lastRun;
+    private DateTimeOffset? _next;
+    private bool _paused;
+    private bool _disposed;
+
+    public RecurringJobState(RecurringJobDefinition definition, TimeProvider time, Action<RecurringJobState, RecurringOccurrence> fire)
+    {
+        Definition = definition;
+        _time = time;
+        _paused = definition.StartPaused;
+        _timer = time.CreateTimer(static s => ((RecurringJobState)s!).OnTimer(), this, Timeout.InfiniteTimeSpan, Timeout.InfiniteTimeSpan);
+        Fire = fire;
+    }
+
+    public RecurringJobDefinition Definition { get; }
+
+    /// <summary>Gets a value indicating whether the job was removed or stopped.</summary>
+    public bool IsDisposed
+    {
+        get
+        {
+            lock (_lock)
+            {
+                return _disposed;
+            }
+        }
+    }
+
+    private Action<RecurringJobState, RecurringOccurrence> Fire { get; }
+
+    /// <summary>Arms the timer for the first occurrence after now (unless paused).</summary>
+    public void Start()
+    {
+        lock (_lock)
+        {
+            ScheduleNextLocked(_time.GetUtcNow());
+        }
+    }
+
+    public void Pause()
+    {
+        lock (_lock)
+        {
+            _paused = true;
+            _next = null;
+            _timer.Change(Timeout.InfiniteTimeSpan, Timeout.InfiniteTimeSpan);
+        }
+    }
+
+    public void Resume()
+    {
+        lock (_lock)
+        {
+            if (_paused)
+            {
+                _paused = false;
+                ScheduleNextLocked(_time.GetUtcNow());
+            }
+        }
+    }
+
+    /// <summary>Makes the occurrence the latest one: called just before it is enqueued.</summary>
+    public void OnFiring(RecurringOccurrence occurrence)
+    {
+        lock (_lock)
+        {
+            _latest = occurrence;
+            _lastRun = new RecurringRun(occurrence.ScheduledFor, null, RecurringRunOutcome.Enqueued, null, null, null);
+        }
+    }
+
+    public void OnEnqueued(RecurringOccurrence occurrence, string jobId) =>
+        Update(occurrence, run => run with { JobId = jobId });
+
+    public void OnEnqueuedElsewhere(RecurringOccurrence occurrence) =>
+        Update(occurrence, run => run with { Outcome = RecurringRunOutcome.EnqueuedElsewhere });
+
+    public void OnSkipped(RecurringOccurrence occurrence, string reason) =>
+        Update(occurrence, run => run with { Outcome = RecurringRunOutcome.Skipped, Error = reason });
+
+    public void OnAttemptStarted(RecurringOccurrence occurrence)
+    {
+        var now = _time.GetUtcNow();
+        Update(occurrence, run => run with { Outcome = RecurringRunOutcome.Running, StartedAt = now, EndedAt = null, Error = null });
+    }
+
+    public void OnAttemptEnded(RecurringOccurrence occurrence, Exception? error)
+    {
+        var now = _time.GetUtcNow();
+        Update(occurrence, run => run with
+        {
+            Outcome = error is null ? RecurringRunOutcome.Succeeded : RecurringRunOutcome.Failed,
+            EndedAt = now,
+            Error = error is null ? null : $"{error.GetType().FullName}: {error.Message}",
+        });
+    }
+
+    public RecurringJobInfo Describe()
+    {
+        lock (_lock)
+        {
+            var d = Definition;
+            return new RecurringJobInfo(d.Id, d.Schedule.Text, d.Schedule.TimeZone, d.Queue, d.Handler, _paused, _next, _lastRun);
+        }
+    }
+
+    public void Dispose()
+    {
+        lock (_lock)
+        {
+            _disposed = true;
+            _next = null;
+        }
+
+        _timer.Dispose();
+    }
+
+    private void OnTimer()
+    {
+        RecurringOccurrence occurrence;
+        lock (_lock)
+        {
+            if (_disposed || _paused || _next is not { } due)
+            {
+                return;
+            }
+
+            var now = _time.GetUtcNow();
+            if (now < due)
+            {
+                // Woken early (the timer re-checks at least every minute, so a wall-clock step costs at most that).
+                ArmLocked(due, now);
+                return;
+            }
+
+            // Occurrences missed while this process could not fire (a long pause of the process) run once, not each.
+            occurrence = new RecurringOccurrence(Definition.Id, due, IsTriggeredManually: false);
+            ScheduleNextLocked(now);
+        }
+
+        Fire(this, occurrence);
+    }
+
+    private void ScheduleNextLocked(DateTimeOffset now)
+    {
+        if (_disposed || _paused)
+        {
+            return;
+        }
+
+        _next = Definition.Schedule.GetNextAfter(now);
+        if (_next is { } next)
+        {
+            ArmLocked(next, now);
+        }
+    }
+
+    private void ArmLocked(DateTimeOffset due, DateTimeOffset now)
+    {
+        var delay = due - now;
+        _timer.Change(delay <= TimeSpan.Zero ? TimeSpan.Zero : delay < Scheduling.JobScheduler.MaxTimerDelay ? delay : Scheduling.JobScheduler.MaxTimerDelay, Timeout.InfiniteTimeSpan);
+    }
+
+    private void Update(RecurringOccurrence occurrence, Func<RecurringRun, RecurringRun> change)
+    {
+        lock (_lock)
+        {
+            // Only the latest occurrence speaks for the job: an older one that ends late does not overwrite it.
+            if (ReferenceEquals(occurrence, _latest) && _lastRun is { } run)
+            {
+                _lastRun = change(run);
+            }
+        }
+    }
+}
