@@ -63,6 +63,18 @@ public sealed class DurableQueueOptions
     public int MaxDeliveries { get; set; } = 10;
 
     /// <summary>
+    /// Gets or sets the largest payload, in bytes of UTF-8 JSON, that <see cref="IDurableQueue{TPayload}.EnqueueAsync"/>
+    /// accepts; a larger one is refused at once with an <see cref="ArgumentException"/> naming the limit and its size, and
+    /// never reaches Redis, so it cannot fail the enqueues sent with it. <see langword="null"/>: what Redis takes in one
+    /// argument (its <c>proto-max-bulk-len</c>, read with <c>CONFIG GET</c> at connect when the connection allows admin
+    /// commands, else Redis's default of 512 MB), less 1 KB for the fields a retry adds. A value above what Redis takes
+    /// is lowered to it.
+    /// </summary>
+    /// <value>The default value is <see langword="null"/>: Redis's limit.</value>
+    [Range(1, int.MaxValue)]
+    public int? MaxPayloadBytes { get; set; }
+
+    /// <summary>
     /// Gets or sets the prefix of the queue's Redis keys. The keys are <c>{prefix}:{{name}}:stream</c>, <c>:delayed</c> and
     /// <c>:dead</c>; the braces make them one hash slot, so the queue works on Redis Cluster.
     /// </summary>

@@ -109,7 +109,11 @@ internal sealed partial class ChaosController
             o.TimestampFormat = "HH:mm:ss.fff ";
         }).SetMinimumLevel(LogLevel.Warning);
         builder.Services.AddSingleton(_keys);
-        builder.Services.AddRedisWarmup(o => o.Configuration = _redis.Configuration);
+        builder.Services.AddRedisWarmup(o =>
+        {
+            o.Configuration = _redis.Configuration;
+            o.SyncTimeout = WorkerCommand.RedisTimeout(TimeSpan.FromMilliseconds(_settings.ClaimTimeoutMs), TimeSpan.FromMilliseconds(_settings.HeartbeatMs));
+        });
         builder.Services.AddWorkQueue().AddDurableQueue<ChaosJobHandler, ChaosJob>(
             ChaosKeys.Queue,
             WorkerCommand.ConfigureEngine,

@@ -36,6 +36,7 @@ internal static class WorkerCommand
         {
             o.Configuration = redis;
             o.FailureMode = RedisWarmupFailureMode.StartNotReady;
+            o.SyncTimeout = RedisTimeout(claimTimeout, heartbeat);
         });
         builder.Services.AddWorkQueue().AddDurableQueue<ChaosJobHandler, ChaosJob>(
             ChaosKeys.Queue,
@@ -59,6 +60,13 @@ internal static class WorkerCommand
     /// The engine's settings, the same in every process of a run. Retries are generous so that a job whose completion
     /// could not be recorded while Redis restarts is retried until Redis is back, not dead-lettered.
     /// </summary>
+    /// <summary>
+    /// The Redis timeout the claims allow (ClaimTimeout at least twice the heartbeat plus the longest Redis timeout, as
+    /// the queue validates at startup): StackExchange.Redis's 5 s default unless the claims are shorter.
+    /// </summary>
+    internal static TimeSpan RedisTimeout(TimeSpan claimTimeout, TimeSpan heartbeat) =>
+        TimeSpan.FromMilliseconds(Math.Min(5_000, (claimTimeout - (heartbeat * 2)).TotalMilliseconds));
+
     public static void ConfigureEngine(WorkQueueOptions options)
     {
         options.MaxWorkers = 8;

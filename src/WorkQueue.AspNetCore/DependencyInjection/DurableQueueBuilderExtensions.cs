@@ -65,6 +65,7 @@ public static class DurableQueueBuilderExtensions
 
         services.TryAddEnumerable(ServiceDescriptor.Singleton<IValidateOptions<DurableQueueOptions>, DurableQueueOptionsValidator>());
         services.TryAddEnumerable(ServiceDescriptor.Singleton<IValidateOptions<DurableQueueOptions>, DurableQueueOptionsRulesValidator>());
+        services.TryAddEnumerable(ServiceDescriptor.Singleton<IValidateOptions<DurableQueueOptions>, DurableQueueTimeoutsValidator>());
         services.TryAddEnumerable(ServiceDescriptor.Singleton<IPostConfigureOptions<DurableQueueOptions>, DurableQueueConfiguration>());
         services.TryAddSingleton<DurableQueueRegistry>();
         services.TryAddSingleton<DurableQueueMetrics>();

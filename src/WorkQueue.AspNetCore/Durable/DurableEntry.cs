@@ -13,6 +13,24 @@ internal sealed class DurableEntry
         Deliveries = deliveries;
     }
 
+    private const int Held = 0;
+    private const int Started = 1;
+    private const int TakenBack = 2;
+
+    private int _state;
+
+    /// <summary>Gets a value indicating whether the store took the entry back before it started (it must not run here).</summary>
+    public bool IsTakenBack => Volatile.Read(ref _state) == TakenBack;
+
+    /// <summary>Gets or sets a value indicating whether Redis lost the entry while it ran here (no heartbeats; its outcome stores it again).</summary>
+    public bool Vanished { get; set; }
+
+    /// <summary>Marks the entry started (a queue thread); <see langword="false"/> when the store took it back first.</summary>
+    public bool TryMarkStarted() => Interlocked.CompareExchange(ref _state, Started, Held) != TakenBack;
+
+    /// <summary>Takes the entry back (the store's thread); <see langword="false"/> when it has started.</summary>
+    public bool TryTakeBack() => Interlocked.CompareExchange(ref _state, TakenBack, Held) != Started;
+
     /// <summary>Gets the entry's id in the stream (it changes when a job is retried or handed back).</summary>
     public string StreamId { get; }
 

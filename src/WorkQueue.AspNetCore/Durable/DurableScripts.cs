@@ -19,6 +19,34 @@ internal static class DurableScripts
         """;
 
     /// <summary>
+    /// <c>vanished(id)</c>: whether Redis lost an entry (a restart without persistence, a failover to an empty replica, a
+    /// flush) rather than someone settling it: pending for no consumer, not in the stream, and never deleted from it (the
+    /// stream's <c>max-deleted-entry-id</c> is below it, or there is no stream). Every way WorkQueue settles an entry
+    /// deletes it (XDEL), which raises that id. Redis before 7.0 does not report it: there, nothing counts as vanished.
+    /// KEYS[1] is the stream, ARGV[1] the group.
+    /// </summary>
+    private const string Vanished = "\n" + """
+        local function before(a, b)
+          local am, as = string.match(a, '^(%d+)-(%d+)$')
+          local bm, bs = string.match(b, '^(%d+)-(%d+)$')
+          if not am or not bm then return false end
+          am, as, bm, bs = tonumber(am), tonumber(as), tonumber(bm), tonumber(bs)
+          return am < bm or (am == bm and as < bs)
+        end
+        local function vanished(id)
+          local okp, anyone = pcall(redis.call, 'XPENDING', KEYS[1], ARGV[1], id, id, 1)
+          if okp and #anyone > 0 then return false end
+          if #redis.call('XRANGE', KEYS[1], id, id) > 0 then return false end
+          local ok, info = pcall(redis.call, 'XINFO', 'STREAM', KEYS[1])
+          if not ok then return true end
+          for i = 1, #info, 2 do
+            if info[i] == 'max-deleted-entry-id' then return before(info[i + 1], id) end
+          end
+          return false
+        end
+        """ + "\n";
+
+    /// <summary>
     /// KEYS: stream, delayed. ARGV: group, consumer, capacity, nudge channel, fetch count (0: no fetch), promote limit,
     /// enqueue count n, then n payloads, then the ids of completed entries. One turn of the store's loop in one call (one
     /// round trip, and under <c>appendfsync always</c> one fsync where three calls waited for three), in three parts that
@@ -95,20 +123,23 @@ internal static class DurableScripts
 
     /// <summary>
     /// KEYS: stream. ARGV: group, consumer, id... Refreshes the claim of each entry this consumer still owns, without
-    /// raising its delivery count (JUSTID) and without taking back an entry another consumer has reclaimed. Returns the
-    /// ids this consumer no longer owns.
+    /// raising its delivery count (JUSTID) and without taking back an entry another consumer has reclaimed. Returns
+    /// { ids this consumer no longer owns (another consumer took them, or they were settled elsewhere), ids Redis lost
+    /// (see <see cref="Vanished"/>) }.
     /// </summary>
-    public const string KeepAlive = """
-        local lost = {}
+    public const string KeepAlive = Vanished + """
+        local lost, gone = {}, {}
         for i = 3, #ARGV do
           local mine = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[i], ARGV[i], 1, ARGV[2])
           if #mine == 1 then
             redis.call('XCLAIM', KEYS[1], ARGV[1], ARGV[2], 0, ARGV[i], 'JUSTID')
+          elseif vanished(ARGV[i]) then
+            gone[#gone + 1] = ARGV[i]
           else
             lost[#lost + 1] = ARGV[i]
           end
         end
-        return lost
+        return { lost, gone }
         """;
 
     /// <summary>
@@ -137,9 +168,15 @@ internal static class DurableScripts
     /// KEYS: stream, dead. ARGV: group, consumer, min idle ms, cursor, count, max deliveries. Claims entries whose
     /// consumer has not refreshed them for min idle (XAUTOCLAIM raises their delivery count); an entry delivered more
     /// than max deliveries times is dead-lettered as poison in the same step. Returns { next cursor, { id, fields, deliveries }... }.
+    /// With count 0 (no room to take anything now) it only looks: returns { cursor, {}, 1 } when some entry has been idle
+    /// for min idle, else { cursor, {}, 0 }, so the caller can keep its next free slot for it.
     /// </summary>
     public const string Reclaim = Now + """
 
+        if tonumber(ARGV[5]) == 0 then
+          local idle = redis.call('XPENDING', KEYS[1], ARGV[1], 'IDLE', ARGV[3], '-', '+', 1)
+          return { ARGV[4], {}, #idle }
+        end
         local claimed = redis.call('XAUTOCLAIM', KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4], 'COUNT', ARGV[5])
         local keep = {}
         for _, entry in ipairs(claimed[2]) do
@@ -167,12 +204,13 @@ internal static class DurableScripts
 
     /// <summary>
     /// KEYS: stream, delayed. ARGV: group, consumer, id, delay ms, member. Moves a failed entry this consumer still owns
-    /// to the delayed set, due after the delay by Redis's clock. Returns 1, or 0 when another consumer owns it now.
+    /// to the delayed set, due after the delay by Redis's clock; one Redis lost (<see cref="Vanished"/>) is stored there
+    /// again. Returns 1, or 0 when another consumer owns it now.
     /// </summary>
-    public const string ScheduleRetry = Now + """
+    public const string ScheduleRetry = Now + Vanished + """
 
         local mine = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[3], ARGV[3], 1, ARGV[2])
-        if #mine == 0 then return 0 end
+        if #mine == 0 and not vanished(ARGV[3]) then return 0 end
         redis.call('ZADD', KEYS[2], now + tonumber(ARGV[4]), ARGV[5])
         redis.call('XACK', KEYS[1], ARGV[1], ARGV[3])
         redis.call('XDEL', KEYS[1], ARGV[3])
@@ -181,12 +219,13 @@ internal static class DurableScripts
 
     /// <summary>
     /// KEYS: stream, dead. ARGV: group, consumer, id, job id, payload, attempt, enqueued at, error, reason. Moves an entry
-    /// this consumer still owns to the dead-letter stream. Returns 1, or 0 when another consumer owns it now.
+    /// this consumer still owns (or that Redis lost, see <see cref="Vanished"/>) to the dead-letter stream. Returns 1, or 0
+    /// when another consumer owns it now.
     /// </summary>
-    public const string DeadLetter = Now + """
+    public const string DeadLetter = Now + Vanished + """
 
         local mine = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[3], ARGV[3], 1, ARGV[2])
-        if #mine == 0 then return 0 end
+        if #mine == 0 and not vanished(ARGV[3]) then return 0 end
         redis.call('XADD', KEYS[2], '*', 'j', ARGV[4], 'p', ARGV[5], 'a', ARGV[6], 't', ARGV[7], 'e', ARGV[8], 'r', ARGV[9],
           'f', string.format('%.0f', now), 'c', ARGV[2])
         redis.call('XACK', KEYS[1], ARGV[1], ARGV[3])
@@ -196,15 +235,15 @@ internal static class DurableScripts
 
     /// <summary>
     /// KEYS: stream. ARGV: group, consumer, nudge channel, then per entry: id, job id, payload, attempt, enqueued at.
-    /// Hands entries this consumer still owns back as new entries at the stream's end (so any consumer reads them at once),
-    /// same attempt. Returns how many were handed back.
+    /// Hands entries this consumer still owns (or that Redis lost, see <see cref="Vanished"/>) back as new entries at the
+    /// stream's end (so any consumer reads them at once), same attempt. Returns how many were handed back.
     /// </summary>
-    public const string Release = """
+    public const string Release = Vanished + """
         local n = 0
         for i = 4, #ARGV, 5 do
           local id = ARGV[i]
           local mine = redis.call('XPENDING', KEYS[1], ARGV[1], id, id, 1, ARGV[2])
-          if #mine == 1 then
+          if #mine == 1 or vanished(id) then
             redis.call('XADD', KEYS[1], '*', 'p', ARGV[i + 2], 'a', ARGV[i + 3], 't', ARGV[i + 4], 'j', ARGV[i + 1])
             redis.call('XACK', KEYS[1], ARGV[1], id)
             redis.call('XDEL', KEYS[1], id)

@@ -8,6 +8,20 @@ internal sealed partial class RedisStreamStore
 {
     private static readonly TimeSpan MaxRoomBackoff = TimeSpan.FromMilliseconds(100);
 
+    /// <summary>Redis's default <c>proto-max-bulk-len</c> (512 MB): the largest argument it takes, until CONFIG GET says otherwise.</summary>
+    private const long RedisDefaultMaxBulk = 512L * 1024 * 1024;
+
+    /// <summary>Room left under Redis's argument limit for what a retry adds to a payload (job id, attempt, time).</summary>
+    private const long RetryFieldsHeadroom = 1024;
+
+    /// <summary>
+    /// The most payload characters one script call carries: a batch is cut there (one larger payload travels alone), so
+    /// one call never gets near Redis's limits on a request and a few large jobs do not hold its thread for long.
+    /// </summary>
+    internal const long BatchPayloadBudget = 16L * 1024 * 1024;
+
+    private long _redisMaxBulk = RedisDefaultMaxBulk;
+
     private readonly ConcurrentQueue<PendingEnqueue> _enqueues = new();
     private readonly List<PendingEnqueue> _waitingForRoom = [];
     private long _roomRetryAt;
@@ -19,6 +33,12 @@ internal sealed partial class RedisStreamStore
         if (cancellationToken.IsCancellationRequested)
         {
             return ValueTask.FromCanceled<string>(cancellationToken);
+        }
+
+        if (TooLarge(payload) is { } tooLarge)
+        {
+            // Refused here, alone: sent, it would fail the whole call and every enqueue travelling with it.
+            return ValueTask.FromException<string>(tooLarge);
         }
 
         if (_stopping || _exited.Task.IsCompleted)
@@ -43,6 +63,45 @@ internal sealed partial class RedisStreamStore
 
         Signal();
         return new ValueTask<string>(pending.Task);
+    }
+
+    /// <summary>Gets the largest payload, in bytes, this queue sends: MaxPayloadBytes, at most what Redis takes in one argument less the retry fields.</summary>
+    public long MaxPayloadBytes => Math.Min(_durable.MaxPayloadBytes ?? long.MaxValue, Volatile.Read(ref _redisMaxBulk) - RetryFieldsHeadroom);
+
+    private ArgumentException? TooLarge(string payload)
+    {
+        long limit = MaxPayloadBytes;
+
+        // UTF-8 takes at most 3 bytes a UTF-16 character: most payloads need no count.
+        if ((long)payload.Length * 3 <= limit)
+        {
+            return null;
+        }
+
+        long bytes = System.Text.Encoding.UTF8.GetByteCount(payload);
+        return bytes <= limit
+            ? null
+            : new ArgumentException(
+                $"Durable queue '{_queue}': the job's payload is {bytes} bytes of JSON, over the queue's limit of {limit} bytes " +
+                "(DurableQueueOptions.MaxPayloadBytes, at most Redis's proto-max-bulk-len less 1 KB for the fields a retry adds). Store large data elsewhere and enqueue a reference to it.",
+                "payload");
+    }
+
+    /// <summary>Reads Redis's argument limit (<c>proto-max-bulk-len</c>) when the connection may (admin commands); else the default stands.</summary>
+    private void ReadRedisLimits(IDatabase db)
+    {
+        try
+        {
+            var reply = (RedisResult[])db.Execute("CONFIG", "GET", "proto-max-bulk-len")!;
+            if (reply.Length == 2 && long.TryParse((string?)reply[1], System.Globalization.NumberStyles.None, System.Globalization.CultureInfo.InvariantCulture, out long limit) && limit > RetryFieldsHeadroom)
+            {
+                Volatile.Write(ref _redisMaxBulk, limit);
+            }
+        }
+        catch (Exception ex) when (ex is RedisException or RedisCommandException or TimeoutException or InvalidCastException)
+        {
+            // Not allowed (no admin mode, an ACL, a managed Redis without CONFIG): Redis's default limit stands.
+        }
     }
 
     private bool AllSent => _enqueues.IsEmpty && _outcomes.IsEmpty && _completed.IsEmpty && _waitingForRoom.Count == 0;
@@ -153,7 +212,13 @@ internal sealed partial class RedisStreamStore
                 return null;
             }
 
-            int take = Math.Min(BatchSize, _waitingForRoom.Count);
+            int take = 0;
+            long size = 0;
+            while (take < Math.Min(BatchSize, _waitingForRoom.Count) && (take == 0 || size + _waitingForRoom[take].Payload.Length <= BatchPayloadBudget))
+            {
+                size += _waitingForRoom[take++].Payload.Length;
+            }
+
             batch = _waitingForRoom.GetRange(0, take);
             _waitingForRoom.RemoveRange(0, take);
         }
@@ -165,8 +230,14 @@ internal sealed partial class RedisStreamStore
             }
 
             batch = new List<PendingEnqueue>(Math.Min(BatchSize, _enqueues.Count));
-            while (batch.Count < BatchSize && _enqueues.TryDequeue(out var next))
+            long size = 0;
+            while (batch.Count < BatchSize
+                && _enqueues.TryPeek(out var next)
+                && (batch.Count == 0 || size + next.Payload.Length <= BatchPayloadBudget)
+                && _enqueues.TryDequeue(out next))
             {
+                // One reader (this thread): the entry peeked is the one dequeued.
+                size += next.Payload.Length;
                 batch.Add(next);
             }
         }

@@ -15,6 +15,7 @@ internal sealed partial class RedisStreamStore
 
     private volatile bool _nudged = true;
     private volatile bool _wantRoom;
+    private bool _reclaimWaiting;
     private bool _moreWaiting;
     private bool _prefetchFull;
     private bool _adoptOwn;
@@ -65,6 +66,12 @@ internal sealed partial class RedisStreamStore
             Signal();
         }
 
+        if (!entry.TryMarkStarted())
+        {
+            // Redis lost it and it was stored again, as a new entry any consumer runs.
+            return false;
+        }
+
         if (_lost.TryRemove(entry.StreamId, out _))
         {
             _held.TryRemove(entry.StreamId, out _);
@@ -93,7 +100,7 @@ internal sealed partial class RedisStreamStore
         }
 
         KeepAlive(db);
-        if (!_fetchStopped && _durable.Consume)
+        if (Taking)
         {
             try
             {
@@ -108,6 +115,27 @@ internal sealed partial class RedisStreamStore
         }
 
         _nextHeartbeat = now + Ticks(_durable.HeartbeatInterval);
+        return false;
+    }
+
+    /// <summary>Reclaims as soon as a slot frees up when the last heartbeat found a dead consumer's jobs and had no room for them.</summary>
+    private bool ReclaimIfWaiting(IDatabase db)
+    {
+        if (!_reclaimWaiting || !Taking || _intake!.FreeSlots <= 0)
+        {
+            return false;
+        }
+
+        try
+        {
+            Reclaim(db);
+        }
+        catch (Exception ex) when (ex is RedisException or TimeoutException)
+        {
+            _adoptOwn = true;
+            throw;
+        }
+
         return false;
     }
 
@@ -126,7 +154,7 @@ internal sealed partial class RedisStreamStore
             ReadStats(db);
         }
 
-        if (_moreWaiting && _intake!.FreeSlots > 0 && !_fetchStopped)
+        if (_moreWaiting && _intake!.FreeSlots > 0 && Taking)
         {
             return TimeSpan.Zero;
         }
@@ -135,7 +163,7 @@ internal sealed partial class RedisStreamStore
         // "due" on every turn until a fetch moves it on, and the thread would spin for as long as the prefetch stays full
         // (a paused queue, or jobs slower than the poll interval).
         long next = Math.Min(_nextHeartbeat, _nextCleanup);
-        if (!_fetchStopped && _durable.Consume && !_prefetchFull)
+        if (Taking && !_prefetchFull)
         {
             next = Math.Min(next, _nextPoll);
         }
@@ -156,7 +184,7 @@ internal sealed partial class RedisStreamStore
     private int FetchRoom(bool enqueuing, long now)
     {
         _prefetchFull = false;
-        if (_fetchStopped || !_durable.Consume || !(_nudged || _moreWaiting || enqueuing || now >= _nextPoll))
+        if (!Taking || !(_nudged || _moreWaiting || enqueuing || now >= _nextPoll))
         {
             return 0;
         }
@@ -169,6 +197,14 @@ internal sealed partial class RedisStreamStore
         if (room <= 0)
         {
             _prefetchFull = true;
+            return 0;
+        }
+
+        if (_reclaimWaiting)
+        {
+            // The next free slot is a dead consumer's job's (ReclaimIfWaiting, on the next turn).
+            _wantRoom = false;
+            Signal();
             return 0;
         }
 
@@ -293,7 +329,9 @@ internal sealed partial class RedisStreamStore
         }
 
         int lostCount = 0;
-        foreach (var chunk in _held.Keys.Chunk(BatchSize))
+        int restored = 0;
+        int running = 0;
+        foreach (var chunk in _held.Where(static h => !h.Value.Vanished).Select(static h => h.Key).Chunk(BatchSize))
         {
             var args = new RedisValue[chunk.Length + 2];
             args[0] = RedisStreamKeys.Group;
@@ -303,8 +341,28 @@ internal sealed partial class RedisStreamStore
                 args[i + 2] = chunk[i];
             }
 
-            var lost = (RedisResult[])db.ScriptEvaluate(DurableScripts.KeepAlive, [Keys.Stream], args)!;
-            foreach (var id in lost)
+            var result = (RedisResult[])db.ScriptEvaluate(DurableScripts.KeepAlive, [Keys.Stream], args)!;
+            foreach (var id in (RedisResult[])result[1]!)
+            {
+                // Redis lost it (restart without persistence, failover, flush); this process still holds the payload,
+                // and the producer was told it was stored. Not started: stored again now as a new entry (Release);
+                // running: its outcome stores it (a retry, a dead letter, a hand-back; a success needs nothing).
+                if (_held.TryGetValue((string)id!, out var entry))
+                {
+                    if (entry.TryTakeBack())
+                    {
+                        _outcomes.Enqueue(new Outcome(OutcomeKind.Release, entry, 0, null, null));
+                        restored++;
+                    }
+                    else
+                    {
+                        entry.Vanished = true;
+                        running++;
+                    }
+                }
+            }
+
+            foreach (var id in (RedisResult[])result[0]!)
             {
                 string streamId = (string)id!;
 
@@ -321,20 +379,33 @@ internal sealed partial class RedisStreamStore
         {
             _logger.TryLog(static (l, s) => Log.ClaimsLost(l, s._queue, s.lostCount), (_queue, lostCount));
         }
+
+        if (restored + running > 0)
+        {
+            _logger.TryLog(static (l, s) => Log.Vanished(l, s._queue, s.restored + s.running, s.restored, s.running), (_queue, restored, running));
+        }
     }
 
+    /// <summary>
+    /// Takes over entries whose consumer stopped refreshing them. They are the oldest work, so they come before new
+    /// entries: with no room now, it only looks, and when something waits the next free slot is kept for it (fetching
+    /// waits, see <see cref="FetchRoom"/>), so a dead consumer's jobs run within about a claim timeout however long the
+    /// backlog behind them.
+    /// </summary>
     private void Reclaim(IDatabase db)
     {
         int room = _intake!.FreeSlots;
-        if (room <= 0)
-        {
-            return;
-        }
-
         var result = (RedisResult[])db.ScriptEvaluate(
             DurableScripts.Reclaim,
             [Keys.Stream, Keys.Dead],
-            [RedisStreamKeys.Group, ConsumerName, (long)_durable.ClaimTimeout.TotalMilliseconds, _reclaimCursor, room, _durable.MaxDeliveries])!;
+            [RedisStreamKeys.Group, ConsumerName, (long)_durable.ClaimTimeout.TotalMilliseconds, _reclaimCursor, Math.Max(0, room), _durable.MaxDeliveries])!;
+        if (room <= 0)
+        {
+            _reclaimWaiting = (long)result[2] > 0;
+            return;
+        }
+
+        _reclaimWaiting = false;
         _reclaimCursor = (string)result[0]!;
         var claimed = (RedisResult[])result[1]!;
         Accept([.. claimed.Select(static raw => (RedisResult[])raw!).Select(static t => DurableEntry.Parse((string)t[0]!, t[1], (long)t[2]))]);

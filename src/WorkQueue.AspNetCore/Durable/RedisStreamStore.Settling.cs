@@ -38,6 +38,12 @@ internal sealed partial class RedisStreamStore
 
     public void Release(in WorkItem item)
     {
+        if (((DurableEntry)item.Target!).IsTakenBack)
+        {
+            // Already stored again, as a new entry (Redis had lost it).
+            return;
+        }
+
         _outcomes.Enqueue(new Outcome(OutcomeKind.Release, (DurableEntry)item.Target!, 0, null, null));
         Signal();
     }
@@ -106,8 +112,44 @@ internal sealed partial class RedisStreamStore
         }
     }
 
-    /// <summary>Hands entries back in one script; they are forgotten (no more heartbeats) only once Redis has them.</summary>
+    /// <summary>
+    /// Hands entries back, in as few scripts as their payloads' size allows (<see cref="BatchPayloadBudget"/>); they are
+    /// forgotten (no more heartbeats) only once Redis has them.
+    /// </summary>
     private bool SendReleases(IDatabase db, List<Outcome> releases)
+    {
+        int start = 0;
+        while (start < releases.Count)
+        {
+            int end = start + 1;
+            long size = releases[start].Entry.Payload.Length;
+            while (end < releases.Count && size + releases[end].Entry.Payload.Length <= BatchPayloadBudget)
+            {
+                size += releases[end++].Entry.Payload.Length;
+            }
+
+            try
+            {
+                SendReleaseChunk(db, releases.GetRange(start, end - start));
+            }
+            catch (Exception ex) when (ex is RedisException or TimeoutException)
+            {
+                // What was not sent goes back to the queue with the chunk that failed.
+                foreach (var release in releases.Skip(end))
+                {
+                    _outcomes.Enqueue(release);
+                }
+
+                throw;
+            }
+
+            start = end;
+        }
+
+        return true;
+    }
+
+    private void SendReleaseChunk(IDatabase db, List<Outcome> releases)
     {
         var args = new List<RedisValue>(3 + (releases.Count * 5)) { RedisStreamKeys.Group, ConsumerName, Keys.NudgeName };
         foreach (var release in releases)
@@ -137,8 +179,6 @@ internal sealed partial class RedisStreamStore
         {
             Forget(release.Entry);
         }
-
-        return true;
     }
 
     /// <summary>Takes the next batch of completed entries to acknowledge; <see langword="null"/> when there is none.</summary>

@@ -46,6 +46,7 @@ internal sealed partial class RedisStreamStore : IJobStore
     private Thread? _thread;
     private int _signaled;
     private volatile bool _fetchStopped;
+    private volatile bool _paused;
     private volatile bool _stopping;
     private volatile bool _groupReady;
     private volatile bool _unreachable;
@@ -116,6 +117,24 @@ internal sealed partial class RedisStreamStore : IJobStore
         };
         _thread.Start();
     }
+
+    /// <summary>
+    /// Pauses or resumes this consumer: paused, it fetches and reclaims nothing (the queue hands back what it fetched and
+    /// has not started), and its running jobs keep their claims; resumed, it fetches at once.
+    /// </summary>
+    public void SetPaused(bool paused)
+    {
+        _paused = paused;
+        if (!paused)
+        {
+            _nudged = true;
+        }
+
+        Signal();
+    }
+
+    /// <summary>Gets a value indicating whether this consumer takes jobs: it has not stopped fetching, nor been paused.</summary>
+    private bool Taking => !_fetchStopped && !_paused && _durable.Consume;
 
     public void StopFetching()
     {
@@ -216,6 +235,7 @@ internal sealed partial class RedisStreamStore : IJobStore
 
             Stage(HeartbeatIfDue, db);
             Stage(AdoptOwnIfNeeded, db);
+            Stage(ReclaimIfWaiting, db);
             bool busy = Stage(SendOutcomes, db);
             busy |= Stage(SendRound, db);
             if (_stopping)
@@ -297,7 +317,9 @@ internal sealed partial class RedisStreamStore : IJobStore
         var multiplexer = _services.GetService<IConnectionMultiplexer>()
             ?? throw new InvalidOperationException($"Durable queue '{_queue}' needs an IConnectionMultiplexer: call services.AddRedisWarmup(...).");
         _logger.TryLog(static (l, s) => Log.Connected(l, s._queue, s.ConsumerName, s.Keys.Stream.ToString()), this);
-        return multiplexer.GetDatabase();
+        var db = multiplexer.GetDatabase();
+        ReadRedisLimits(db);
+        return db;
     }
 
     /// <summary>Subscribes to enqueue notifications, trying again every few seconds until it works (polling covers meanwhile).</summary>
@@ -349,7 +371,9 @@ internal sealed partial class RedisStreamStore : IJobStore
     {
         if (ex.Message.Contains("NOGROUP", StringComparison.Ordinal))
         {
+            // Perhaps Redis lost its data: the next pass checks every held entry (KeepAlive) and stores lost ones again.
             _groupReady = false;
+            _nextHeartbeat = 0;
             return true;
         }
 
@@ -417,7 +441,7 @@ internal sealed partial class RedisStreamStore : IJobStore
         [LoggerMessage(503, LogLevel.Error, "Durable queue '{Queue}': entry {EntryId} cannot be read and was dead-lettered: {Error}", EventName = "DurableUnreadable")]
         public static partial void Unreadable(ILogger logger, string queue, string entryId, string error);
 
-        [LoggerMessage(504, LogLevel.Warning, "Durable queue '{Queue}': {Count} job(s) held here were reclaimed by another consumer (this one missed its heartbeats); they run there.", EventName = "DurableClaimsLost")]
+        [LoggerMessage(504, LogLevel.Warning, "Durable queue '{Queue}': {Count} job(s) held here are no longer this consumer's in Redis (another consumer reclaimed them after this one missed its heartbeats, or they were settled elsewhere); those not started are not run here.", EventName = "DurableClaimsLost")]
         public static partial void ClaimsLost(ILogger logger, string queue, int count);
 
         [LoggerMessage(505, LogLevel.Information, "Durable queue '{Queue}': reclaimed {Count} job(s) from consumers that stopped refreshing them.", EventName = "DurableReclaimed")]
@@ -434,6 +458,9 @@ internal sealed partial class RedisStreamStore : IJobStore
 
         [LoggerMessage(509, LogLevel.Information, "Durable queue '{Queue}': removed consumer(s) {Consumers} (idle, nothing pending).", EventName = "DurableConsumersRemoved")]
         public static partial void ConsumersRemoved(ILogger logger, string queue, string consumers);
+
+        [LoggerMessage(511, LogLevel.Warning, "Durable queue '{Queue}': Redis lost {Count} job(s) held here (a restart without persistence, a failover to an empty replica, a flush): {Restored} not started were stored again; {Running} running here are stored again by their outcome (a success needs nothing).", EventName = "DurableJobsVanished")]
+        public static partial void Vanished(ILogger logger, string queue, int count, int restored, int running);
 
         [LoggerMessage(510, LogLevel.Information, "Durable queue '{Queue}': took back {Count} job(s) pending here whose fetch lost its reply.", EventName = "DurableAdopted")]
         public static partial void Adopted(ILogger logger, string queue, int count);

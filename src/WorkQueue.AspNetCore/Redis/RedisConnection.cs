@@ -102,6 +102,9 @@ internal sealed class RedisConnection : IAsyncDisposable
     /// Turns dedicated I/O threads on when the options ask for them (the flag is read by each connection as it is made,
     /// so it must be on before the multiplexer connects), then builds the configuration.
     /// </summary>
+    /// <summary>Gets the settings the connection is (or will be) made with, without connecting (timeouts, for validation).</summary>
+    public ConfigurationOptions DescribeConfiguration() => BuildConfiguration(abortOnConnectFail: false);
+
     private ConfigurationOptions PrepareConnect(bool abortOnConnectFail)
     {
         if (_options.DedicatedIoThreads && !DedicatedIoThreads.Enable())

@@ -38,6 +38,13 @@ internal interface IJobStore
     /// <summary>The job was fetched and did not complete here (not started at a stop, or cancelled by it): hand it back now.</summary>
     void Release(in WorkItem item);
 
+    /// <summary>
+    /// Pauses or resumes this instance's share of the queue: paused, the store fetches and reclaims nothing, so other
+    /// instances run the work (the queue hands back the jobs it fetched and has not started); jobs running here keep
+    /// their claims and are settled as usual.
+    /// </summary>
+    void SetPaused(bool paused);
+
     /// <summary>Stops fetching; jobs already fetched are settled as usual.</summary>
     void StopFetching();
 

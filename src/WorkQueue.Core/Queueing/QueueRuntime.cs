@@ -22,6 +22,7 @@ internal sealed partial class QueueRuntime : IQueueGaugeSource, IJobIntake
 {
     private readonly Lock _intakeLock = new();
     private bool _intakeClosed;
+    private bool _intakePaused;
     private readonly Channel<WorkItem> _channel;
     private readonly WorkQueueMetrics _metrics;
     private readonly ILogger _logger;
@@ -143,11 +144,13 @@ internal sealed partial class QueueRuntime : IQueueGaugeSource, IJobIntake
     public void Pause()
     {
         Pool.Pause();
+        PauseIntake();
         TryLog(() => Log.Paused(_logger, Name));
     }
 
     public void Resume()
     {
+        ResumeIntake();
         Pool.Resume();
         TryLog(() => Log.Resumed(_logger, Name));
     }
@@ -194,7 +197,7 @@ internal sealed partial class QueueRuntime : IQueueGaugeSource, IJobIntake
         // just after it looked.
         lock (_intakeLock)
         {
-            if (_intakeClosed)
+            if (_intakeClosed || _intakePaused)
             {
                 return false;
             }
@@ -227,6 +230,41 @@ internal sealed partial class QueueRuntime : IQueueGaugeSource, IJobIntake
         }
 
         ReturnPrefetched();
+    }
+
+    /// <summary>
+    /// A paused durable queue takes no fetched jobs and hands back the ones that have not started, so the queue's other
+    /// instances run them now; the store stops fetching and reclaiming until <see cref="ResumeIntake"/>.
+    /// </summary>
+    private void PauseIntake()
+    {
+        if (Store is null)
+        {
+            return;
+        }
+
+        lock (_intakeLock)
+        {
+            _intakePaused = true;
+        }
+
+        Store.SetPaused(true);
+        ReturnPrefetched();
+    }
+
+    private void ResumeIntake()
+    {
+        if (Store is null)
+        {
+            return;
+        }
+
+        lock (_intakeLock)
+        {
+            _intakePaused = false;
+        }
+
+        Store.SetPaused(false);
     }
 
     private void ReturnPrefetched()

@@ -55,6 +55,48 @@ public sealed class DurableClaimTests(RedisServerFixture redis) : IClassFixture<
     }
 
     [Fact]
+    public async Task DeadConsumersJob_UnderASteadyBacklog_IsReclaimedAheadOfNewerJobs()
+    {
+        string prefix = DurableTestHost.NewPrefix();
+        var log = new JobLog { Behavior = static async (_, _, ct) => await Task.Delay(150, ct) };
+        await using var redisClient = await DurableTestHost.ConnectAsync(redis.Server);
+        var db = redisClient.GetDatabase();
+        string stream = DurableTestHost.StreamKey(prefix);
+        await db.StreamCreateConsumerGroupAsync(stream, "workers", StreamPosition.Beginning, createStream: true);
+        await db.StreamAddAsync(stream, [new("p", "{\"n\":-1}"), new("a", "1"), new("t", "0")]);
+
+        // The crash: a consumer took the oldest job and is never heard of again; 60 newer jobs wait behind it.
+        Assert.Single(await db.StreamReadGroupAsync(stream, "workers", "ghost", ">", count: 1));
+        for (int n = 0; n < 60; n++)
+        {
+            await db.StreamAddAsync(stream, [new("p", $"{{\"n\":{n}}}"), new("a", "1"), new("t", "0")]);
+        }
+
+        await using var survivor = await DurableTestHost.StartAsync(
+            redis.Server,
+            log,
+            prefix,
+            "survivor",
+            o =>
+            {
+                o.MinWorkers = 1;
+                o.MaxWorkers = 1;
+                o.MaxConcurrency = 1;
+            },
+            d =>
+            {
+                FastClaims(d);
+                d.Prefetch = 1;
+            });
+
+        await log.WaitUntilAsync(() => log.Completed == 61, "the survivor to run all 61 jobs");
+
+        // Within about a claim timeout (1 s, some 7 jobs of 150 ms), not after the whole backlog (61st, 9 s in).
+        int position = log.Runs.Select(r => r.Job.N).ToList().IndexOf(-1) + 1;
+        Assert.True(position is > 0 and <= 30, $"The dead consumer's job ran {position}th of 61.");
+    }
+
+    [Fact]
     public async Task EntryDeliveredMoreThanMaxDeliveries_IsDeadLetteredAsPoisonWithoutRunning()
     {
         string prefix = DurableTestHost.NewPrefix();

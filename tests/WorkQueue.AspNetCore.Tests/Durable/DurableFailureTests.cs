@@ -112,6 +112,70 @@ public sealed class DurableFailureTests(RedisServerFixture redis) : IClassFixtur
     }
 
     [Fact]
+    public async Task RedisLosesItsData_JobsHeldHereAreStoredAgain_AndEachRunsOnce()
+    {
+        await using var own = await RedisServer.StartAsync();
+        string prefix = DurableTestHost.NewPrefix();
+        var gate0 = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        var log = new JobLog
+        {
+            Behavior = async (job, call, _) =>
+            {
+                if (job.N == 0 && call == 1)
+                {
+                    await gate0.Task;
+                    throw new InvalidOperationException("job 0 fails once");
+                }
+            },
+        };
+        var logs = new LogCapture();
+        await using var host = await DurableTestHost.StartAsync(
+            own,
+            log,
+            prefix,
+            "a",
+            o =>
+            {
+                o.MinWorkers = 1;
+                o.MaxWorkers = 1;
+                o.MaxConcurrency = 1;
+                o.Retry.MaxAttempts = 2;
+                o.Retry.BaseDelay = TimeSpan.FromMilliseconds(10);
+            },
+            d =>
+            {
+                d.ClaimTimeout = TimeSpan.FromSeconds(2);
+                d.HeartbeatInterval = TimeSpan.FromMilliseconds(300);
+            },
+            logs);
+        await using var admin = await DurableTestHost.ConnectAsync(own);
+        var db = admin.GetDatabase();
+        string stream = DurableTestHost.StreamKey(prefix);
+        await host.Producer.EnqueueAsync(new TestJob(0));
+        await log.WaitUntilAsync(() => log.Runs.Count == 1, "job 0 to start");
+        for (int n = 1; n <= 5; n++)
+        {
+            await host.Producer.EnqueueAsync(new TestJob(n));
+        }
+
+        await Eventually.HoldsAsync(async () => (await db.StreamPendingAsync(stream, "workers")).PendingMessageCount == 6, "jobs 1-5 prefetched behind job 0");
+
+        // A restart without persistence, or a failover to an empty replica: this process still holds the six jobs.
+        await admin.GetServer(admin.GetEndPoints()[0]).FlushAllDatabasesAsync();
+
+        // The five not started are stored again at once (new entries any consumer can run).
+        await Eventually.HoldsAsync(async () => await db.StreamLengthAsync(stream) == 5, "jobs 1-5 stored again", TimeSpan.FromSeconds(10));
+
+        // The running one is stored again by its outcome: a retry here.
+        gate0.SetResult();
+        await log.WaitUntilAsync(() => log.Completed == 6 && log.CallsOf(0) == 2, "jobs 1-5 and job 0's retry to run");
+        Assert.All(Enumerable.Range(1, 5), n => Assert.Equal(1, log.CallsOf(n)));
+        await Eventually.HoldsAsync(async () => await db.StreamLengthAsync(stream) == 0 && await db.SortedSetLengthAsync(DurableTestHost.DelayedKey(prefix)) == 0, "the stream and the delayed set to be empty");
+        Assert.DoesNotContain(logs.Entries, e => e.EventId.Id == 504);
+        Assert.Contains(logs.Entries, e => e.EventId.Id == 511 && e.Message.Contains("5 not started", StringComparison.Ordinal));
+    }
+
+    [Fact]
     public async Task Stop_WhileAProducerWaitsForRoom_TellsItQueueStopped()
     {
         var log = new JobLog();
@@ -174,7 +238,7 @@ public sealed class DurableFailureTests(RedisServerFixture redis) : IClassFixtur
         host.Control.Pause();
         string first = await host.Producer.EnqueueAsync(new TestJob(0));
         var older = host.Producer.EnqueueAsync(new TestJob(1)).AsTask();
-        await Eventually.HoldsAsync(async () => (await db.StreamPendingAsync(stream, "workers")).PendingMessageCount == 1, "job 0 fetched");
+        await Eventually.HoldsAsync(async () => await db.StreamLengthAsync(stream) == 1, "job 0 stored (a paused instance does not fetch it)");
 
         // Room for one appears, and a newer producer arrives at once.
         await db.StreamAcknowledgeAsync(stream, "workers", first);

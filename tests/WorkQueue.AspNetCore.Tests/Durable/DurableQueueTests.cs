@@ -36,45 +36,50 @@ public sealed class DurableQueueTests(RedisServerFixture redis) : IClassFixture<
     [Fact]
     public async Task Snapshot_HasThisConsumerAndTheClusterWideFiguresFromRedis()
     {
-        var log = new JobLog();
-        await using var host = await DurableTestHost.StartAsync(redis.Server, log, DurableTestHost.NewPrefix());
-        host.Control.Pause();
-        for (int n = 0; n < 3; n++)
+        var release = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        var log = new JobLog { Behavior = (job, _, _) => job.N == 0 ? new ValueTask(release.Task) : ValueTask.CompletedTask };
+        await using var host = await DurableTestHost.StartAsync(redis.Server, log, DurableTestHost.NewPrefix(), configure: o => o.MaxConcurrency = 1);
+        await host.Producer.EnqueueAsync(new TestJob(0));
+        await log.WaitUntilAsync(() => log.Runs.Count == 1, "job 0 to start");
+        for (int n = 1; n < 4; n++)
         {
             await host.Producer.EnqueueAsync(new TestJob(n));
         }
 
+        // Job 0 runs and jobs 1-3 wait behind it in the prefetch.
         await Eventually.HoldsAsync(
-            () => Task.FromResult(host.Control.GetSnapshot().Durable is { StreamLength: 3, Pending: 3, HeldHere: 3, IsConnected: true }),
-            "3 unfinished, fetched and held here");
+            () => Task.FromResult(host.Control.GetSnapshot().Durable is { StreamLength: 4, Pending: 4, HeldHere: 4, IsConnected: true }),
+            "4 unfinished, fetched and held here");
         var durable = host.Control.GetSnapshot().Durable!;
         var consumer = Assert.Single(durable.Consumers);
         Assert.Equal(durable.ConsumerName, consumer.Name);
         Assert.True(consumer.IsThisProcess);
-        Assert.Equal(3, consumer.Pending);
+        Assert.Equal(4, consumer.Pending);
         Assert.Contains($":{Environment.ProcessId}:", durable.ConsumerName);
         Assert.Equal(3, host.Control.GetSnapshot().Depth);
-        host.Control.Resume();
-        await log.WaitUntilAsync(() => log.Completed == 3, "the three jobs");
+        release.SetResult();
+        await log.WaitUntilAsync(() => log.Completed == 4, "the four jobs");
     }
 
     [Fact]
     public async Task PrefetchFullPastThePollInterval_StoreThreadWaitsForRoomInsteadOfSpinning()
     {
         string prefix = DurableTestHost.NewPrefix();
-        var log = new JobLog();
-        await using var host = await DurableTestHost.StartAsync(redis.Server, log, prefix, configureDurable: d =>
+        var release = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        var log = new JobLog { Behavior = (job, _, _) => job.N == 1 ? new ValueTask(release.Task) : ValueTask.CompletedTask };
+        await using var host = await DurableTestHost.StartAsync(redis.Server, log, prefix, configure: o => o.MaxConcurrency = 1, configureDurable: d =>
         {
             d.Prefetch = 1;
             d.PollInterval = TimeSpan.FromMilliseconds(20);
         });
         var store = host.Services.GetRequiredService<DurableQueueRegistry>().Queues.Single().Store;
-        host.Control.Pause();
         await host.Producer.EnqueueAsync(new TestJob(1));
+        await log.WaitUntilAsync(() => log.Runs.Count == 1, "job 1 to start");
         await host.Producer.EnqueueAsync(new TestJob(2));
-        await Wait.UntilAsync(() => store.Held == 1, "the prefetch of one to fill");
+        await host.Producer.EnqueueAsync(new TestJob(3));
+        await Wait.UntilAsync(() => store.Held == 2, "the prefetch of one to fill behind the running job");
 
-        // A full prefetch (a paused queue, or jobs slower than the poll interval) has no room to fetch into: the store
+        // A full prefetch (jobs slower than the poll interval) has no room to fetch into: the store
         // sleeps until a job leaves it. Proving that it does not spin needs a window; 25 poll intervals here, in which a
         // sleeping store turns a handful of times (heartbeats, notifications) and a spinning one hundreds of thousands.
         long before = store.Turns;
@@ -83,8 +88,8 @@ public sealed class DurableQueueTests(RedisServerFixture redis) : IClassFixture<
         Assert.True(turns < 100, $"The store's thread went round its loop {turns} times in 500 ms with nothing to do.");
 
         // A job leaving the prefetch wakes the store, which fetches the next.
-        host.Control.Resume();
-        await log.WaitUntilAsync(() => log.Completed == 2, "both jobs once the queue resumed");
+        release.SetResult();
+        await log.WaitUntilAsync(() => log.Completed == 3, "the three jobs once job 1 ended");
     }
 
     [Fact]
@@ -311,7 +316,8 @@ public sealed class DurableQueueTests(RedisServerFixture redis) : IClassFixture<
     public async Task EnqueueAsync_CancelledWhileItsBatchIsInFlight_EndsCancelled_AndNeverRuns()
     {
         string prefix = DurableTestHost.NewPrefix();
-        var log = new JobLog();
+        var release = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        var log = new JobLog { Behavior = (job, _, _) => job.N == 0 ? new ValueTask(release.Task) : ValueTask.CompletedTask };
         await using var host = await DurableTestHost.StartAsync(redis.Server, log, prefix, configure: o =>
         {
             o.Capacity = 1;
@@ -320,7 +326,6 @@ public sealed class DurableQueueTests(RedisServerFixture redis) : IClassFixture<
         },
         configureDurable: d => d.PollInterval = TimeSpan.FromSeconds(30)); // no poll may be the call in flight
         await using var redisClient = await DurableTestHost.ConnectAsync(redis.Server);
-        host.Control.Pause();
         await host.Producer.EnqueueAsync(new TestJob(0));
         await Eventually.HoldsAsync(async () => (await redisClient.GetDatabase().StreamPendingAsync(DurableTestHost.StreamKey(prefix), "workers")).PendingMessageCount == 1, "job 0 fetched");
 
@@ -335,7 +340,7 @@ public sealed class DurableQueueTests(RedisServerFixture redis) : IClassFixture<
         await busy;
 
         await Assert.ThrowsAnyAsync<OperationCanceledException>(() => enqueue.WaitAsync(TimeSpan.FromSeconds(10)));
-        host.Control.Resume();
+        release.SetResult();
         await log.WaitUntilAsync(() => log.Completed == 1, "job 0");
         Assert.Equal(0, log.CallsOf(1));
     }
@@ -381,6 +386,42 @@ public sealed class DurableQueueTests(RedisServerFixture redis) : IClassFixture<
         var error = Assert.Throws<OptionsValidationException>(() => host.Services.GetRequiredService<IOptionsMonitor<DurableQueueOptions>>().Get(DurableTestHost.Queue));
         Assert.Contains("HeartbeatInterval (00:00:04)", error.Message);
         Assert.Contains("ClaimTimeout (00:00:10)", error.Message);
+    }
+
+    [Fact]
+    public void AddDurableQueue_ClaimTimeoutNotCoveringTheRedisTimeouts_IsRefusedNamingEachSetting()
+    {
+        var host = DurableTestHost.Build(
+            redis.Server,
+            new JobLog(),
+            DurableTestHost.NewPrefix(),
+            configureDurable: d =>
+            {
+                d.ClaimTimeout = TimeSpan.FromSeconds(10);
+                d.HeartbeatInterval = TimeSpan.FromSeconds(3);
+            },
+            connection: $"{redis.Server.Configuration},syncTimeout=2000,asyncTimeout=5000");
+        var error = Assert.Throws<OptionsValidationException>(() => host.Services.GetRequiredService<IOptionsMonitor<DurableQueueOptions>>().Get(DurableTestHost.Queue));
+        Assert.Contains("ClaimTimeout (00:00:10)", error.Message);
+        Assert.Contains("HeartbeatInterval (00:00:03)", error.Message);
+        Assert.Contains("AsyncTimeout (5000 ms)", error.Message);
+        Assert.Contains("SyncTimeout (2000 ms)", error.Message);
+    }
+
+    [Fact]
+    public void AddDurableQueue_ClaimTimeoutCoveringTheRedisTimeouts_IsAccepted()
+    {
+        var host = DurableTestHost.Build(
+            redis.Server,
+            new JobLog(),
+            DurableTestHost.NewPrefix(),
+            configureDurable: d =>
+            {
+                d.ClaimTimeout = TimeSpan.FromSeconds(10);
+                d.HeartbeatInterval = TimeSpan.FromSeconds(3);
+            },
+            connection: $"{redis.Server.Configuration},syncTimeout=2000,asyncTimeout=3000");
+        Assert.Equal(TimeSpan.FromSeconds(10), host.Services.GetRequiredService<IOptionsMonitor<DurableQueueOptions>>().Get(DurableTestHost.Queue).ClaimTimeout);
     }
 
     [Fact]

@@ -138,7 +138,7 @@ internal sealed class DurableTestHost : IAsyncDisposable
 
         builder.Services.AddSingleton(log);
         builder.Services.AddSingleton(new InstanceName(instance));
-        builder.Services.AddRedisWarmup(o => o.Configuration = connection ?? redis.Configuration);
+        builder.Services.AddRedisWarmup(o => o.Configuration = connection ?? redis.Configuration + Timeouts(configureDurable));
         builder.Services.AddWorkQueue().AddDurableQueue<TestJobHandler, TestJob>(
             Queue,
             o =>
@@ -153,6 +153,18 @@ internal sealed class DurableTestHost : IAsyncDisposable
                 configureDurable?.Invoke(d);
             });
         return builder.Build();
+    }
+
+    /// <summary>
+    /// The Redis timeouts a test's claims allow (ClaimTimeout at least twice the heartbeat plus the longest timeout, as
+    /// validated at startup): StackExchange.Redis's 5 s default unless the claims are shorter.
+    /// </summary>
+    private static string Timeouts(Action<DurableQueueOptions>? configureDurable)
+    {
+        var durable = new DurableQueueOptions();
+        configureDurable?.Invoke(durable);
+        long ms = Math.Min(5_000, (long)(durable.ClaimTimeout - (durable.HeartbeatInterval * 2)).TotalMilliseconds);
+        return ms > 0 ? $",syncTimeout={ms},asyncTimeout={ms}" : string.Empty;
     }
 
     /// <summary>Gets a new key prefix, so tests sharing a redis-server never see each other's keys.</summary>
