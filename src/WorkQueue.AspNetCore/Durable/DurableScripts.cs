@@ -102,7 +102,8 @@ internal static class DurableScripts
               if n then
                 id = 's' .. stamp .. '-' .. n
                 local member = id .. '|1|' .. stamp .. '|' .. ARGV[i]
-                _, err = try('ZADD', KEYS[2], string.format('%.0f', due), member)
+                local added
+                added, err = try('ZADD', KEYS[2], string.format('%.0f', due), member)
                 if not err then redis.pcall('HSET', KEYS[3], id, member) end
               else
                 err = refused
