@@ -33,4 +33,51 @@ public interface IDurableQueue<in TPayload>
     /// </exception>
     /// <exception cref="OperationCanceledException"><paramref name="cancellationToken"/> was cancelled before Redis had the job.</exception>
     ValueTask<string> EnqueueAsync(TPayload payload, CancellationToken cancellationToken = default);
+
+    // RS0026: the ScheduleAsync overloads differ by the type of their second argument (a delay or a time), before the
+    // optional token, so no call can bind to both.
+#pragma warning disable RS0026
+    /// <summary>
+    /// Stores a job in Redis that becomes ready to run once <paramref name="delay"/> has passed on Redis's clock.
+    /// </summary>
+    /// <remarks>
+    /// <para>
+    /// The job waits in the queue's delayed set (where retries wait), under its own id, and counts toward the queue's
+    /// <see cref="WorkQueueOptions.Capacity"/> from now on, as every job stored in Redis does (capacity bounds what Redis
+    /// holds for the queue). When it is due, the next fetch of any instance moves it to the stream; consumers sleep until
+    /// the earliest due time instead of polling, and every enqueue nudges them to look again. It survives restarts of
+    /// every instance, and can be cancelled by id until it is due.
+    /// </para>
+    /// </remarks>
+    /// <param name="payload">The payload.</param>
+    /// <param name="delay">How long from now; zero or negative stores the job ready to run now.</param>
+    /// <param name="cancellationToken">Cancels the wait for space when the queue is full in <see cref="QueueFullMode.Wait"/> mode.</param>
+    /// <returns>The job's id (<c>s{ms}-{n}</c> for a job that waits; a stream id for one stored ready).</returns>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="delay"/> is longer than 100 years.</exception>
+    /// <exception cref="JobRejectedException">As <see cref="EnqueueAsync"/>.</exception>
+    /// <exception cref="OperationCanceledException"><paramref name="cancellationToken"/> was cancelled before Redis had the job.</exception>
+    ValueTask<string> ScheduleAsync(TPayload payload, TimeSpan delay, CancellationToken cancellationToken = default);
+
+    /// <summary>
+    /// Stores a job in Redis that becomes ready to run at <paramref name="runAt"/> by Redis's clock (see
+    /// <see cref="ScheduleAsync(TPayload, TimeSpan, CancellationToken)"/>); a time that has passed stores it ready now.
+    /// </summary>
+    /// <param name="payload">The payload.</param>
+    /// <param name="runAt">When the job becomes ready to run. Redis's clock decides, so a skew between this machine's clock and Redis's moves it by that much.</param>
+    /// <param name="cancellationToken">Cancels the wait for space when the queue is full in <see cref="QueueFullMode.Wait"/> mode.</param>
+    /// <returns>The job's id.</returns>
+    /// <exception cref="JobRejectedException">As <see cref="EnqueueAsync"/>.</exception>
+    /// <exception cref="OperationCanceledException"><paramref name="cancellationToken"/> was cancelled before Redis had the job.</exception>
+    ValueTask<string> ScheduleAsync(TPayload payload, DateTimeOffset runAt, CancellationToken cancellationToken = default);
+#pragma warning restore RS0026
+
+    /// <summary>
+    /// Cancels a scheduled job that has not come due: it is removed from Redis and will not run, on any instance.
+    /// </summary>
+    /// <param name="jobId">The id <c>ScheduleAsync</c> returned.</param>
+    /// <param name="cancellationToken">Cancels the wait for Redis's answer (the cancel may still happen).</param>
+    /// <returns><see langword="true"/> if the job was waiting and is now removed; <see langword="false"/> if no such job waits (unknown, already due, or cancelled).</returns>
+    /// <exception cref="ArgumentException"><paramref name="jobId"/> is empty.</exception>
+    /// <exception cref="JobRejectedException">Redis could not be reached (<see cref="RejectionReason.StoreUnavailable"/>).</exception>
+    ValueTask<bool> CancelScheduledAsync(string jobId, CancellationToken cancellationToken = default);
 }

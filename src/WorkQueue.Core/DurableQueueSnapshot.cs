@@ -27,7 +27,11 @@ public sealed record DurableQueueSnapshot(
     long? DelayedRetries,
     long? DeadLetters,
     IReadOnlyList<DurableConsumer> Consumers,
-    DateTimeOffset? ReadAt);
+    DateTimeOffset? ReadAt)
+{
+    /// <summary>Gets the scheduled jobs waiting in the store for their time (not retries), when read.</summary>
+    public long? Scheduled { get; init; }
+}
 
 /// <summary>One consumer of a durable queue: one process start of an instance.</summary>
 /// <param name="Name">The consumer's name.</param>

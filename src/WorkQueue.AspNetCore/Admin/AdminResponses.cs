@@ -50,7 +50,8 @@ internal static class AdminResponses
         d.DelayedRetries,
         d.DeadLetters,
         [.. d.Consumers.Select(c => new DurableConsumerState(c.Name, c.Pending, c.Idle.TotalMilliseconds, c.IsThisProcess))],
-        d.ReadAt);
+        d.ReadAt,
+        d.Scheduled);
 
     public static DurableDeadLetterState FromDurableDeadLetter(DurableDeadLetter d) => new(
         d.Id,
@@ -131,7 +132,8 @@ internal sealed record DurableState(
     long? DelayedRetries,
     long? DeadLetters,
     DurableConsumerState[] Consumers,
-    DateTimeOffset? ReadAt);
+    DateTimeOffset? ReadAt,
+    long? Scheduled);
 
 internal sealed record DurableConsumerState(string Name, long Pending, double IdleMs, bool ThisProcess);
 

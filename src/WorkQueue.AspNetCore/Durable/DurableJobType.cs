@@ -15,6 +15,12 @@ internal abstract class DurableJobType
 
     /// <summary>Reads a stored payload; a payload that cannot be read gives a message saying why.</summary>
     public abstract bool TryRead(string json, out object? payload, out string? error);
+
+    /// <summary>Gets the handler type when the queue carries recurring occurrences (its payload is <see cref="RecurringOccurrence"/>), else <see langword="null"/>.</summary>
+    public abstract Type? OccurrenceHandlerType { get; }
+
+    /// <summary>Writes a recurring occurrence as the queue's payload, or returns <see langword="null"/> if the queue carries another type.</summary>
+    public abstract string? WriteOccurrence(RecurringOccurrence occurrence);
 }
 
 /// <summary>A durable queue of <typeparamref name="TPayload"/> jobs run by <typeparamref name="THandler"/>.</summary>
@@ -37,7 +43,12 @@ internal sealed class DurableJobType<THandler, TPayload> : DurableJobType
 
     public override JobInvoker Invoker => ScopedHandlerInvoker<THandler, TPayload>.Instance;
 
+    public override Type? OccurrenceHandlerType => typeof(TPayload) == typeof(RecurringOccurrence) ? typeof(THandler) : null;
+
     public string Write(TPayload payload) => JsonSerializer.Serialize(payload, TypeInfo);
+
+    public override string? WriteOccurrence(RecurringOccurrence occurrence) =>
+        occurrence is TPayload payload ? Write(payload) : null;
 
     public override bool TryRead(string json, out object? payload, out string? error)
     {

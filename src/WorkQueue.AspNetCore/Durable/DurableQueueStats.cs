@@ -9,6 +9,7 @@ namespace WorkQueue.AspNetCore.Durable;
 /// <param name="Pending">Jobs fetched by some consumer and not yet settled.</param>
 /// <param name="Lag">Jobs in the stream no consumer has fetched yet, when Redis can tell.</param>
 /// <param name="DelayedRetries">Failed jobs waiting for their retry's due time.</param>
+/// <param name="Scheduled">Scheduled jobs waiting for their time (not retries).</param>
 /// <param name="DeadLetters">Jobs in the dead-letter stream.</param>
 /// <param name="Consumers">Every consumer in the group, with its pending jobs and how long since it last read.</param>
 /// <param name="ReadAt">When these figures were read.</param>
@@ -19,5 +20,6 @@ internal sealed record DurableQueueStats(
     long? Lag,
     long DelayedRetries,
     long DeadLetters,
+    long Scheduled,
     IReadOnlyList<DurableConsumer> Consumers,
     DateTimeOffset ReadAt);

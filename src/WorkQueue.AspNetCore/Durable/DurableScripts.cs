@@ -47,28 +47,25 @@ internal static class DurableScripts
         """ + "\n";
 
     /// <summary>
-    /// KEYS: stream, delayed. ARGV: group, consumer, capacity, nudge channel, fetch count (0: no fetch), promote limit,
-    /// enqueue count n, then n payloads, then the ids of completed entries. One turn of the store's loop in one call (one
-    /// round trip, and under <c>appendfsync always</c> one fsync where three calls waited for three), in three parts that
-    /// each fail on their own:
+    /// KEYS: stream, delayed, scheduled, recurring, ids. ARGV: group, consumer, capacity, nudge channel, fetch count (0: no
+    /// fetch), promote limit, enqueue count n, then n payloads, then their n specs, then the ids of completed entries. One
+    /// turn of the store's loop in one call (one round trip, and under <c>appendfsync always</c> one fsync where three
+    /// calls waited for three), in three parts that each fail on their own:
     /// <list type="number">
-    /// <item>enqueues: adds as many payloads as the queue has room for (unfinished = stream entries + delayed retries),
-    /// in order, until one is refused;</item>
+    /// <item>enqueues: adds as many payloads as the queue has room for (unfinished = stream entries + delayed retries and
+    /// scheduled jobs), in order, until one is refused. A spec says how: empty, now; <c>d{ms}</c>, after a delay on Redis's
+    /// clock; <c>a{unix ms}</c>, at a time (either, when due already, now); <c>r{unix ms}|{recurring id}</c>, a recurring
+    /// job's occurrence, added only if no occurrence of that job at or after that time was added before (by any
+    /// instance: the check and the add are this one script), else answered with an empty id. A job that is not due
+    /// yet goes to the delayed set as a first attempt under a new job id <c>s{ms}-{n}</c>, recorded in the scheduled hash
+    /// so that it can be cancelled or listed;</item>
     /// <item>acknowledgements: acknowledges and deletes the completed entries (so memory does not grow with history);</item>
-    /// <item>the fetch, when asked: moves due retries back to the stream, then reads up to fetch count new entries for
-    /// the consumer.</item>
+    /// <item>the fetch, when asked: moves due retries and scheduled jobs to the stream, then reads up to fetch count new
+    /// entries for the consumer.</item>
     /// </list>
-    /// Returns { new ids, enqueue error or nil, acknowledgement error or nil, ms until the next retry is due or -1,
-    /// entries, fetch error or nil }.
+    /// Returns { new ids, enqueue error or nil, acknowledgement error or nil, ms until the next delayed job is due or -1,
+    /// entries, fetch error or nil }. Any enqueue publishes a nudge, so consumers asleep until a later due time look again.
     /// </summary>
-    /// <remarks>
-    /// Every command after the first write goes through <c>redis.pcall</c>: a script that fails part way keeps what it
-    /// wrote, so one refused command (out of memory, a read-only replica, a missing group) must end its own part, not the
-    /// call, or the caller could not tell which parts happened. Enqueues come first on purpose: under <c>maxmemory</c>
-    /// Redis refuses a script's first write that may grow memory but lets every later one through, so an XADD after the
-    /// acknowledgements' XACK would slip past the limit; first, it is refused as a lone enqueue is. Their room is
-    /// therefore counted before this call's acknowledgements free any (a job waiting for room gets it on the next turn).
-    /// </remarks>
     public const string Round = Now + """
 
         local function try(...)
@@ -81,21 +78,53 @@ internal static class DurableScripts
         if count > 0 then
           local room = tonumber(ARGV[3]) - redis.call('XLEN', KEYS[1]) - redis.call('ZCARD', KEYS[2])
           local stamp = string.format('%.0f', now)
+          local added = 0
           for i = 8, 7 + count do
-            if #ids >= room then break end
-            local id, err = try('XADD', KEYS[1], '*', 'p', ARGV[i], 'a', '1', 't', stamp)
+            if added >= room then break end
+            local spec = ARGV[i + count]
+            local kind = string.sub(spec, 1, 1)
+            local due = now
+            if kind == 'd' then due = now + tonumber(string.sub(spec, 2)) elseif kind == 'a' then due = tonumber(string.sub(spec, 2)) end
+            local id, err
+            if kind == 'r' then
+              local at, recurring = string.match(spec, '^r(%d+)|(.*)$')
+              local last = redis.call('HGET', KEYS[4], recurring)
+              if last and tonumber(last) >= tonumber(at) then
+                id = ''
+              else
+                -- Added before it is recorded: a refused record can at worst let another instance add it again (at
+                -- least once), never lose it.
+                id, err = try('XADD', KEYS[1], '*', 'p', ARGV[i], 'a', '1', 't', stamp)
+                if id then redis.pcall('HSET', KEYS[4], recurring, at) end
+              end
+            elseif due > now then
+              local n, refused = try('INCR', KEYS[5])
+              if n then
+                id = 's' .. stamp .. '-' .. n
+                local member = id .. '|1|' .. stamp .. '|' .. ARGV[i]
+                local added
+                added, err = try('ZADD', KEYS[2], string.format('%.0f', due), member)
+                if not err then redis.pcall('HSET', KEYS[3], id, member) end
+              else
+                err = refused
+              end
+              if err then id = nil end
+            else
+              id, err = try('XADD', KEYS[1], '*', 'p', ARGV[i], 'a', '1', 't', stamp)
+            end
             if not id then
               enqueueError = err
               break
             end
             ids[#ids + 1] = id
+            if id ~= '' then added = added + 1 end
           end
-          if #ids > 0 then redis.pcall('PUBLISH', ARGV[4], #ids) end
+          if added > 0 then redis.pcall('PUBLISH', ARGV[4], added) end
         end
         local ackError = false
-        if #ARGV >= 8 + count then
+        if #ARGV >= 8 + 2 * count then
           local done = {}
-          for i = 8 + count, #ARGV do done[#done + 1] = ARGV[i] end
+          for i = 8 + 2 * count, #ARGV do done[#done + 1] = ARGV[i] end
           local _, err = try('XACK', KEYS[1], ARGV[1], unpack(done))
           if not err then _, err = try('XDEL', KEYS[1], unpack(done)) end
           ackError = err or false
@@ -107,6 +136,7 @@ internal static class DurableScripts
             local job, attempt, stamp, payload = string.match(member, '^([^|]*)|([^|]*)|([^|]*)|(.*)$')
             local _, refused = try('XADD', KEYS[1], '*', 'p', payload, 'a', attempt, 't', stamp, 'j', job)
             if not refused then _, refused = try('ZREM', KEYS[2], member) end
+            if not refused then redis.pcall('HDEL', KEYS[3], job) end
             if refused then
               err = refused
               break
@@ -302,10 +332,45 @@ internal static class DurableScripts
         """;
 
     /// <summary>
-    /// KEYS: stream, delayed, dead. ARGV: group. Returns { stream length, delayed, dead letters, pending, lag or -1,
-    /// { name, pending, idle ms }... } for the queue's group.
+    /// KEYS: delayed, scheduled. ARGV: job id. Cancels a scheduled job that has not come due. Returns 1, or 0 when there
+    /// is no such job waiting (unknown, already due and moved to the stream, or cancelled).
+    /// </summary>
+    public const string CancelScheduled = """
+        local member = redis.call('HGET', KEYS[2], ARGV[1])
+        if not member then return 0 end
+        redis.call('HDEL', KEYS[2], ARGV[1])
+        return redis.call('ZREM', KEYS[1], member)
+        """;
+
+    /// <summary>
+    /// KEYS: delayed, scheduled. ARGV: count, scan limit. Lists up to count scheduled jobs (not retries), soonest first,
+    /// reading at most scan limit members of the delayed set: { id, due (unix ms), scheduled at (unix ms), payload }... .
+    /// </summary>
+    public const string ListScheduled = """
+        local found = {}
+        local want, limit = tonumber(ARGV[1]), tonumber(ARGV[2])
+        local start = 0
+        while #found < want and start < limit do
+          local page = redis.call('ZRANGE', KEYS[1], start, start + 255, 'WITHSCORES')
+          if #page == 0 then break end
+          for i = 1, #page, 2 do
+            local job, attempt, stamp, payload = string.match(page[i], '^([^|]*)|([^|]*)|([^|]*)|(.*)$')
+            if job and redis.call('HEXISTS', KEYS[2], job) == 1 then
+              found[#found + 1] = { job, page[i + 1], stamp, payload }
+              if #found >= want then break end
+            end
+          end
+          start = start + 256
+        end
+        return found
+        """;
+
+    /// <summary>
+    /// KEYS: stream, delayed, dead, scheduled. ARGV: group. Returns { stream length, delayed retries, dead letters,
+    /// pending, lag or -1, { name, pending, idle ms }..., scheduled jobs } for the queue's group.
     /// </summary>
     public const string Stats = """
+        local scheduled = redis.call('HLEN', KEYS[4])
         local length = redis.call('XLEN', KEYS[1])
         local delayed = redis.call('ZCARD', KEYS[2])
         local dead = redis.call('XLEN', KEYS[3])
@@ -334,6 +399,6 @@ internal static class DurableScripts
             end
           end
         end
-        return { length, delayed, dead, pending, lag, consumers }
+        return { length, delayed - scheduled, dead, pending, lag, consumers, scheduled }
         """;
 }

@@ -14,6 +14,9 @@ internal sealed class RedisStreamKeys
         Stream = root + ":stream";
         Delayed = root + ":delayed";
         Dead = root + ":dead";
+        Scheduled = root + ":scheduled";
+        Recurring = root + ":recurring";
+        Ids = root + ":ids";
         Nudge = RedisChannel.Literal(root + ":nudge");
         NudgeName = root + ":nudge";
     }
@@ -26,6 +29,15 @@ internal sealed class RedisStreamKeys
 
     /// <summary>Gets the stream of dead letters.</summary>
     public RedisKey Dead { get; }
+
+    /// <summary>Gets the hash of scheduled jobs that have not come due: job id -> their member of <see cref="Delayed"/> (to cancel or list one).</summary>
+    public RedisKey Scheduled { get; }
+
+    /// <summary>Gets the hash of recurring jobs on this queue: recurring job id -> the time (Unix ms) of the latest occurrence any instance enqueued.</summary>
+    public RedisKey Recurring { get; }
+
+    /// <summary>Gets the counter that numbers scheduled jobs (their ids, <c>s{ms}-{n}</c>, exist before any stream entry does).</summary>
+    public RedisKey Ids { get; }
 
     /// <summary>Gets the channel an enqueue publishes on, so idle consumers fetch at once instead of at their next poll.</summary>
     public RedisChannel Nudge { get; }

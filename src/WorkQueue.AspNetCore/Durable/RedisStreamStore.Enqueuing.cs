@@ -28,7 +28,15 @@ internal sealed partial class RedisStreamStore
     private TimeSpan _roomBackoff = TimeSpan.FromMilliseconds(2);
 
     /// <summary>Queues a serialized payload for the next batch; completes with the entry's id once Redis has it.</summary>
-    public ValueTask<string> EnqueueAsync(string payload, CancellationToken cancellationToken)
+    public ValueTask<string> EnqueueAsync(string payload, CancellationToken cancellationToken) =>
+        EnqueueAsync(payload, string.Empty, cancellationToken);
+
+    /// <summary>
+    /// Queues a serialized payload for the next batch with a spec that says when or on what condition it is added (see
+    /// <see cref="DurableScripts.Round"/>): completes with the job's id once Redis has it (an empty id for a recurring
+    /// occurrence another instance had added).
+    /// </summary>
+    public ValueTask<string> EnqueueAsync(string payload, string spec, CancellationToken cancellationToken)
     {
         if (cancellationToken.IsCancellationRequested)
         {
@@ -53,7 +61,7 @@ internal sealed partial class RedisStreamStore
         }
 
         long deadline = _options.EnqueueTimeout == Timeout.InfiniteTimeSpan ? long.MaxValue : _time.GetTimestamp() + Ticks(_options.EnqueueTimeout);
-        var pending = new PendingEnqueue(payload, deadline, cancellationToken);
+        var pending = new PendingEnqueue(payload, spec, deadline, cancellationToken);
         _enqueues.Enqueue(pending);
         if (_exited.Task.IsCompleted)
         {
@@ -312,9 +320,10 @@ internal sealed partial class RedisStreamStore
         private readonly CancellationToken _cancellationToken;
         private int _state;
 
-        public PendingEnqueue(string payload, long deadline, CancellationToken cancellationToken)
+        public PendingEnqueue(string payload, string spec, long deadline, CancellationToken cancellationToken)
         {
             Payload = payload;
+            Spec = spec;
             Deadline = deadline;
             _cancellationToken = cancellationToken;
             if (cancellationToken.CanBeCanceled)
@@ -324,6 +333,9 @@ internal sealed partial class RedisStreamStore
         }
 
         public string Payload { get; }
+
+        /// <summary>Gets when or on what condition the job is added: empty for now (see <see cref="DurableScripts.Round"/>).</summary>
+        public string Spec { get; }
 
         public long Deadline { get; }
 

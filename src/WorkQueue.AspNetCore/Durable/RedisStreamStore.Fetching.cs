@@ -53,7 +53,10 @@ internal sealed partial class RedisStreamStore
             stats?.DelayedRetries,
             stats?.DeadLetters,
             stats?.Consumers ?? [],
-            stats?.ReadAt);
+            stats?.ReadAt)
+        {
+            Scheduled = stats?.Scheduled,
+        };
     }
 
     public bool TryStart(in WorkItem item)
@@ -430,7 +433,7 @@ internal sealed partial class RedisStreamStore
 
     private void ReadStats(IDatabase db)
     {
-        var r = (RedisResult[])db.ScriptEvaluate(DurableScripts.Stats, [Keys.Stream, Keys.Delayed, Keys.Dead], [RedisStreamKeys.Group])!;
+        var r = (RedisResult[])db.ScriptEvaluate(DurableScripts.Stats, [Keys.Stream, Keys.Delayed, Keys.Dead, Keys.Scheduled], [RedisStreamKeys.Group])!;
         var consumers = ((RedisResult[])r[5]!)
             .Select(c => (RedisResult[])c!)
             .Select(c => new DurableConsumer((string)c[0]!, (long)c[1], TimeSpan.FromMilliseconds((long)c[2]), (string)c[0]! == ConsumerName))
@@ -443,6 +446,7 @@ internal sealed partial class RedisStreamStore
             Lag: lag < 0 ? null : lag,
             DelayedRetries: (long)r[1],
             DeadLetters: (long)r[2],
+            Scheduled: (long)r[6],
             Consumers: consumers,
             ReadAt: _time.GetUtcNow());
     }

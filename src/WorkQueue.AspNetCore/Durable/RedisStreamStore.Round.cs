@@ -19,7 +19,7 @@ namespace WorkQueue.AspNetCore.Durable;
 /// </remarks>
 internal sealed partial class RedisStreamStore
 {
-    /// <summary>The round script's arguments before the payloads: group, consumer, capacity, nudge channel, fetch count, promote limit, payload count.</summary>
+    /// <summary>The round script's arguments before the payloads (and their specs): group, consumer, capacity, nudge channel, fetch count, promote limit, payload count.</summary>
     private const int RoundHeader = 7;
 
     /// <summary>Sends this turn's round; returns whether it stored or acknowledged anything (there may be more).</summary>
@@ -37,7 +37,7 @@ internal sealed partial class RedisStreamStore
         // At most BatchSize payloads and BatchSize ids: Lua's unpack (of the ids) takes thousands, and Redis takes far
         // longer argument lists, so the round stays one short call however full both queues are.
         int count = enqueues?.Count ?? 0;
-        var args = new RedisValue[RoundHeader + count + (completed?.Count ?? 0)];
+        var args = new RedisValue[RoundHeader + (2 * count) + (completed?.Count ?? 0)];
         args[0] = RedisStreamKeys.Group;
         args[1] = ConsumerName;
         args[2] = _options.Capacity;
@@ -48,13 +48,14 @@ internal sealed partial class RedisStreamStore
         for (int i = 0; i < count; i++)
         {
             args[RoundHeader + i] = enqueues![i].Payload;
+            args[RoundHeader + count + i] = enqueues[i].Spec;
         }
 
-        completed?.CopyTo(args, RoundHeader + count);
+        completed?.CopyTo(args, RoundHeader + (2 * count));
         RedisResult[] result;
         try
         {
-            result = (RedisResult[])db.ScriptEvaluate(DurableScripts.Round, [Keys.Stream, Keys.Delayed], args)!;
+            result = (RedisResult[])db.ScriptEvaluate(DurableScripts.Round, [Keys.Stream, Keys.Delayed, Keys.Scheduled, Keys.Recurring, Keys.Ids], args)!;
         }
         catch (Exception ex) when (ex is RedisException or TimeoutException)
         {

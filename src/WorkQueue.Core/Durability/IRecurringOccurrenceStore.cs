@@ -7,8 +7,8 @@ namespace WorkQueue.Durability;
 /// </summary>
 internal interface IRecurringOccurrenceStore
 {
-    /// <summary>Gets the type of the queue's handler, which must be the recurring job's.</summary>
-    Type HandlerType { get; }
+    /// <summary>Gets the type of the queue's handler when its payload is <see cref="RecurringOccurrence"/> (it must be the recurring job's), else <see langword="null"/>.</summary>
+    Type? HandlerType { get; }
 
     /// <summary>
     /// Enqueues <paramref name="occurrence"/> unless an occurrence of that job at or after its time was enqueued already,

@@ -1,0 +1,81 @@
+using System.Globalization;
+using StackExchange.Redis;
+using WorkQueue.Durability;
+
+namespace WorkQueue.AspNetCore.Durable;
+
+/// <summary>
+/// Scheduled jobs and recurring occurrences. A scheduled job travels with the enqueues of a round and waits in the
+/// queue's delayed set (where retries wait) under its own job id until a consumer's fetch moves it to the stream when it
+/// is due, on Redis's clock; consumers sleep until the earliest due time (each round tells them) and every enqueue nudges
+/// them to look again. A recurring occurrence is an enqueue that Redis adds only if no instance added that occurrence.
+/// </summary>
+internal sealed partial class RedisStreamStore : IRecurringOccurrenceStore
+{
+    /// <summary>The most delayed-set members one listing reads, so a listing stays one short call whatever the backlog of retries.</summary>
+    private const int ListScanLimit = 10_000;
+
+    /// <inheritdoc/>
+    public Type? HandlerType => _jobType.OccurrenceHandlerType;
+
+    /// <summary>Stores a job that becomes ready after <paramref name="delay"/> on Redis's clock (now, if not positive).</summary>
+    public ValueTask<string> ScheduleAsync(string payload, TimeSpan delay, CancellationToken cancellationToken) =>
+        EnqueueAsync(payload, delay <= TimeSpan.Zero ? string.Empty : "d" + ((long)Math.Ceiling(delay.TotalMilliseconds)).ToString(CultureInfo.InvariantCulture), cancellationToken);
+
+    /// <summary>Stores a job that becomes ready at <paramref name="runAt"/> by Redis's clock (now, if that has passed).</summary>
+    public ValueTask<string> ScheduleAsync(string payload, DateTimeOffset runAt, CancellationToken cancellationToken) =>
+        EnqueueAsync(payload, "a" + Math.Max(0, runAt.ToUnixTimeMilliseconds()).ToString(CultureInfo.InvariantCulture), cancellationToken);
+
+    /// <summary>Cancels a scheduled job that has not come due.</summary>
+    public async Task<bool> CancelScheduledAsync(string jobId) =>
+        (long)(await Database.ScriptEvaluateAsync(DurableScripts.CancelScheduled, [Keys.Delayed, Keys.Scheduled], [jobId]).ConfigureAwait(false)) == 1;
+
+    /// <summary>Lists up to <paramref name="count"/> scheduled jobs that have not come due, soonest first.</summary>
+    public async Task<IReadOnlyList<DurableScheduledJob>> ListScheduledAsync(int count)
+    {
+        var rows = (RedisResult[])(await Database.ScriptEvaluateAsync(DurableScripts.ListScheduled, [Keys.Delayed, Keys.Scheduled], [count, ListScanLimit]).ConfigureAwait(false))!;
+        var jobs = new List<DurableScheduledJob>(rows.Length);
+        foreach (var result in rows)
+        {
+            var row = (RedisResult[])result!;
+            _ = long.TryParse((string?)row[1], NumberStyles.Float, CultureInfo.InvariantCulture, out long due);
+            _ = long.TryParse((string?)row[2], NumberStyles.None, CultureInfo.InvariantCulture, out long scheduledAt);
+            jobs.Add(new DurableScheduledJob((string)row[0]!, _jobType.HandlerName, DateTimeOffset.FromUnixTimeMilliseconds(due), DateTimeOffset.FromUnixTimeMilliseconds(scheduledAt), (string?)row[3] ?? string.Empty));
+        }
+
+        return jobs;
+    }
+
+    /// <inheritdoc/>
+    public async ValueTask<string?> EnqueueOccurrenceAsync(RecurringOccurrence occurrence, CancellationToken cancellationToken)
+    {
+        string payload = _jobType.WriteOccurrence(occurrence)
+            ?? throw new InvalidOperationException($"Durable queue '{_queue}' does not carry RecurringOccurrence payloads.");
+
+        // A manual trigger claims nothing: it runs besides the schedule.
+        string spec = occurrence.IsTriggeredManually
+            ? string.Empty
+            : "r" + occurrence.ScheduledFor.ToUnixTimeMilliseconds().ToString(CultureInfo.InvariantCulture) + "|" + occurrence.RecurringJobId.ToLowerInvariant();
+        string id = await EnqueueAsync(payload, spec, cancellationToken).ConfigureAwait(false);
+        return id.Length == 0 ? null : id;
+    }
+
+    /// <inheritdoc/>
+    public async ValueTask<DateTimeOffset?> GetLastOccurrenceAsync(string recurringJobId, CancellationToken cancellationToken)
+    {
+        if (_unreachable)
+        {
+            throw new JobRejectedException(_queue, RejectionReason.StoreUnavailable, $"Durable queue '{_queue}': Redis cannot be reached ({_lastError}).");
+        }
+
+        try
+        {
+            var last = await Database.HashGetAsync(Keys.Recurring, recurringJobId.ToLowerInvariant()).ConfigureAwait(false);
+            return last.IsNull ? null : DateTimeOffset.FromUnixTimeMilliseconds((long)last);
+        }
+        catch (Exception ex) when (ex is RedisException)
+        {
+            throw new JobRejectedException(_queue, RejectionReason.StoreUnavailable, $"Durable queue '{_queue}': {ex.Message}", ex);
+        }
+    }
+}
