@@ -196,7 +196,7 @@ internal static class AdminEndpoints
     private const int ScheduledPage = 100;
     private const int MaxScheduledPage = 1_000;
 
-    public static Results<Ok<ScheduledJobState[]>, ValidationProblem, ProblemHttpResult> GetScheduled(string queue, string? limit, IWorkQueueProvider queues)
+    public static async Task<Results<Ok<ScheduledJobState[]>, ValidationProblem, ProblemHttpResult>> GetScheduled(string queue, string? limit, IWorkQueueProvider queues, HttpContext http)
     {
         if (!queues.TryGetControl(queue, out var q))
         {
@@ -209,22 +209,47 @@ internal static class AdminEndpoints
             return Invalid("limit", $"\"limit\" must be a whole number from 1 to {MaxScheduledPage}; it was '{limit}'.");
         }
 
+        if (FindDurable(http, q.Name) is { } durable)
+        {
+            try
+            {
+                var jobs = await durable.Store.ListScheduledAsync(count).ConfigureAwait(false);
+                return TypedResults.Ok(jobs.Select(j => new ScheduledJobState(j.Id, j.Name, j.DueAt, j.ScheduledAt)).ToArray());
+            }
+            catch (Exception ex) when (ex is StackExchange.Redis.RedisException or TimeoutException)
+            {
+                return RedisUnavailable(q.Name, ex);
+            }
+        }
+
         return TypedResults.Ok(q.GetScheduledJobs(count).Select(AdminResponses.FromScheduled).ToArray());
     }
 
-    public static Results<NoContent, ProblemHttpResult> CancelScheduled(string queue, string id, IWorkQueueProvider queues)
+    public static async Task<Results<NoContent, ProblemHttpResult>> CancelScheduled(string queue, string id, IWorkQueueProvider queues, HttpContext http)
     {
         if (!queues.TryGetControl(queue, out var q))
         {
             return UnknownQueue(queue);
         }
 
-        if (FindDurable(queues, q.Name))
+        bool cancelled;
+        if (FindDurable(http, q.Name) is { } durable)
         {
-            return NotInMemory(q.Name);
+            try
+            {
+                cancelled = await durable.Store.CancelScheduledAsync(id).ConfigureAwait(false);
+            }
+            catch (Exception ex) when (ex is StackExchange.Redis.RedisException or TimeoutException)
+            {
+                return RedisUnavailable(q.Name, ex);
+            }
+        }
+        else
+        {
+            cancelled = long.TryParse(id, NumberStyles.None, CultureInfo.InvariantCulture, out long jobId) && queues.GetQueue(q.Name).CancelScheduled(jobId);
         }
 
-        return long.TryParse(id, NumberStyles.None, CultureInfo.InvariantCulture, out long jobId) && queues.GetQueue(q.Name).CancelScheduled(jobId)
+        return cancelled
             ? TypedResults.NoContent()
             : TypedResults.Problem(statusCode: StatusCodes.Status404NotFound, title: "Unknown scheduled job", detail: $"Queue '{q.Name}' holds no scheduled job '{id}': the id is unknown, or the job came due (it ran or runs), or it was cancelled.");
     }
@@ -294,16 +319,6 @@ internal static class AdminEndpoints
 
     private static ProblemHttpResult UnknownRecurring(string id) =>
         TypedResults.Problem(statusCode: StatusCodes.Status404NotFound, title: "Unknown recurring job", detail: $"No recurring job has the id '{id}'.");
-
-    private static ProblemHttpResult NotInMemory(string queue) =>
-        TypedResults.Problem(
-            statusCode: StatusCodes.Status400BadRequest,
-            title: "Invalid 'queue'.",
-            detail: $"Queue '{queue}' is durable: its scheduled jobs are kept in Redis.",
-            extensions: new Dictionary<string, object?> { ["errors"] = new Dictionary<string, string[]> { ["queue"] = [$"'{queue}' is a durable queue."] } });
-
-    private static bool FindDurable(IWorkQueueProvider queues, string queue) =>
-        queues is Queueing.WorkQueueProvider provider && provider.Find(queue).Store is not null;
 
     private static bool TryGetProperty(JsonElement body, string name, out JsonElement value)
     {

@@ -285,6 +285,30 @@ public sealed class DurableAdminEndpointsTests(RedisServerFixture redis) : IClas
         return new DurableApp(app, prefix);
     }
 
+    [Fact]
+    public async Task Scheduled_DurableQueue_ListedFromRedisAndCancelledThere()
+    {
+        var log = new JobLog();
+        await using var app = await StartAsync(log);
+        var producer = Producer(app);
+        string later = await producer.ScheduleAsync(new TestJob(2), TimeSpan.FromHours(2));
+        string sooner = await producer.ScheduleAsync(new TestJob(1), TimeSpan.FromHours(1));
+
+        using (var list = await GetJsonAsync(app, $"{Prefix}/{Durable}/scheduled"))
+        {
+            Assert.Equal([sooner, later], list.RootElement.EnumerateArray().Select(j => j.GetProperty("id").GetString()));
+            Assert.Equal(typeof(TestJobHandler).FullName, list.RootElement[0].GetProperty("job").GetString());
+        }
+
+        await UntilAsync(app, $"{Prefix}/{Durable}", d => Long(d, "scheduled") == 2, "two scheduled jobs in the durable figures");
+        using var cancelled = await SendAsync(app, HttpMethod.Delete, $"{Prefix}/{Durable}/scheduled/{sooner}");
+        Assert.Equal(HttpStatusCode.NoContent, cancelled.StatusCode);
+        using var again = await SendAsync(app, HttpMethod.Delete, $"{Prefix}/{Durable}/scheduled/{sooner}");
+        Assert.Equal(HttpStatusCode.NotFound, again.StatusCode);
+        using var after = await GetJsonAsync(app, $"{Prefix}/{Durable}/scheduled");
+        Assert.Equal([later], after.RootElement.EnumerateArray().Select(j => j.GetProperty("id").GetString()));
+    }
+
     private static IDurableQueue<TestJob> Producer(DurableApp app) => app.Services.GetRequiredKeyedService<IDurableQueue<TestJob>>(Durable);
 
     private static async Task<HttpResponseMessage> SendAsync(DurableApp app, HttpMethod method, string path, string? contentType = "application/json")
