@@ -20,9 +20,11 @@ public sealed class DurableKillTests(RedisServerFixture redis, ITestOutputHelper
 
     // The legacy queue is the bottleneck (8 threads x 20 ms provider calls), so at the kill the dead process holds
     // fetched jobs in both queues and Redis holds a backlog. Claims time out after 3 s, so the restarted process (a new
-    // consumer) reclaims the dead one's jobs within a few seconds.
-    private static readonly Dictionary<string, string> Settings = new()
+    // consumer) reclaims the dead one's jobs within a few seconds. Redis calls time out after 900 ms, as a 3 s claim with a
+    // 1 s heartbeat requires (validated at startup: 2 x heartbeat + the longest Redis timeout).
+    private Dictionary<string, string> Settings => new()
     {
+        ["ConnectionStrings__Redis"] = redis.Server.Configuration + ",syncTimeout=900,asyncTimeout=900",
         ["PayCallback__Mode"] = nameof(ProcessingMode.Durable),
         ["PayCallback__ProviderLatencyMs"] = "20",
         ["WorkQueue__Queues__legacy__MinWorkers"] = "4",
