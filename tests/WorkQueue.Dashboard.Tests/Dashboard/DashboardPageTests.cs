@@ -127,6 +127,10 @@ public sealed class DashboardPageTests(Chromium chromium, ITestOutputHelper outp
         await using var host = await DashboardHost.StartAsync();
         var page = await OpenAsync(host);
         await Card(page, "io").Locator("details.dead-letters summary").ClickAsync();
+        host.Queue("default").Schedule(_ => { }, TimeSpan.FromHours(1));
+        await Card(page, "default").Locator("details.scheduled summary").ClickAsync();
+        await Expect(Card(page, "default").Locator("details.scheduled tbody tr")).ToHaveCountAsync(1, new() { Timeout = Generous });
+        await Expect(page.Locator("#recurring")).ToBeVisibleAsync(new() { Timeout = Generous });
 
         var all = await DashboardPage.AxeViolationsAsync(page);
         output.WriteLine(all.Length == 0 ? "axe-core: no violations." : "axe-core:\n" + string.Join('\n', all));
@@ -223,6 +227,64 @@ public sealed class DashboardPageTests(Chromium chromium, ITestOutputHelper outp
         Assert.StartsWith("blocked", json);
         Assert.Equal(415, formResponse.Status);
         Assert.False(host.Control("default").GetSnapshot().IsPaused, $"A cross-origin request paused the queue (no-cors: {noCors}, json: {json}).");
+    }
+
+    [Fact]
+    public async Task Scheduled_ListedAndCancelledWithTheKeyboard()
+    {
+        await using var host = await DashboardHost.StartAsync();
+        var queue = host.Queue("default");
+        long first = queue.Schedule(_ => { }, TimeSpan.FromHours(1));
+        long second = queue.Schedule(_ => { }, TimeSpan.FromHours(2));
+        var page = await OpenAsync(host);
+        page.Dialog += (_, dialog) => dialog.AcceptAsync();
+        var card = Card(page, "default");
+        await Expect(Field(card, "Scheduled")).ToHaveTextAsync("2", new() { Timeout = Generous });
+
+        var summary = card.Locator("details.scheduled summary");
+        await Expect(summary).ToHaveTextAsync("Scheduled (2)", new() { Timeout = Generous });
+        await summary.FocusAsync();
+        await page.Keyboard.PressAsync("Enter");
+        var rows = card.Locator("details.scheduled tbody tr");
+        await Expect(rows).ToHaveCountAsync(2, new() { Timeout = Generous });
+        await Expect(rows.First.Locator(".id")).ToHaveTextAsync(first.ToString(System.Globalization.CultureInfo.InvariantCulture));
+
+        await card.GetByRole(AriaRole.Button, new() { Name = $"Cancel scheduled job {first}" }).FocusAsync();
+        await page.Keyboard.PressAsync("Enter");
+        await Expect(card.Locator("details.scheduled .done")).ToHaveTextAsync($"Cancelled scheduled job {first}.", new() { Timeout = Generous });
+        await Expect(rows).ToHaveCountAsync(1, new() { Timeout = Generous });
+        Assert.Equal(1, host.Control("default").GetSnapshot().Totals.Canceled);
+        Assert.False(queue.CancelScheduled(first));
+        Assert.True(queue.CancelScheduled(second));
+        await Expect(summary).ToHaveTextAsync("Scheduled (0)", new() { Timeout = Generous });
+    }
+
+    [Fact]
+    public async Task Recurring_RunNowPauseResumeRemoveFromThePage()
+    {
+        await using var host = await DashboardHost.StartAsync();
+        var runs = host.App.Services.GetRequiredService<NightlyReport.Runs>();
+        var page = await OpenAsync(host);
+        page.Dialog += (_, dialog) => dialog.AcceptAsync();
+        var section = page.Locator("#recurring");
+        var row = section.Locator($"tr[data-id='{NightlyReport.Id}']");
+        await Expect(row.Locator("td").First).ToHaveTextAsync("0 2 * * * (UTC) on default", new() { Timeout = Generous });
+
+        await section.GetByRole(AriaRole.Button, new() { Name = $"Run now: recurring job {NightlyReport.Id}" }).FocusAsync();
+        await page.Keyboard.PressAsync("Enter");
+        await Wait.UntilAsync(() => runs.Count == 1, "the triggered run");
+        await Expect(row.Locator("td").Nth(2)).ToContainTextAsync("succeeded", new() { Timeout = Generous });
+
+        await section.GetByRole(AriaRole.Button, new() { Name = $"Pause recurring job {NightlyReport.Id}" }).ClickAsync();
+        await Expect(row.Locator("td").Nth(1)).ToHaveTextAsync("paused", new() { Timeout = Generous });
+        var jobs = host.App.Services.GetRequiredService<IRecurringJobs>();
+        Assert.True(jobs.Find(NightlyReport.Id)!.IsPaused);
+        await section.GetByRole(AriaRole.Button, new() { Name = $"Resume recurring job {NightlyReport.Id}" }).ClickAsync();
+        await Expect(row.Locator("td").Nth(1)).Not.ToHaveTextAsync("paused", new() { Timeout = Generous });
+
+        await section.GetByRole(AriaRole.Button, new() { Name = $"Remove recurring job {NightlyReport.Id}" }).ClickAsync();
+        await Expect(row).ToHaveCountAsync(0, new() { Timeout = Generous });
+        Assert.Empty(jobs.GetAll());
     }
 
     private Task<IPage> OpenAsync(DashboardHost host, bool waitForQueues = true) =>

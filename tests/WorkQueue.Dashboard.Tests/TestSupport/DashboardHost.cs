@@ -70,7 +70,9 @@ internal sealed class DashboardHost : IAsyncDisposable
         {
             queues
                 .AddQueue("io", o => { o.MinWorkers = 2; o.MaxWorkers = 8; o.Capacity = 500; o.Retry.MaxAttempts = 1; })
-                .AddQueue(HostileQueue, o => o.MaxWorkers = 2);
+                .AddQueue(HostileQueue, o => o.MaxWorkers = 2)
+                .AddRecurringJob<NightlyReport>(NightlyReport.Id, "0 2 * * *");
+            builder.Services.AddSingleton<NightlyReport.Runs>();
         }
 
         if (durable is not null)

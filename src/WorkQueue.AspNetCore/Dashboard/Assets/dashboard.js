@@ -23,6 +23,7 @@
     { label: 'Stuck', value: q => q.stuckJobs && fmt(q.stuckJobs.length) },
     { label: 'When full', value: q => q.fullMode },
     { label: 'Wait p50 / p99', value: q => q.queueWaitMs && `${ms(q.queueWaitMs.p50)} / ${ms(q.queueWaitMs.p99)}` },
+    { label: 'Scheduled', value: q => fmt(scheduledCount(q)) },
   ];
   // A durable queue's figures, read from Redis by the instance that answers (cluster-wide, null until first read).
   const DURABLE = [
@@ -42,6 +43,7 @@
     { label: 'Dropped', value: q => q.totals && fmt(q.totals.dropped) },
     { label: 'Rejected', value: q => q.totals && fmt(q.totals.rejected) },
     { label: 'Abandoned', value: q => q.totals && fmt(q.totals.abandoned) },
+    { label: 'Canceled', value: q => q.totals && fmt(q.totals.canceled) },
   ];
   const CHARTS = [
     { title: 'Throughput', unit: 'jobs/s', series: [{ name: 'jobs/s', value: s => s.jobsPerSecond }] },
@@ -65,6 +67,7 @@
     updated: document.getElementById('updated'),
     error: document.getElementById('error'),
     queues: document.getElementById('queues'),
+    recurring: document.getElementById('recurring'),
     keyForm: document.getElementById('key-form'),
     keyInput: document.getElementById('key-input'),
     keyMessage: document.getElementById('key-message'),
@@ -197,6 +200,7 @@
       const queues = await api('GET', '/');
       await loadHistory();
       render(queues);
+      renderRecurring(await api('GET', '/recurring'));
       showError('');
       setStatus(`Live: ${queues.length} ${queues.length === 1 ? 'queue' : 'queues'}`);
       el.updated.textContent = `Updated ${new Date().toLocaleTimeString()}`;
@@ -315,14 +319,15 @@
     const totals = fieldList(TOTALS, 'totals');
 
     const controls = createControls(q, id);
+    const scheduled = createScheduled(q, durable);
     const deadLetters = createDeadLetters(q, id, durable);
 
     root.append(head, depthLabel, bar, stats.root);
     if (redis) {
       root.append(redis.root);
     }
-    root.append(charts, totalsTitle, totals.root, controls.root, deadLetters.root);
-    return { root, durable, running, accepting, connection, depthText, bar, fill, stats, redis, totals, chartViews, controls, deadLetters };
+    root.append(charts, totalsTitle, totals.root, controls.root, scheduled.root, deadLetters.root);
+    return { root, durable, running, accepting, connection, depthText, bar, fill, stats, redis, totals, chartViews, controls, scheduled, deadLetters };
   }
 
   function updateCard(card, q) {
@@ -355,6 +360,7 @@
       drawChart(chart, list);
     }
     updateControls(card.controls, q);
+    updateScheduled(card.scheduled, q);
     updateDeadLetters(card.deadLetters, q);
   }
 
@@ -741,6 +747,211 @@
       view.loaded = count;
       view.load();
     }
+  }
+
+
+  // ---- Scheduled jobs: listed when opened, soonest first; each can be cancelled ----
+
+  function scheduledCount(q) {
+    return q.durable ? q.durable.scheduled : q.scheduled;
+  }
+
+  function createScheduled(q, durable) {
+    const root = make('details', 'scheduled');
+    const summary = document.createElement('summary');
+    const body = document.createElement('div');
+    const note = make('p', 'muted note', durable
+      ? 'Kept in Redis for every instance; each runs once its time comes (by Redis\'s clock). Cancel removes one that is not due yet.'
+      : 'Kept in this process\'s memory; a stop reports the ones not yet due. Cancel removes one that is not due yet.');
+    const message = make('p', 'error');
+    message.setAttribute('role', 'alert');
+    const done = make('p', 'done');
+    done.setAttribute('role', 'status');
+    const table = document.createElement('table');
+    const caption = make('caption', 'muted', `Scheduled jobs of ${q.name}, soonest first (at most 100; payloads are not shown)`);
+    const head = document.createElement('thead');
+    const headRow = document.createElement('tr');
+    for (const name of ['Job', 'Due', 'Actions']) {
+      const th = make('th', '', name);
+      th.scope = 'col';
+      headRow.appendChild(th);
+    }
+    head.appendChild(headRow);
+    const rows = document.createElement('tbody');
+    table.append(caption, head, rows);
+    table.hidden = true;
+    body.append(note, message, done, table);
+    root.append(summary, body);
+    const view = { root, summary, rows, table, message, done, path: `${queuePath(q.name)}/scheduled`, count: -1, loaded: -1, loads: 0 };
+    view.load = () => loadScheduled(view);
+    root.addEventListener('toggle', () => {
+      if (root.open) {
+        view.load();
+      }
+    });
+    return view;
+  }
+
+  async function loadScheduled(view) {
+    const load = ++view.loads;
+    try {
+      const list = await api('GET', view.path);
+      if (load !== view.loads) {
+        return;
+      }
+      const focused = document.activeElement && view.rows.contains(document.activeElement) ? document.activeElement.dataset.id : null;
+      view.rows.replaceChildren(...list.map(item => scheduledRow(view, item)));
+      view.table.hidden = list.length === 0;
+      if (focused) {
+        const again = view.rows.querySelector(`button[data-id="${CSS.escape(focused)}"]`);
+        if (again) {
+          again.focus();
+        }
+      }
+    } catch (e) {
+      if (load === view.loads) {
+        setText(view.message, e.message);
+      }
+    }
+  }
+
+  function scheduledRow(view, item) {
+    const row = document.createElement('tr');
+    const job = make('td', 'job');
+    job.append(make('span', 'id', item.id), ' ', make('span', 'sub name', item.job));
+    const due = make('td', '', when(item.dueAt));
+    const actions = make('td', 'actions');
+    const cancel = make('button', 'cancel', 'Cancel');
+    cancel.type = 'button';
+    cancel.dataset.id = item.id;
+    cancel.setAttribute('aria-label', `Cancel scheduled job ${item.id}`);
+    cancel.addEventListener('click', async () => {
+      if (!window.confirm(`Cancel scheduled job ${item.id}? It will not run.`)) {
+        return;
+      }
+      cancel.disabled = true;
+      setText(view.message, '');
+      try {
+        await api('DELETE', `${view.path}/${encodeURIComponent(item.id)}`, {});
+        setText(view.done, `Cancelled scheduled job ${item.id}.`);
+      } catch (e) {
+        setText(view.message, e.message);
+      }
+      await view.load();
+      refresh();
+      if (!row.isConnected) {
+        (view.rows.querySelector('button') || view.summary).focus();
+      }
+    });
+    actions.appendChild(cancel);
+    row.append(job, due, actions);
+    return row;
+  }
+
+  function updateScheduled(view, q) {
+    const count = scheduledCount(q);
+    view.count = count;
+    setText(view.summary, `Scheduled (${fmt(count)})`);
+    if (view.root.open && view.loaded !== count) {
+      view.loaded = count;
+      view.load();
+    }
+  }
+
+  // ---- Recurring jobs: one table for the app, with trigger, pause/resume and remove ----
+
+  const recurringRows = new Map();
+
+  function renderRecurring(list) {
+    el.recurring.hidden = list.length === 0 && recurringRows.size === 0;
+    const body = el.recurring.querySelector('tbody');
+    const seen = new Set();
+    for (const job of list) {
+      seen.add(job.id);
+      let view = recurringRows.get(job.id);
+      if (!view) {
+        view = createRecurringRow(job);
+        recurringRows.set(job.id, view);
+        body.appendChild(view.row);
+      }
+      updateRecurringRow(view, job);
+    }
+    for (const [id, view] of recurringRows) {
+      if (!seen.has(id)) {
+        const hadFocus = view.row.contains(document.activeElement);
+        view.row.remove();
+        recurringRows.delete(id);
+        if (hadFocus) {
+          (body.querySelector('button') || el.recurring.querySelector('h2')).focus();
+        }
+      }
+    }
+    setText(el.recurring.querySelector('.empty'), list.length === 0 ? 'No recurring jobs.' : '');
+  }
+
+  function createRecurringRow(job) {
+    const row = document.createElement('tr');
+    row.dataset.id = job.id;
+    const name = make('th', 'job');
+    name.scope = 'row';
+    const schedule = make('td', '');
+    const next = make('td', '');
+    const last = make('td', '');
+    const actions = make('td', 'actions');
+    const trigger = make('button', 'trigger', 'Run now');
+    trigger.type = 'button';
+    trigger.setAttribute('aria-label', `Run now: recurring job ${job.id}`);
+    const pause = make('button', 'pause', 'Pause');
+    pause.type = 'button';
+    const remove = make('button', 'delete', 'Remove');
+    remove.type = 'button';
+    remove.setAttribute('aria-label', `Remove recurring job ${job.id}`);
+    actions.append(trigger, pause, remove);
+    row.append(name, schedule, next, last, actions);
+    const view = { row, name, schedule, next, last, pause, paused: false };
+    const path = `/recurring/${encodeURIComponent(job.id)}`;
+    trigger.addEventListener('click', () => actOnRecurring(trigger, () => api('POST', `${path}/trigger`, {}), r => `Enqueued ${job.id} as job ${r.jobId}.`));
+    pause.addEventListener('click', () => actOnRecurring(pause, () => api('POST', `${path}/${view.paused ? 'resume' : 'pause'}`, {}), r => `${job.id} ${r.paused ? 'paused' : 'resumed'}.`));
+    remove.addEventListener('click', () => {
+      if (window.confirm(`Remove recurring job ${job.id}? It will not run again until the app registers it again.`)) {
+        actOnRecurring(remove, () => api('DELETE', path, {}), () => `Removed ${job.id}.`);
+      }
+    });
+    return view;
+  }
+
+  function updateRecurringRow(view, job) {
+    setText(view.name, job.id);
+    setText(view.schedule, `${job.schedule} (${job.timeZone}) on ${job.queue}`);
+    setText(view.next, job.paused ? 'paused' : when(job.nextRunAt));
+    const run = job.lastRun;
+    setText(view.last, run ? `${when(run.scheduledFor)}: ${run.outcome}${run.error ? ` (${run.error})` : ''}` : '-');
+    view.paused = job.paused;
+    setText(view.pause, job.paused ? 'Resume' : 'Pause');
+    view.pause.setAttribute('aria-label', `${job.paused ? 'Resume' : 'Pause'} recurring job ${job.id}`);
+  }
+
+  async function actOnRecurring(button, call, describe) {
+    const message = el.recurring.querySelector('.error');
+    const done = el.recurring.querySelector('.done');
+    button.disabled = true;
+    setText(message, '');
+    setText(done, '');
+    try {
+      setText(done, describe(await call()));
+    } catch (e) {
+      setText(message, e.message);
+    }
+    button.disabled = false;
+    refresh();
+  }
+
+  function when(value) {
+    if (!value) {
+      return '-';
+    }
+    const at = new Date(value);
+    return at.toDateString() === new Date().toDateString() ? at.toLocaleTimeString() : at.toLocaleString();
   }
 
   // ---- Helpers ----
