@@ -35,6 +35,12 @@ public sealed class PayCallbackOptions
     [Range(0, 60_000)]
     public int ProviderLatencyMs { get; set; } = 20;
 
+    /// <summary>Gets or sets when the nightly settlement summary runs (a cron expression, read in <see cref="SettlementTimeZone"/>).</summary>
+    public string SettlementSummaryCron { get; set; } = "0 2 * * *";
+
+    /// <summary>Gets or sets the time zone of <see cref="SettlementSummaryCron"/>.</summary>
+    public string SettlementTimeZone { get; set; } = "UTC";
+
     /// <summary>Gets or sets how often (ms) to log CLR thread-pool statistics from a dedicated thread; 0 turns it off.</summary>
     [Range(0, 60_000)]
     public int DiagnosticsIntervalMs { get; set; }

@@ -6,6 +6,7 @@ using PayCallbackApi.Callbacks;
 using PayCallbackApi.Diagnostics;
 using PayCallbackApi.Orders;
 using PayCallbackApi.PostPayment;
+using PayCallbackApi.Settlement;
 using StackExchange.Redis;
 using WorkQueue;
 using WorkQueue.AspNetCore;
@@ -16,6 +17,8 @@ var services = builder.Services;
 services.AddOptions<PayCallbackOptions>().BindConfiguration(PayCallbackOptions.Section).ValidateDataAnnotations().ValidateOnStart();
 var mode = builder.Configuration.GetValue($"{PayCallbackOptions.Section}:Mode", ProcessingMode.Queue);
 string redis = builder.Configuration.GetConnectionString("Redis") ?? "127.0.0.1:6379";
+string settlementCron = builder.Configuration[$"{PayCallbackOptions.Section}:{nameof(PayCallbackOptions.SettlementSummaryCron)}"] ?? new PayCallbackOptions().SettlementSummaryCron;
+string settlementZone = builder.Configuration[$"{PayCallbackOptions.Section}:{nameof(PayCallbackOptions.SettlementTimeZone)}"] ?? new PayCallbackOptions().SettlementTimeZone;
 
 services.AddProblemDetails();
 services.AddSingleton<SignatureVerifier>();
@@ -56,6 +59,9 @@ else
         workQueue.AddQueue(PostPaymentQueues.Legacy, ConfigureLegacy);
         services.AddSingleton<IPostPaymentDispatcher, QueueDispatcher>();
         services.AddSingleton<ILegacyQueue, InMemoryLegacyQueue>();
+
+        // The nightly settlement summary, on the in-memory default queue: this instance's own schedule.
+        workQueue.AddRecurringJob<SettlementSummaryJob>(SettlementSummaryJob.Id, settlementCron, o => o.TimeZone = settlementZone);
     }
     else
     {
@@ -69,6 +75,16 @@ else
             .AddDurableQueue<LegacyCallJob, LegacyCall>(PostPaymentQueues.Legacy, ConfigureLegacy, ConfigureDurable);
         services.AddSingleton<IPostPaymentDispatcher, DurableDispatcher>();
         services.AddSingleton<ILegacyQueue, DurableLegacyQueue>();
+
+        // The nightly settlement summary on a durable queue of its own: once per night across every instance, and a
+        // night missed while all were down runs at the next start (MissedOccurrences = RunOnce, the default).
+        workQueue
+            .AddDurableQueue<SettlementSummaryJob, RecurringOccurrence>(SettlementSummaryJob.DurableQueue, o => o.MaxWorkers = 1, ConfigureDurable)
+            .AddRecurringJob<SettlementSummaryJob>(SettlementSummaryJob.Id, settlementCron, o =>
+            {
+                o.Queue = SettlementSummaryJob.DurableQueue;
+                o.TimeZone = settlementZone;
+            });
     }
 }
 
