@@ -199,7 +199,7 @@ internal sealed partial class RecurringJobManager : IRecurringJobs, IDisposable
     private async Task CatchUpAsync(RecurringJobState job, IRecurringOccurrenceStore store)
     {
         var retry = TimeSpan.FromSeconds(1);
-        while (!job.IsDisposed)
+        while (!job.IsDisposed && !IsStopped)
         {
             try
             {
@@ -212,7 +212,7 @@ internal sealed partial class RecurringJobManager : IRecurringJobs, IDisposable
 
                 return;
             }
-            catch (Exception ex) when (ex is JobRejectedException or TimeoutException or InvalidOperationException)
+            catch (Exception ex) when (ex is not ObjectDisposedException)
             {
                 // Redis not reachable yet: try again, less and less often, until it answers or the job goes.
                 _logger.TryLog(static (l, s) => Log.CatchUpFailed(l, s.Id, s.Message), (job.Definition.Id, ex.Message));
@@ -235,6 +235,17 @@ internal sealed partial class RecurringJobManager : IRecurringJobs, IDisposable
         return latest;
     }
 
+    private bool IsStopped
+    {
+        get
+        {
+            lock (_lock)
+            {
+                return _stopped;
+            }
+        }
+    }
+
     private RecurringJobState? Get(string id)
     {
         ArgumentNullException.ThrowIfNull(id);
@@ -254,10 +265,12 @@ internal sealed partial class RecurringJobManager : IRecurringJobs, IDisposable
         {
             await EnqueueAsync(job, occurrence, CancellationToken.None).ConfigureAwait(false);
         }
-        catch (JobRejectedException ex)
+        catch (Exception ex)
         {
-            job.OnSkipped(occurrence, ex.Message);
-            _logger.TryLog(static (l, s) => Log.Skipped(l, s.Id, s.ScheduledFor, s.Message), (job.Definition.Id, occurrence.ScheduledFor, ex.Message));
+            // Runs unobserved on the timer's behalf: whatever went wrong is recorded and logged, never thrown away.
+            string reason = ex is JobRejectedException ? ex.Message : $"{ex.GetType().Name}: {ex.Message}";
+            job.OnSkipped(occurrence, reason);
+            _logger.TryLog(static (l, s) => Log.Skipped(l, s.Id, s.ScheduledFor, s.reason), (job.Definition.Id, occurrence.ScheduledFor, reason));
         }
     }
 
