@@ -116,6 +116,42 @@ public interface IWorkQueue
         where THandler : class, IJobHandler<TPayload>;
 #pragma warning restore RS0026
 
+    // RS0026: as the EnqueueAsync overloads above, these differ by the kind of job, with JobOptions before the token.
+#pragma warning disable RS0026
+    /// <summary>
+    /// Enqueues a payload for a handler instance with <paramref name="options"/>: an idempotency key (no second job while
+    /// one with the key is unfinished), and optionally a time to run at.
+    /// </summary>
+    /// <typeparam name="TPayload">The payload type.</typeparam>
+    /// <param name="handler">The handler that runs the job.</param>
+    /// <param name="payload">The payload.</param>
+    /// <param name="options">The key and time; see <see cref="JobOptions"/>.</param>
+    /// <param name="cancellationToken">Cancels the wait for space.</param>
+    /// <returns>The job's id and whether it was added, or the id of the job that holds the key.</returns>
+    /// <exception cref="ArgumentNullException"><paramref name="handler"/> or <paramref name="options"/> is <see langword="null"/>.</exception>
+    /// <exception cref="ArgumentException"><paramref name="options"/> is not valid (the message names the setting).</exception>
+    /// <exception cref="JobRejectedException">The queue is stopped, or full and rejecting, or the wait timed out.</exception>
+    /// <exception cref="OperationCanceledException"><paramref name="cancellationToken"/> was cancelled first.</exception>
+    ValueTask<EnqueueResult> EnqueueAsync<TPayload>(IJobHandler<TPayload> handler, TPayload payload, JobOptions options, CancellationToken cancellationToken = default);
+
+    /// <summary>
+    /// Enqueues a payload for a scoped <typeparamref name="THandler"/> with <paramref name="options"/>: an idempotency key
+    /// (no second job while one with the key is unfinished), and optionally a time to run at.
+    /// </summary>
+    /// <typeparam name="THandler">The handler type, resolved from a new service scope when the job runs.</typeparam>
+    /// <typeparam name="TPayload">The payload type.</typeparam>
+    /// <param name="payload">The payload.</param>
+    /// <param name="options">The key and time; see <see cref="JobOptions"/>.</param>
+    /// <param name="cancellationToken">Cancels the wait for space.</param>
+    /// <returns>The job's id and whether it was added, or the id of the job that holds the key.</returns>
+    /// <exception cref="ArgumentNullException"><paramref name="options"/> is <see langword="null"/>.</exception>
+    /// <exception cref="ArgumentException"><paramref name="options"/> is not valid (the message names the setting).</exception>
+    /// <exception cref="JobRejectedException">The queue is stopped, or full and rejecting, or the wait timed out.</exception>
+    /// <exception cref="OperationCanceledException"><paramref name="cancellationToken"/> was cancelled first.</exception>
+    ValueTask<EnqueueResult> EnqueueAsync<THandler, TPayload>(TPayload payload, JobOptions options, CancellationToken cancellationToken = default)
+        where THandler : class, IJobHandler<TPayload>;
+#pragma warning restore RS0026
+
     /// <summary>
     /// Schedules a synchronous job to run once <paramref name="delay"/> has passed.
     /// </summary>

@@ -127,6 +127,15 @@ public sealed class WorkQueueOptions
     public int MaxScheduledJobs { get; set; } = 100_000;
 
     /// <summary>
+    /// Gets or sets how long an idempotency key (<see cref="JobOptions.IdempotencyKey"/>) stays held after its job
+    /// succeeded, so that a repeat of the same request within that window adds no job either. Zero releases it at once.
+    /// </summary>
+    /// <remarks>A key held for the retention costs about 100 bytes; the queue drops expired ones as it goes.</remarks>
+    /// <value>The default value is zero.</value>
+    [Range(typeof(TimeSpan), "00:00:00", "7.00:00:00")]
+    public TimeSpan IdempotencyKeyRetention { get; set; }
+
+    /// <summary>
     /// Gets the retry policy for failed jobs.
     /// </summary>
     [ValidateObjectMembers]

@@ -49,14 +49,30 @@ internal sealed class JobLedger
 
     public void RetryScheduled() => Interlocked.Increment(ref _retried);
 
-    public void Succeeded() => End(ref _succeeded);
+    /// <summary>Gets the queue's idempotency keys (in-memory queues; a durable queue keeps its keys in its store).</summary>
+    public IdempotencyKeys? Keys { get; init; }
 
-    public void DeadLettered() => End(ref _deadLettered);
-
-    public void Dropped() => End(ref _dropped);
-
-    public void Abandoned(AbandonedJob job)
+    public void Succeeded(in WorkItem item)
     {
+        ReleaseKey(item, succeeded: true);
+        End(ref _succeeded);
+    }
+
+    public void DeadLettered(in WorkItem item)
+    {
+        ReleaseKey(item, succeeded: false);
+        End(ref _deadLettered);
+    }
+
+    public void Dropped(in WorkItem item)
+    {
+        ReleaseKey(item, succeeded: false);
+        End(ref _dropped);
+    }
+
+    public void Abandoned(AbandonedJob job, in WorkItem item)
+    {
+        ReleaseKey(item, succeeded: false);
         _abandonedJobs.Enqueue(job);
         End(ref _abandoned);
     }
@@ -65,7 +81,20 @@ internal sealed class JobLedger
     public void Returned() => End(ref _returned);
 
     /// <summary>A scheduled job was cancelled before it came due.</summary>
-    public void Canceled() => End(ref _canceled);
+    public void Canceled(in WorkItem item)
+    {
+        ReleaseKey(item, succeeded: false);
+        End(ref _canceled);
+    }
+
+    /// <summary>An enqueue with a key was refused after it took an id: the key is free again.</summary>
+    public void ReleaseRefused(string? key, long id)
+    {
+        if (key is not null)
+        {
+            Keys?.Release(key, id, succeeded: false);
+        }
+    }
 
     /// <summary>Starts telling <paramref name="drain"/> about every ending, from now on.</summary>
     public void Attach(IDrainListener drain) => _drain = drain;
@@ -107,6 +136,15 @@ internal sealed class JobLedger
         Returned: Volatile.Read(ref _returned),
         Canceled: Volatile.Read(ref _canceled),
         Unfinished: Unfinished);
+
+    private void ReleaseKey(in WorkItem item, bool succeeded)
+    {
+        // Before the ending is counted: a drain that sees the job ended must not find its key still held.
+        if (item.Key is { } key)
+        {
+            Keys?.Release(key, item.Id, succeeded);
+        }
+    }
 
     private void End(ref long counter)
     {

@@ -124,7 +124,7 @@ internal sealed partial class JobRunner : IJobExecutor
         _runTime.Record(elapsed);
         if (error is null)
         {
-            _ledger.Succeeded();
+            _ledger.Succeeded(item);
             _store?.Completed(item);
             _metrics.JobCompleted(_metricTag, elapsed, "success");
             WorkQueueTracing.StopJob(trace, "success", null);
@@ -188,7 +188,7 @@ internal sealed partial class JobRunner : IJobExecutor
     public void ReportAbandoned(WorkItem item, AbandonReason reason)
     {
         var job = new AbandonedJob(item.Describe(_queue), reason);
-        _ledger.Abandoned(job);
+        _ledger.Abandoned(job, item);
         _logger.TryLog(static (l, s) => Log.JobAbandoned(l, s._queue, s.Id, s.Name, s.reason), (_queue, job.Job.Id, job.Job.Name, reason));
     }
 
@@ -202,7 +202,7 @@ internal sealed partial class JobRunner : IJobExecutor
     /// <summary>Settles a job that <see cref="QueueFullMode.DropOldest"/> pushed out; called on the enqueuing thread.</summary>
     public void ReportDropped(WorkItem item)
     {
-        _ledger.Dropped();
+        _ledger.Dropped(item);
         var info = item.Describe(_queue);
         try
         {
@@ -243,7 +243,7 @@ internal sealed partial class JobRunner : IJobExecutor
             _deadLetters.Add(job);
         }
 
-        _ledger.DeadLettered();
+        _ledger.DeadLettered(item);
         _store?.DeadLetter(item, error);
         try
         {

@@ -7,9 +7,10 @@ namespace WorkQueue.Internal;
 /// </summary>
 internal readonly struct WorkItem
 {
-    public WorkItem(JobInvoker invoker, object? target, object? state, long id, long enqueuedTimestamp, int attempt, Activity? parent = null)
+    public WorkItem(JobInvoker invoker, object? target, object? state, long id, long enqueuedTimestamp, int attempt, Activity? parent = null, string? key = null)
     {
         Parent = parent;
+        Key = key;
         Invoker = invoker;
         Target = target;
         State = state;
@@ -34,6 +35,9 @@ internal readonly struct WorkItem
 
     public int Attempt { get; }
 
+    /// <summary>The job's idempotency key, if it was enqueued with one (released when the job ends).</summary>
+    public string? Key { get; }
+
     /// <summary>
     /// The activity that was current when the job was enqueued (a request's, say), captured only while someone listens
     /// to the <c>WorkQueue</c> activity source: the parent of the job's span, so a trace reads request -> job.
@@ -42,10 +46,10 @@ internal readonly struct WorkItem
 
     /// <summary>The same attempt, queued anew (a scheduled job that came due).</summary>
     public WorkItem WithEnqueuedTimestamp(long enqueuedTimestamp) =>
-        new(Invoker, Target, State, Id, enqueuedTimestamp, Attempt, Parent);
+        new(Invoker, Target, State, Id, enqueuedTimestamp, Attempt, Parent, Key);
 
     public WorkItem ForNextAttempt(long enqueuedTimestamp) =>
-        new(Invoker, Target, State, Id, enqueuedTimestamp, Attempt + 1, Parent);
+        new(Invoker, Target, State, Id, enqueuedTimestamp, Attempt + 1, Parent, Key);
 
     public JobInfo Describe(string queueName) =>
         new(Id, queueName, Invoker.Describe(Target), Invoker.GetPayload(Target, State), Attempt);

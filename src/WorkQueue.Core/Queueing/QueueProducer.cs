@@ -80,6 +80,20 @@ internal sealed class QueueProducer : IWorkQueue
         where THandler : class, IJobHandler<TPayload> =>
         WriteAsync(ScopedHandlerInvoker<THandler, TPayload>.Instance, null, payload, cancellationToken);
 
+    public ValueTask<EnqueueResult> EnqueueAsync<TPayload>(IJobHandler<TPayload> handler, TPayload payload, JobOptions options, CancellationToken cancellationToken = default)
+    {
+        ArgumentNullException.ThrowIfNull(handler);
+        ArgumentNullException.ThrowIfNull(options);
+        return Enqueue(HandlerInvoker<TPayload>.Instance, handler, payload, options, cancellationToken);
+    }
+
+    public ValueTask<EnqueueResult> EnqueueAsync<THandler, TPayload>(TPayload payload, JobOptions options, CancellationToken cancellationToken = default)
+        where THandler : class, IJobHandler<TPayload>
+    {
+        ArgumentNullException.ThrowIfNull(options);
+        return Enqueue(ScopedHandlerInvoker<THandler, TPayload>.Instance, null, payload, options, cancellationToken);
+    }
+
     public long Schedule(Action<CancellationToken> job, TimeSpan delay)
     {
         ArgumentNullException.ThrowIfNull(job);
@@ -126,12 +140,12 @@ internal sealed class QueueProducer : IWorkQueue
 
     public bool CancelScheduled(long jobId)
     {
-        if (_scheduled.TryCancel(jobId) is null)
+        if (_scheduled.TryCancel(jobId) is not { } entry)
         {
             return false;
         }
 
-        _ledger.Canceled();
+        _ledger.Canceled(entry.Item);
         _metrics.Canceled(_metricTag);
         return true;
     }
@@ -150,16 +164,17 @@ internal sealed class QueueProducer : IWorkQueue
     }
 
     /// <summary>Schedules any kind of job (recurring jobs' occurrences come this way); see <see cref="IWorkQueue.Schedule(Action{CancellationToken}, DateTimeOffset)"/>.</summary>
-    internal long Schedule(JobInvoker invoker, object? target, object? state, DateTimeOffset runAt)
+    internal long Schedule(JobInvoker invoker, object? target, object? state, DateTimeOffset runAt, string? key = null)
     {
         // Counted like any enqueue: accepted here, it ends exactly once (run, cancelled, or reported at a stop).
         long id = _ledger.Offer();
+        Bind(key, id);
         if (!_admission.Allows())
         {
-            throw Reject(RejectionReason.QueueStopped);
+            throw Refuse(key, id, RejectionReason.QueueStopped);
         }
 
-        var item = new WorkItem(invoker, target, state, id, _time.GetTimestamp(), attempt: 1, WorkQueueTracing.CaptureParent());
+        var item = new WorkItem(invoker, target, state, id, _time.GetTimestamp(), attempt: 1, WorkQueueTracing.CaptureParent(), key);
         switch (_scheduled.TryAdd(item, runAt))
         {
             case ScheduleResult.Scheduled:
@@ -167,10 +182,61 @@ internal sealed class QueueProducer : IWorkQueue
                 _metrics.Enqueued(_metricTag);
                 return id;
             case ScheduleResult.Full:
-                throw Reject(RejectionReason.QueueFull, $"Queue '{Name}' holds its MaxScheduledJobs ({_scheduled.MaxCount}) scheduled jobs.");
+                throw Refuse(key, id, RejectionReason.QueueFull, $"Queue '{Name}' holds its MaxScheduledJobs ({_scheduled.MaxCount}) scheduled jobs.");
             default:
-                throw Reject(RejectionReason.QueueStopped);
+                throw Refuse(key, id, RejectionReason.QueueStopped);
         }
+    }
+
+    private ValueTask<EnqueueResult> Enqueue(JobInvoker invoker, object? target, object? state, JobOptions options, CancellationToken cancellationToken)
+    {
+        options.Validate(nameof(options));
+
+        // The time is worked out before the key is reserved, so a delay that is out of range reserves nothing.
+        DateTimeOffset? runAt = options.RunAt ?? (options.Delay is { } delay ? DueAfter(delay) : null);
+        string? key = options.IdempotencyKey;
+        if (key is not null && !_ledger.Keys!.TryReserve(key, out long holder))
+        {
+            _metrics.Deduplicated(_metricTag);
+            return ValueTask.FromResult(new EnqueueResult(holder, Created: false));
+        }
+
+        if (runAt is { } at)
+        {
+            return ValueTask.FromResult(new EnqueueResult(Schedule(invoker, target, state, at, key), Created: true));
+        }
+
+        var write = WriteAsync(invoker, target, state, cancellationToken, out long id, key);
+        return write.IsCompletedSuccessfully
+            ? ValueTask.FromResult(new EnqueueResult(id, Created: true))
+            : AwaitWriteAsync(write, id);
+
+        static async ValueTask<EnqueueResult> AwaitWriteAsync(ValueTask write, long id)
+        {
+            await write.ConfigureAwait(false);
+            return new EnqueueResult(id, Created: true);
+        }
+    }
+
+    private void Bind(string? key, long id)
+    {
+        if (key is not null)
+        {
+            _ledger.Keys!.Bind(key, id);
+        }
+    }
+
+    /// <summary>An enqueue that took an id was refused: its key (if any) is free again, and the refusal is counted.</summary>
+    private JobRejectedException Refuse(string? key, long id, RejectionReason reason, string? message = null)
+    {
+        _ledger.ReleaseRefused(key, id);
+        return Reject(reason, message);
+    }
+
+    private void Refuse(string? key, long id, string reason)
+    {
+        _ledger.ReleaseRefused(key, id);
+        Reject(reason);
     }
 
     private bool TryWrite(JobInvoker invoker, object? target, object? state)
@@ -195,22 +261,26 @@ internal sealed class QueueProducer : IWorkQueue
         return false;
     }
 
-    private ValueTask WriteAsync(JobInvoker invoker, object? target, object? state, CancellationToken cancellationToken)
+    private ValueTask WriteAsync(JobInvoker invoker, object? target, object? state, CancellationToken cancellationToken) =>
+        WriteAsync(invoker, target, state, cancellationToken, out _, key: null);
+
+    private ValueTask WriteAsync(JobInvoker invoker, object? target, object? state, CancellationToken cancellationToken, out long id, string? key)
     {
         // Every call is counted, so that Enqueued + Rejected always equals the calls made (a cancelled one included).
-        long id = _ledger.Offer();
+        id = _ledger.Offer();
+        Bind(key, id);
         if (cancellationToken.IsCancellationRequested)
         {
-            Reject("canceled");
+            Refuse(key, id, "canceled");
             return ValueTask.FromCanceled(cancellationToken);
         }
 
         if (!_admission.Allows())
         {
-            return ValueTask.FromException(Reject(RejectionReason.QueueStopped));
+            return ValueTask.FromException(Refuse(key, id, RejectionReason.QueueStopped));
         }
 
-        var item = new WorkItem(invoker, target, state, id, _time.GetTimestamp(), attempt: 1, WorkQueueTracing.CaptureParent());
+        var item = new WorkItem(invoker, target, state, id, _time.GetTimestamp(), attempt: 1, WorkQueueTracing.CaptureParent(), key);
         if (_writer.TryWrite(item))
         {
             _metrics.Enqueued(_metricTag);
@@ -220,12 +290,12 @@ internal sealed class QueueProducer : IWorkQueue
 
         if (!_admission.Allows())
         {
-            return ValueTask.FromException(Reject(RejectionReason.QueueStopped));
+            return ValueTask.FromException(Refuse(key, id, RejectionReason.QueueStopped));
         }
 
         return _options.FullMode == QueueFullMode.Wait
             ? WaitForSpaceAsync(item, cancellationToken)
-            : ValueTask.FromException(Reject(RejectionReason.QueueFull));
+            : ValueTask.FromException(Refuse(key, id, RejectionReason.QueueFull));
     }
 
     private async ValueTask WaitForSpaceAsync(WorkItem item, CancellationToken cancellationToken)
@@ -258,23 +328,23 @@ internal sealed class QueueProducer : IWorkQueue
         }
         catch (OperationCanceledException) when (cancellationToken.IsCancellationRequested)
         {
-            Reject("canceled");
+            Refuse(item.Key, item.Id, "canceled");
 
             // Thrown for the caller's token, which is what cancelled the wait.
             throw new OperationCanceledException(cancellationToken);
         }
         catch (OperationCanceledException) when (waitCts.IsCancellationRequested)
         {
-            throw Reject(RejectionReason.QueueFull, $"Queue '{Name}' had no space for the job within its EnqueueTimeout ({timeout}).");
+            throw Refuse(item.Key, item.Id, RejectionReason.QueueFull, $"Queue '{Name}' had no space for the job within its EnqueueTimeout ({timeout}).");
         }
         catch (ChannelClosedException)
         {
-            throw Reject(RejectionReason.QueueStopped);
+            throw Refuse(item.Key, item.Id, RejectionReason.QueueStopped);
         }
         catch (OperationCanceledException)
         {
             // No token says why; still one call, one rejection.
-            Reject("canceled");
+            Refuse(item.Key, item.Id, "canceled");
             throw;
         }
         finally

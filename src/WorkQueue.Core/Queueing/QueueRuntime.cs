@@ -55,6 +55,9 @@ internal sealed partial class QueueRuntime : IQueueGaugeSource, IJobIntake
         DeadLetters = new DeadLetterStore(options.DeadLetterCapacity);
         _admission = new Admission(owner.FlowMarker);
 
+        // A durable queue's keys live in its store, with its jobs.
+        Ledger = new JobLedger { Keys = store is null ? new IdempotencyKeys(environment.Time, options.IdempotencyKeyRetention) : null };
+
         // A durable queue's capacity applies in its store; its channel is the prefetch, which the store never overfills.
         var channelOptions = new BoundedChannelOptions(store?.PrefetchCapacity ?? options.Capacity)
         {
@@ -99,7 +102,7 @@ internal sealed partial class QueueRuntime : IQueueGaugeSource, IJobIntake
 
     public WorkQueueProvider Owner { get; }
 
-    public JobLedger Ledger { get; } = new();
+    public JobLedger Ledger { get; }
 
     public DeadLetterStore DeadLetters { get; }
 

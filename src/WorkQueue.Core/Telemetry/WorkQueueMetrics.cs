@@ -28,6 +28,7 @@ internal sealed class WorkQueueMetrics
     private readonly Counter<long> _rejected;
     private readonly Counter<long> _dropped;
     private readonly Counter<long> _canceled;
+    private readonly Counter<long> _deduplicated;
     private readonly Counter<long> _retried;
     private readonly Counter<long> _deadLettered;
     private readonly Counter<long> _syncOverAsync;
@@ -42,6 +43,7 @@ internal sealed class WorkQueueMetrics
         _rejected = _meter.CreateCounter<long>("workqueue.job.rejected", "{job}", "Jobs a queue did not accept.");
         _dropped = _meter.CreateCounter<long>("workqueue.job.dropped", "{job}", "Accepted jobs dropped to make room (DropOldest).");
         _canceled = _meter.CreateCounter<long>("workqueue.job.canceled", "{job}", "Scheduled jobs cancelled before they came due.");
+        _deduplicated = _meter.CreateCounter<long>("workqueue.job.deduplicated", "{job}", "Enqueues that added no job because a job with the same idempotency key was unfinished.");
         _retried = _meter.CreateCounter<long>("workqueue.job.retried", "{job}", "Failed attempts scheduled to run again.");
         _deadLettered = _meter.CreateCounter<long>("workqueue.job.dead_lettered", "{job}", "Jobs that failed their last attempt.");
         _syncOverAsync = _meter.CreateCounter<long>("workqueue.job.sync_over_async", "{event}", "Signs of jobs blocking their thread on async code (sync-over-async), by how they were detected.");
@@ -98,6 +100,14 @@ internal sealed class WorkQueueMetrics
         if (_canceled.Enabled)
         {
             _canceled.Add(1, queueTag);
+        }
+    }
+
+    public void Deduplicated(in KeyValuePair<string, object?> queueTag)
+    {
+        if (_deduplicated.Enabled)
+        {
+            _deduplicated.Add(1, queueTag);
         }
     }
 
