@@ -15,6 +15,7 @@ internal sealed class WorkQueueMetrics
     public const string OutcomeTag = "workqueue.job.outcome";
     public const string ReasonTag = "workqueue.rejection.reason";
     public const string DetectionTag = "workqueue.detection";
+    public const string HandlerTag = "workqueue.job.handler";
 
     /// <summary>A continuation arrived from another thread while its job's own thread was still running it synchronously.</summary>
     public const string SyncPartDetection = "sync_part";
@@ -29,6 +30,7 @@ internal sealed class WorkQueueMetrics
     private readonly Counter<long> _dropped;
     private readonly Counter<long> _canceled;
     private readonly Counter<long> _deduplicated;
+    private readonly Counter<long> _scopeDisposalFailed;
     private readonly Counter<long> _retried;
     private readonly Counter<long> _deadLettered;
     private readonly Counter<long> _syncOverAsync;
@@ -43,6 +45,7 @@ internal sealed class WorkQueueMetrics
         _rejected = _meter.CreateCounter<long>("workqueue.job.rejected", "{job}", "Jobs a queue did not accept.");
         _dropped = _meter.CreateCounter<long>("workqueue.job.dropped", "{job}", "Accepted jobs dropped to make room (DropOldest).");
         _canceled = _meter.CreateCounter<long>("workqueue.job.canceled", "{job}", "Scheduled jobs cancelled before they came due.");
+        _scopeDisposalFailed = _meter.CreateCounter<long>("workqueue.job.scope_disposal_failed", "{job}", "Jobs whose service scope threw while disposed after the handler ended (the job's outcome is the handler's).");
         _deduplicated = _meter.CreateCounter<long>("workqueue.job.deduplicated", "{job}", "Enqueues that added no job because a job with the same idempotency key was unfinished.");
         _retried = _meter.CreateCounter<long>("workqueue.job.retried", "{job}", "Failed attempts scheduled to run again.");
         _deadLettered = _meter.CreateCounter<long>("workqueue.job.dead_lettered", "{job}", "Jobs that failed their last attempt.");
@@ -100,6 +103,14 @@ internal sealed class WorkQueueMetrics
         if (_canceled.Enabled)
         {
             _canceled.Add(1, queueTag);
+        }
+    }
+
+    public void ScopeDisposalFailed(string handler)
+    {
+        if (_scopeDisposalFailed.Enabled)
+        {
+            _scopeDisposalFailed.Add(1, new KeyValuePair<string, object?>(HandlerTag, handler));
         }
     }
 
