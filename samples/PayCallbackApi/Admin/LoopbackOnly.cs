@@ -33,7 +33,28 @@ internal static class LoopbackOnly
             }
         }
 
+        // DNS rebinding: a page whose domain re-points to 127.0.0.1 is same-origin for the browser, but names its own
+        // domain in Host. The rule WorkQueue's admin endpoints apply too.
+        if (!IsLoopbackHost(context.Request.Host.Host))
+        {
+            return ForbiddenAsync(context, $"The request names the host '{context.Request.Host.Value}', which is not a loopback name: {context.Request.Path} answers only requests for localhost, 127.0.0.0/8 or [::1] until {AdminKeyAuthentication.ConfigKey} is set (DNS rebinding).");
+        }
+
         return next(context);
+    }
+
+    private static bool IsLoopbackHost(string host)
+    {
+        if (host.Length == 0 || host.Equals("localhost", StringComparison.OrdinalIgnoreCase))
+        {
+            return true;
+        }
+
+        // Only an IPv6 literal or a dotted quad: IPAddress.TryParse also reads "127.1" or "2130706433", which are names.
+        string literal = host.StartsWith('[') && host.EndsWith(']') ? host[1..^1] : host;
+        return IPAddress.TryParse(literal, out var address)
+            && IPAddress.IsLoopback(address)
+            && (address.AddressFamily == System.Net.Sockets.AddressFamily.InterNetworkV6 || literal.Count(c => c == '.') == 3);
     }
 
     private static Task ForbiddenAsync(HttpContext context, string detail) =>

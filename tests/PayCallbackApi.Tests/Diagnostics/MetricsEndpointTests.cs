@@ -10,6 +10,25 @@ public sealed class MetricsEndpointTests(RedisServerFixture redis) : IClassFixtu
 {
     private const string AdminKey = "the-admin-key";
 
+    [Theory]
+    [InlineData("rebind.attacker.example", HttpStatusCode.Forbidden)]
+    [InlineData("127.0.0.1.nip.io", HttpStatusCode.Forbidden)]
+    [InlineData("localhost:5080", HttpStatusCode.OK)]
+    [InlineData("127.0.0.1", HttpStatusCode.OK)]
+    public async Task NoAdminKey_HostDecides_AgainstDnsRebinding(string host, HttpStatusCode expected)
+    {
+        await using var app = new PayCallbackApp(redis.Server, ProcessingMode.Queue);
+        using var client = app.CreateClient();
+        using var request = new HttpRequestMessage(HttpMethod.Get, "/metrics");
+        request.Headers.Host = host;
+        using var response = await client.SendAsync(request);
+        Assert.Equal(expected, response.StatusCode);
+        if (expected == HttpStatusCode.Forbidden)
+        {
+            Assert.Contains("DNS rebinding", await response.Content.ReadAsStringAsync(), StringComparison.Ordinal);
+        }
+    }
+
     [Fact]
     public async Task AfterCallbacks_LoopbackScrape_HasWorkQueueAndThreadPoolSeries()
     {
