@@ -1,5 +1,6 @@
 using Hangfire;
 using Hangfire.InMemory;
+using Hangfire.Server;
 
 namespace WorkQueue.Benchmarks.Support;
 
@@ -56,10 +57,23 @@ public sealed class HangfireHost : IDisposable
     /// <param name="workers">The server's <see cref="BackgroundJobServerOptions.WorkerCount"/>.</param>
     /// <param name="job">What each job does with its order id.</param>
     /// <returns>The started host.</returns>
-    public static HangfireHost Start(int workers, Action<int> job)
+    public static HangfireHost Start(int workers, Action<int> job) => Start(workers, job, DelayedJobScheduler.DefaultPollingDelay);
+
+    /// <summary>
+    /// Creates the storage, the client and a server with <paramref name="workers"/> workers whose delayed-job scheduler
+    /// polls every <paramref name="schedulePollingInterval"/>.
+    /// </summary>
+    /// <param name="workers">The server's <see cref="BackgroundJobServerOptions.WorkerCount"/>.</param>
+    /// <param name="job">What each job does with its order id.</param>
+    /// <param name="schedulePollingInterval">
+    /// The server's <see cref="BackgroundJobServerOptions.SchedulePollingInterval"/> (15 s by default; zero, the smallest
+    /// Hangfire accepts, makes the scheduler poll back to back).
+    /// </param>
+    /// <returns>The started host.</returns>
+    public static HangfireHost Start(int workers, Action<int> job, TimeSpan schedulePollingInterval)
     {
         var host = new HangfireHost(job);
-        host.StartServer(workers);
+        host.StartServer(workers, schedulePollingInterval);
         return host;
     }
 
@@ -73,17 +87,35 @@ public sealed class HangfireHost : IDisposable
     /// <returns>The job id Hangfire assigned.</returns>
     public string Enqueue(int orderId) => _client.Enqueue<HangfireJob>(j => j.Run(orderId));
 
+    /// <summary>
+    /// Schedules one delayed job, as <c>BackgroundJob.Schedule</c> does: stored in the <c>Scheduled</c> state, it is
+    /// enqueued by the server's delayed-job scheduler at its first poll once the job's due second has begun (Hangfire
+    /// keeps due times in whole seconds), then run by a worker.
+    /// </summary>
+    /// <param name="orderId">The job's argument.</param>
+    /// <param name="delay">How long from now the job is due.</param>
+    /// <returns>The job id Hangfire assigned.</returns>
+    public string Schedule(int orderId, TimeSpan delay) => _client.Schedule<HangfireJob>(j => j.Run(orderId), delay);
+
     /// <summary>Starts a server with <paramref name="workers"/> workers.</summary>
     /// <param name="workers">The server's <see cref="BackgroundJobServerOptions.WorkerCount"/>.</param>
     /// <exception cref="InvalidOperationException">A server is already running.</exception>
-    public void StartServer(int workers)
+    public void StartServer(int workers) => StartServer(workers, DelayedJobScheduler.DefaultPollingDelay);
+
+    /// <summary>Starts a server with <paramref name="workers"/> workers and the given schedule polling interval.</summary>
+    /// <param name="workers">The server's <see cref="BackgroundJobServerOptions.WorkerCount"/>.</param>
+    /// <param name="schedulePollingInterval">The server's <see cref="BackgroundJobServerOptions.SchedulePollingInterval"/>.</param>
+    /// <exception cref="InvalidOperationException">A server is already running.</exception>
+    public void StartServer(int workers, TimeSpan schedulePollingInterval)
     {
         if (_server is not null)
         {
             throw new InvalidOperationException("The Hangfire server is already running.");
         }
 
-        _server = new BackgroundJobServer(new BackgroundJobServerOptions { WorkerCount = workers, Activator = _activator }, _storage);
+        _server = new BackgroundJobServer(
+            new BackgroundJobServerOptions { WorkerCount = workers, Activator = _activator, SchedulePollingInterval = schedulePollingInterval },
+            _storage);
         Workers = workers;
     }
 
