@@ -30,8 +30,21 @@ internal static class CallbackParser
                 return false;
             }
 
-            if (!TryString(root, field = "orderId", out var orderId, out error)
-                || !TryString(root, field = "paymentId", out var paymentId, out error))
+            // The body is what the gateway signed: a key given twice makes it mean two things (which one counts depends on
+            // the reader), so it is refused rather than read one way.
+            var seen = new HashSet<string>(StringComparer.Ordinal);
+            foreach (var property in root.EnumerateObject())
+            {
+                if (!seen.Add(property.Name))
+                {
+                    field = property.Name;
+                    error = $"\"{property.Name}\" appears more than once; each field must appear once.";
+                    return false;
+                }
+            }
+
+            if (!TryId(root, field = "orderId", out var orderId, out error)
+                || !TryId(root, field = "paymentId", out var paymentId, out error))
             {
                 return false;
             }
@@ -98,6 +111,30 @@ internal static class CallbackParser
             error = "";
             return true;
         }
+    }
+
+    /// <summary>
+    /// An id: letters, digits and <c>- _ . :</c> only, so that it can never carry a line break into a log line, a quote
+    /// into a message, or anything else into a Redis key; up to 64 characters.
+    /// </summary>
+    private static bool TryId(JsonElement root, string name, out string value, out string error)
+    {
+        if (!TryString(root, name, out value, out error))
+        {
+            return false;
+        }
+
+        foreach (char c in value)
+        {
+            if (!char.IsAsciiLetterOrDigit(c) && c is not ('-' or '_' or '.' or ':'))
+            {
+                error = $"\"{name}\" may hold only letters, digits and - _ . : (it had U+{(int)c:X4}).";
+                value = "";
+                return false;
+            }
+        }
+
+        return true;
     }
 
     private static bool TryString(JsonElement root, string name, out string value, out string error)

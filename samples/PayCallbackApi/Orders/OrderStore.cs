@@ -15,6 +15,12 @@ public enum ClaimResult
     Duplicate,
 
     /// <summary>
+    /// A different payment for an order already paid: the customer was charged twice. It is recorded (a refund is due)
+    /// and answered like a duplicate; the order's effects are not run again.
+    /// </summary>
+    DuplicateCharge,
+
+    /// <summary>
     /// Durable mode only: another request holds this payment's claim and has not yet stored its job (or died doing so;
     /// the claim then expires). The callback is answered 503 so that the gateway retries it.
     /// </summary>
@@ -65,9 +71,28 @@ public sealed class OrderStore
         end
         """;
 
+    // A successful payment for an order already paid by another payment: recorded as a duplicate charge (the payment's
+    // key marks it processed, the order counts it, the list holds it for a refund), the order and its effects untouched.
+    // KEYS[2] is the order. ARGV: as the claim scripts. Returns true when it recorded one.
+    private const string DuplicateChargeFunction = """
+        local function duplicateCharge(paymentKey, order, done)
+          if ARGV[7] ~= 'Paid' or redis.call('HGET', order, 'status') ~= 'Paid' then return false end
+          local first = redis.call('HGET', order, 'paymentId')
+          if not first or first == ARGV[2] then return false end
+          redis.call('SET', paymentKey, done, 'EX', ARGV[6])
+          redis.call('HINCRBY', order, 'duplicateCharges', 1)
+          redis.call('INCR', 'pay:stats:duplicate-charges')
+          redis.call('RPUSH', 'pay:duplicate-charges', cjson.encode({ orderId = ARGV[1], paymentId = ARGV[2], amount = ARGV[3], currency = ARGV[4], paidAt = ARGV[5], firstPaymentId = first }))
+          return true
+        end
+        """;
+
     // Queue mode. KEYS: payment key, order key, accepted counter. ARGV: orderId, paymentId, amount, currency, paidAt,
-    // ttl, status. 1 = new, 2 = duplicate.
-    private const string ClaimScript = """
+    // ttl, status. 1 = new, 2 = duplicate, 4 = duplicate charge.
+    private const string ClaimScript = DuplicateChargeFunction + """
+
+        if redis.call('EXISTS', KEYS[1]) == 1 then return 2 end
+        if duplicateCharge(KEYS[1], KEYS[2], ARGV[1]) then return 4 end
         if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'EX', ARGV[6]) then return 2 end
         if ARGV[7] == 'Paid' then
           redis.call('HSET', KEYS[2], 'status', 'Paid', 'paymentId', ARGV[2], 'amount', ARGV[3], 'currency', ARGV[4], 'paidAt', ARGV[5],
@@ -91,11 +116,13 @@ public sealed class OrderStore
 
     // Durable mode, phase 1: a pending claim ('p') that expires. The order is created once and never reset: a retry of a
     // callback whose first attempt may have stored its job (a kill before the answer) finds the effects as they are.
-    // KEYS, ARGV: as ClaimScript, plus ARGV[8] = pending ttl. 1 = new, 2 = duplicate, 3 = in progress.
-    private const string ClaimPendingScript = """
+    // KEYS, ARGV: as ClaimScript, plus ARGV[8] = pending ttl. 1 = new, 2 = duplicate, 3 = in progress, 4 = duplicate charge.
+    private const string ClaimPendingScript = DuplicateChargeFunction + """
+
         local held = redis.call('GET', KEYS[1])
         if held == 'd' then return 2 end
         if held then return 3 end
+        if duplicateCharge(KEYS[1], KEYS[2], 'd') then return 4 end
         if ARGV[7] ~= 'Paid' then
           if redis.call('HGET', KEYS[2], 'status') == 'Paid' then return 2 end
           redis.call('SET', KEYS[1], 'd', 'EX', ARGV[6])
@@ -220,7 +247,7 @@ public sealed class OrderStore
     /// <summary>Settles the order and publishes its payment message, each once (synchronously: callers run on background threads).</summary>
     public void SettleAndPublish(PaidOrder order)
     {
-        string message = $"{{\"orderId\":\"{order.OrderId}\",\"paymentId\":\"{order.PaymentId}\",\"amount\":{order.Amount.ToString(CultureInfo.InvariantCulture)}}}";
+        string message = PaymentMessage(order);
         var result = (long)Database.ScriptEvaluate(
             PostPaymentScript,
             [OrderKey(order.OrderId), "pay:merchant:balance"],
@@ -256,8 +283,23 @@ public sealed class OrderStore
         return new OrderView(
             orderId,
             fields.GetValueOrDefault("status") ?? "Unknown",
-            fields.GetValueOrDefault("paymentId"),
             Effects.ToDictionary(e => e, e => fields.GetValueOrDefault(e) == "1"));
+    }
+
+    /// <summary>The <c>pay:events</c> message, written by a JSON writer: an id can never add or change a field.</summary>
+    public static string PaymentMessage(PaidOrder order)
+    {
+        var buffer = new System.Buffers.ArrayBufferWriter<byte>(128);
+        using (var writer = new System.Text.Json.Utf8JsonWriter(buffer))
+        {
+            writer.WriteStartObject();
+            writer.WriteString("orderId", order.OrderId);
+            writer.WriteString("paymentId", order.PaymentId);
+            writer.WriteNumber("amount", order.Amount);
+            writer.WriteEndObject();
+        }
+
+        return System.Text.Encoding.UTF8.GetString(buffer.WrittenSpan);
     }
 
     private static string OrderKey(string orderId) => $"pay:order:{orderId}";
@@ -281,9 +323,14 @@ public sealed class OrderStore
     {
         1 => ClaimResult.New,
         3 => ClaimResult.InProgress,
+        4 => ClaimResult.DuplicateCharge,
         _ => ClaimResult.Duplicate,
     };
 }
 
-/// <summary>The JSON shape of <c>GET /api/orders/{orderId}</c>.</summary>
-public sealed record OrderView(string OrderId, string Status, string? PaymentId, Dictionary<string, bool> Effects);
+/// <summary>
+/// The JSON shape of <c>GET /api/orders/{orderId}</c>: what the shop's front end may show anyone who knows the order id
+/// (its status and which effects are done). The gateway's payment id is not in it: it belongs to the payment record,
+/// for the merchant's back office, not to whoever can guess an order id.
+/// </summary>
+public sealed record OrderView(string OrderId, string Status, Dictionary<string, bool> Effects);

@@ -22,6 +22,8 @@ public sealed partial class DurableDispatcher(
         switch (await orders.ClaimPendingAsync(callback))
         {
             case ClaimResult.Duplicate:
+            case ClaimResult.DuplicateCharge:
+                // A second payment for a paid order is recorded for a refund (pay:duplicate-charges); nothing ships twice.
                 return Acceptance.Duplicate;
             case ClaimResult.InProgress:
                 return Acceptance.InProgress;

@@ -89,5 +89,5 @@ internal sealed class PayCallbackApp : WebApplicationFactory<Program>
         }
     }
 
-    internal sealed record OrderView(string OrderId, string Status, string? PaymentId, Dictionary<string, bool> Effects);
+    internal sealed record OrderView(string OrderId, string Status, Dictionary<string, bool> Effects);
 }
