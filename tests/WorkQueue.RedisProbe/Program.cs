@@ -33,6 +33,11 @@ internal static class Program
     // Runs on the process's main thread, which is not a pool thread: nothing here may need the pool once it is starved.
     private static int Main(string[] args)
     {
+        if (args.Length >= 1 && args[0] is "canary-starved" or "canary-busy" or "canary-idle-on" or "canary-idle-off")
+        {
+            return CanaryScenarios.Run(args[0]);
+        }
+
         if (args.Length != 2 || !int.TryParse(args[1], CultureInfo.InvariantCulture, out int port)
             || args[0] is not ("sync-dedicated" or "sync-pool" or "async-dedicated" or "async-pool" or "durable-dedicated" or "flag-switched-off" or "flag-switched-off-start-not-ready"))
         {

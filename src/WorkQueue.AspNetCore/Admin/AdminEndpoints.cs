@@ -254,6 +254,12 @@ internal static class AdminEndpoints
             : TypedResults.Problem(statusCode: StatusCodes.Status404NotFound, title: "Unknown scheduled job", detail: $"Queue '{q.Name}' holds no scheduled job '{id}': the id is unknown, or the job came due (it ran or runs), or it was cancelled.");
     }
 
+    public static Ok<ThreadPoolState> GetThreadPool(IThreadPoolCanary canary)
+    {
+        var h = canary.GetHealth();
+        return TypedResults.Ok(new ThreadPoolState(h.Lag.TotalMilliseconds, h.MaxLag.TotalMilliseconds, h.IsStarving, h.StarvingSince, h.ThreadCount, h.PendingWorkItems, h.IsEnabled));
+    }
+
     public static Ok<RecurringJobState[]> GetRecurring(HttpContext http) =>
         TypedResults.Ok(http.RequestServices.GetService<IRecurringJobs>()?.GetAll().Select(AdminResponses.FromRecurring).ToArray() ?? []);
 

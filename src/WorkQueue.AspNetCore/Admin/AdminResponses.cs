@@ -206,3 +206,6 @@ internal sealed record RecurringJobState(
 internal sealed record RecurringRunState(DateTimeOffset ScheduledFor, string? JobId, string Outcome, DateTimeOffset? StartedAt, DateTimeOffset? EndedAt, string? Error);
 
 internal sealed record TriggeredState(string RecurringJobId, string JobId);
+
+/// <summary>The thread-pool starvation alarm: how long work items wait for a CLR thread-pool thread.</summary>
+internal sealed record ThreadPoolState(double LagMs, double MaxLagMs, bool Starving, DateTimeOffset? StarvingSince, int Threads, long PendingWorkItems, bool Enabled);

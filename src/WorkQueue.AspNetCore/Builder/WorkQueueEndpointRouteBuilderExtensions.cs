@@ -56,6 +56,7 @@ public static partial class WorkQueueEndpointRouteBuilderExtensions
         group.MapGet("/", AdminEndpoints.GetAll);
         group.MapGet("/history", AdminEndpoints.GetHistory);
         group.MapGet("/recurring", AdminEndpoints.GetRecurring);
+        group.MapGet("/threadpool", AdminEndpoints.GetThreadPool);
         group.MapPost("/recurring/{id}/trigger", AdminEndpoints.TriggerRecurring).AddEndpointFilter(JsonOnlyFilter.InvokeAsync);
         group.MapPost("/recurring/{id}/pause", AdminEndpoints.PauseRecurring).AddEndpointFilter(JsonOnlyFilter.InvokeAsync);
         group.MapPost("/recurring/{id}/resume", AdminEndpoints.ResumeRecurring).AddEndpointFilter(JsonOnlyFilter.InvokeAsync);

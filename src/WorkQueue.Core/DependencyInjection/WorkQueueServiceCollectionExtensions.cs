@@ -51,6 +51,9 @@ public static class WorkQueueServiceCollectionExtensions
             : throw new InvalidOperationException($"A keyed IWorkQueue is resolved by the queue's name (a string), not by '{key}'."));
         services.TryAddEnumerable(ServiceDescriptor.Singleton<IHostedService, WorkQueueHostedService>());
         services.TryAddEnumerable(ServiceDescriptor.Singleton<IValidateOptions<WorkQueueOptions>, WorkQueueOptionsValidator>());
+        services.AddOptions<ThreadPoolCanaryOptions>().ValidateOnStart();
+        services.TryAddEnumerable(ServiceDescriptor.Singleton<IValidateOptions<ThreadPoolCanaryOptions>, ThreadPoolCanaryOptionsValidator>());
+        services.TryAddSingleton<IThreadPoolCanary>(static sp => sp.GetRequiredService<WorkQueueProvider>().Canary);
         services.TryAddEnumerable(ServiceDescriptor.Singleton<IValidateOptions<WorkQueueOptions>, WorkQueueOptionsRulesValidator>());
         services.TryAddEnumerable(ServiceDescriptor.Singleton<IPostConfigureOptions<WorkQueueOptions>, WorkQueueConfiguration>());
         services.TryAddEnumerable(ServiceDescriptor.Singleton<IPostConfigureOptions<WorkQueueRegistry>, WorkQueueConfiguration>());

@@ -2,6 +2,7 @@ using System.Diagnostics.CodeAnalysis;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Logging.Abstractions;
 using Microsoft.Extensions.Options;
+using WorkQueue.Diagnostics;
 using WorkQueue.Internal;
 using WorkQueue.Recurring;
 using WorkQueue.Scheduling;
@@ -22,7 +23,8 @@ internal sealed class WorkQueueProvider : IWorkQueueProvider, IAsyncDisposable
         IOptionsMonitor<WorkQueueOptions> options,
         IServiceProvider services,
         WorkQueueMetrics metrics,
-        WorkQueueEnvironment environment)
+        WorkQueueEnvironment environment,
+        IOptions<ThreadPoolCanaryOptions> canaryOptions)
     {
         _time = environment.Time;
         Scheduler = new JobScheduler(_time);
@@ -54,9 +56,15 @@ internal sealed class WorkQueueProvider : IWorkQueueProvider, IAsyncDisposable
         }
 
         Recurring?.Start();
+
+        // One canary per engine, timed by the engine's own timer thread.
+        Canary = new ThreadPoolCanary(canaryOptions.Value, _time, metrics, loggerFactory.CreateLogger("WorkQueue.ThreadPool"));
     }
 
     public IReadOnlyCollection<IWorkQueueControl> Queues { get; }
+
+    /// <summary>Gets the thread-pool starvation alarm.</summary>
+    public ThreadPoolCanary Canary { get; }
 
     /// <summary>Gets the recurring jobs, if any were registered.</summary>
     public RecurringJobManager? Recurring { get; }
@@ -147,6 +155,7 @@ internal sealed class WorkQueueProvider : IWorkQueueProvider, IAsyncDisposable
     {
         await StopAsync(TimeSpan.Zero).ConfigureAwait(false);
         Scheduler.Dispose();
+        Canary.Dispose();
     }
 
     private async Task RunGroupAsync(TaskCompletionSource<ShutdownReport[]> result, QueueRuntime[] queues, TimeSpan drainTimeout, CancellationToken cancellationToken)

@@ -31,6 +31,8 @@ internal sealed class WorkQueueMetrics
     private readonly Counter<long> _canceled;
     private readonly Counter<long> _deduplicated;
     private readonly Counter<long> _scopeDisposalFailed;
+    private readonly Histogram<double> _threadPoolLag;
+    private Diagnostics.ThreadPoolCanary? _canary;
     private readonly Counter<long> _retried;
     private readonly Counter<long> _deadLettered;
     private readonly Counter<long> _syncOverAsync;
@@ -45,6 +47,12 @@ internal sealed class WorkQueueMetrics
         _rejected = _meter.CreateCounter<long>("workqueue.job.rejected", "{job}", "Jobs a queue did not accept.");
         _dropped = _meter.CreateCounter<long>("workqueue.job.dropped", "{job}", "Accepted jobs dropped to make room (DropOldest).");
         _canceled = _meter.CreateCounter<long>("workqueue.job.canceled", "{job}", "Scheduled jobs cancelled before they came due.");
+        _threadPoolLag = _meter.CreateHistogram<double>(
+            "workqueue.threadpool.queue_lag",
+            "s",
+            "How long the thread-pool canary waited for a CLR thread-pool thread (the starvation alarm).",
+            advice: new InstrumentAdvice<double> { HistogramBucketBoundaries = [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30] });
+        _meter.CreateObservableGauge("workqueue.threadpool.lag", () => _canary?.LagSeconds ?? 0, "s", "How long the latest thread-pool canary waited, or has waited so far.");
         _scopeDisposalFailed = _meter.CreateCounter<long>("workqueue.job.scope_disposal_failed", "{job}", "Jobs whose service scope threw while disposed after the handler ended (the job's outcome is the handler's).");
         _deduplicated = _meter.CreateCounter<long>("workqueue.job.deduplicated", "{job}", "Enqueues that added no job because a job with the same idempotency key was unfinished.");
         _retried = _meter.CreateCounter<long>("workqueue.job.retried", "{job}", "Failed attempts scheduled to run again.");
@@ -103,6 +111,16 @@ internal sealed class WorkQueueMetrics
         if (_canceled.Enabled)
         {
             _canceled.Add(1, queueTag);
+        }
+    }
+
+    public void RegisterCanary(Diagnostics.ThreadPoolCanary canary) => _canary = canary;
+
+    public void ThreadPoolLag(TimeSpan lag)
+    {
+        if (_threadPoolLag.Enabled)
+        {
+            _threadPoolLag.Record(lag.TotalSeconds);
         }
     }
 

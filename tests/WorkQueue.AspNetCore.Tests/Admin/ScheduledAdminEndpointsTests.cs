@@ -121,6 +121,18 @@ public sealed class ScheduledAdminEndpointsTests : IAsyncLifetime
         Assert.Equal(0, empty.RootElement.GetArrayLength());
     }
 
+    [Fact]
+    public async Task GetThreadPool_ReportsTheCanarysFigures()
+    {
+        await Wait.UntilAsync(() => _app.Services.GetRequiredService<IThreadPoolCanary>().GetHealth().MaxLag > TimeSpan.Zero, "the canary to run once");
+        using var json = await GetJsonAsync($"{Prefix}/threadpool");
+        var root = json.RootElement;
+        Assert.True(root.GetProperty("enabled").GetBoolean());
+        Assert.False(root.GetProperty("starving").GetBoolean());
+        Assert.True(root.GetProperty("maxLagMs").GetDouble() > 0);
+        Assert.True(root.GetProperty("threads").GetInt32() > 0);
+    }
+
     private async Task<JsonDocument> GetJsonAsync(string path)
     {
         using var response = await Client.GetAsync(path);

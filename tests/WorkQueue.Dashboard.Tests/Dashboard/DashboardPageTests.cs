@@ -268,6 +268,9 @@ public sealed class DashboardPageTests(Chromium chromium, ITestOutputHelper outp
         page.Dialog += (_, dialog) => dialog.AcceptAsync();
         var section = page.Locator("#recurring");
         var row = section.Locator($"tr[data-id='{NightlyReport.Id}']");
+
+        // The CLR thread pool's wait is shown beside WorkQueue's own threads.
+        await Expect(page.Locator("#threadpool")).ToContainTextAsync("CLR thread pool: work items wait", new() { Timeout = Generous });
         await Expect(row.Locator("td").First).ToHaveTextAsync("0 2 * * * (UTC) on default", new() { Timeout = Generous });
 
         await section.GetByRole(AriaRole.Button, new() { Name = $"Run now: recurring job {NightlyReport.Id}" }).FocusAsync();

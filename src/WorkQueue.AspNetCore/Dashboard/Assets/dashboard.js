@@ -68,6 +68,7 @@
     error: document.getElementById('error'),
     queues: document.getElementById('queues'),
     recurring: document.getElementById('recurring'),
+    threadpool: document.getElementById('threadpool'),
     keyForm: document.getElementById('key-form'),
     keyInput: document.getElementById('key-input'),
     keyMessage: document.getElementById('key-message'),
@@ -201,6 +202,7 @@
       await loadHistory();
       render(queues);
       renderRecurring(await api('GET', '/recurring'));
+      renderThreadPool(await api('GET', '/threadpool'));
       showError('');
       setStatus(`Live: ${queues.length} ${queues.length === 1 ? 'queue' : 'queues'}`);
       el.updated.textContent = `Updated ${new Date().toLocaleTimeString()}`;
@@ -944,6 +946,15 @@
     }
     button.disabled = false;
     refresh();
+  }
+
+  // The CLR thread pool beside WorkQueue's own threads: a long wait there is the incident's symptom.
+  function renderThreadPool(pool) {
+    const text = pool.enabled
+      ? `CLR thread pool: work items wait ${ms(pool.lagMs)} (max ${ms(pool.maxLagMs)}), ${fmt(pool.threads)} threads, ${fmt(pool.pendingWorkItems)} queued${pool.starving ? ': STARVING (blocking code on the pool)' : ''}`
+      : 'CLR thread pool: the starvation alarm is off';
+    setText(el.threadpool, text);
+    el.threadpool.className = pool.starving ? 'error' : 'muted';
   }
 
   function when(value) {
