@@ -38,11 +38,17 @@ public sealed class WorkQueueMetricsTests
         Assert.Equal(2, measurements.Count(m => m.Instrument == "workqueue.job.queue_wait"));
         var durations = measurements.Where(m => m.Instrument == "workqueue.job.duration").ToList();
         Assert.Equal(["failure", "success"], durations.Select(d => (string)d.Tags["workqueue.job.outcome"]!).Order());
-        Assert.All(measurements, m => Assert.Equal("default", m.Tags["workqueue.queue"]));
+        // The thread-pool canary's instruments describe the process's pool, not a queue: they carry no queue tag.
+        var (poolWide, perQueue) = (measurements.Where(IsThreadPool).ToList(), measurements.Where(m => !IsThreadPool(m)).ToList());
+        Assert.All(perQueue, m => Assert.Equal("default", m.Tags["workqueue.queue"]));
+        Assert.All(poolWide, m => Assert.DoesNotContain("workqueue.queue", m.Tags.Keys));
         Assert.Contains(measurements, m => m.Instrument == "workqueue.workers.current" && m.Value == 1);
         Assert.Contains(measurements, m => m.Instrument == "workqueue.queue.depth" && m.Value == 0);
         Assert.Contains(measurements, m => m.Instrument == "workqueue.queue.capacity" && m.Value == 10_000);
     }
+
+    private static bool IsThreadPool((string Instrument, double Value, Dictionary<string, object?> Tags) m) =>
+        m.Instrument.StartsWith("workqueue.threadpool.", StringComparison.Ordinal);
 
     private static Dictionary<string, object?> ToDictionary(ReadOnlySpan<KeyValuePair<string, object?>> tags)
     {
