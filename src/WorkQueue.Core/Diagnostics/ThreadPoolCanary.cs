@@ -18,21 +18,27 @@ internal sealed partial class ThreadPoolCanary : IThreadPoolCanary, IDisposable
     private readonly WorkQueueMetrics _metrics;
     private readonly ILogger _logger;
     private readonly Action<Action<ThreadPoolCanary>, ThreadPoolCanary> _post;
+    private readonly Func<long> _pendingWorkItems;
+    private readonly long _idleTicks;
     private readonly ITimer? _timer;
     private readonly long _thresholdTicks;
     private long _postedAt;
+    private long _lastPostAt;
     private long _lagTicks;
     private long _maxLagTicks;
     private long _starvingSinceUtcTicks;
 
-    public ThreadPoolCanary(ThreadPoolCanaryOptions options, TimeProvider time, WorkQueueMetrics metrics, ILogger logger, Action<Action<ThreadPoolCanary>, ThreadPoolCanary>? post = null)
+    public ThreadPoolCanary(ThreadPoolCanaryOptions options, TimeProvider time, WorkQueueMetrics metrics, ILogger logger, Action<Action<ThreadPoolCanary>, ThreadPoolCanary>? post = null, Func<long>? pendingWorkItems = null)
     {
         _options = options;
         _time = time;
         _metrics = metrics;
         _logger = logger;
         _post = post ?? (static (probe, canary) => ThreadPool.UnsafeQueueUserWorkItem(probe, canary, preferLocal: false));
+        _pendingWorkItems = pendingWorkItems ?? (static () => ThreadPool.PendingWorkItemCount);
         _thresholdTicks = (long)(options.StarvationThreshold.TotalSeconds * time.TimestampFrequency);
+        _idleTicks = (long)(options.IdleInterval.TotalSeconds * time.TimestampFrequency);
+        _lastPostAt = time.GetTimestamp() - _idleTicks; // the first tick posts, whatever the pool holds
         metrics.RegisterCanary(this);
         if (options.Enabled)
         {
@@ -68,7 +74,16 @@ internal sealed partial class ThreadPoolCanary : IThreadPoolCanary, IDisposable
             return;
         }
 
-        Volatile.Write(ref _postedAt, _time.GetTimestamp());
+        // A pool with nothing queued cannot be starving: post only now and then to keep the lag measured, since waking a
+        // sleeping pool thread costs far more than the probe (the thread spins for more work before sleeping again).
+        long now = _time.GetTimestamp();
+        if (_pendingWorkItems() == 0 && now - _lastPostAt < _idleTicks)
+        {
+            return;
+        }
+
+        _lastPostAt = now;
+        Volatile.Write(ref _postedAt, now);
         _post(s_probe, this);
     }
 

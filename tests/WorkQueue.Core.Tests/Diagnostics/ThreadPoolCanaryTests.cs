@@ -19,6 +19,7 @@ public sealed class ThreadPoolCanaryTests : IDisposable
     private readonly ServiceMeterFactory _meters = new();
     private readonly Logs _logs = new();
     private readonly ConcurrentQueue<Action> _held = new();
+    private long _pending = 1; // work queued on the pool, as a busy app's pool has; 0 is an idle pool
 
     public void Dispose() => _meters.Dispose();
 
@@ -79,6 +80,35 @@ public sealed class ThreadPoolCanaryTests : IDisposable
     }
 
     [Fact]
+    public void IdlePool_ProbedOncePerIdleInterval_ThenEveryIntervalOnceWorkIsQueued()
+    {
+        _pending = 0;
+        using var canary = Start(new ThreadPoolCanaryOptions { Interval = TimeSpan.FromSeconds(1), IdleInterval = TimeSpan.FromSeconds(10) });
+
+        // The first tick measures; then, with nothing queued, one probe per 10 s instead of one per second.
+        int posted = 0;
+        for (int second = 1; second <= 30; second++)
+        {
+            _time.Advance(TimeSpan.FromSeconds(1));
+            while (_held.TryDequeue(out var probe))
+            {
+                posted++;
+                probe();
+            }
+        }
+
+        Assert.Equal(3, posted);
+
+        // Work queued on the pool: the next tick posts, and one held past the threshold is seen while it waits.
+        _pending = 5;
+        _time.Advance(TimeSpan.FromSeconds(1));
+        Assert.Single(_held);
+        _time.Advance(TimeSpan.FromSeconds(1));
+        Assert.True(canary.GetHealth().IsStarving);
+        Assert.Single(_logs.Entries, e => e.EventName == "ThreadPoolStarving");
+    }
+
+    [Fact]
     public void Disabled_PostsNothing()
     {
         using var canary = Start(new ThreadPoolCanaryOptions { Enabled = false });
@@ -88,7 +118,7 @@ public sealed class ThreadPoolCanaryTests : IDisposable
     }
 
     private ThreadPoolCanary Start(ThreadPoolCanaryOptions options) =>
-        new(options, _time, new WorkQueueMetrics(_meters), _logs, (probe, canary) => _held.Enqueue(() => probe(canary)));
+        new(options, _time, new WorkQueueMetrics(_meters), _logs, (probe, canary) => _held.Enqueue(() => probe(canary)), () => Volatile.Read(ref _pending));
 
     private sealed class ServiceMeterFactory : IMeterFactory
     {
