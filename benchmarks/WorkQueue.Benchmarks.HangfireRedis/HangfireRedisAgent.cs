@@ -21,6 +21,9 @@ public sealed class HangfireRedisAgent : IDisposable
     private static readonly TimeSpan StartTimeout = TimeSpan.FromSeconds(30);
 
     private readonly ManualResetEventSlim _done = new(false);
+    private readonly ManualResetEventSlim _scheduledStarted = new(initialState: false, spinCount: 0);
+    private int _expectedScheduled = int.MinValue;
+    private long _scheduledStartedAt;
     private int _remaining;
     private volatile int _started;
     private RedisStorage? _storage;
@@ -30,8 +33,12 @@ public sealed class HangfireRedisAgent : IDisposable
     /// <summary>Creates the storage, the client and a server.</summary>
     /// <param name="configuration">The StackExchange.Redis configuration string.</param>
     /// <param name="workers">The server's worker count.</param>
+    /// <param name="schedulePollingInterval">
+    /// The server's <see cref="BackgroundJobServerOptions.SchedulePollingInterval"/>: how often its delayed-job scheduler
+    /// looks for due jobs (15 s by default; zero, the smallest Hangfire accepts, polls back to back).
+    /// </param>
     /// <returns>The reply.</returns>
-    public string Start(string configuration, int workers)
+    public string Start(string configuration, int workers, TimeSpan? schedulePollingInterval = null)
     {
         GlobalConfiguration.Configuration
             .SetDataCompatibilityLevel(CompatibilityLevel.Version_180)
@@ -39,8 +46,14 @@ public sealed class HangfireRedisAgent : IDisposable
             .UseRecommendedSerializerSettings();
         _storage = new RedisStorage(configuration, new RedisStorageOptions { Prefix = "hangfire:bench:" });
         _client = new BackgroundJobClient(_storage);
-        var job = new BenchJob(_ => OnJob());
-        _server = new BackgroundJobServer(new BackgroundJobServerOptions { WorkerCount = workers, Activator = new BenchJobActivator(job) }, _storage);
+        var job = new BenchJob(OnJob);
+        var options = new BackgroundJobServerOptions { WorkerCount = workers, Activator = new BenchJobActivator(job) };
+        if (schedulePollingInterval is { } interval)
+        {
+            options.SchedulePollingInterval = interval;
+        }
+
+        _server = new BackgroundJobServer(options, _storage);
         return "ready";
     }
 
@@ -105,6 +118,34 @@ public sealed class HangfireRedisAgent : IDisposable
         return string.Create(CultureInfo.InvariantCulture, $"started {Stopwatch.GetElapsedTime(start).TotalMicroseconds:F1}");
     }
 
+    /// <summary>
+    /// Schedules one delayed job (<c>client.Schedule</c>, what <c>BackgroundJob.Schedule</c> does) due
+    /// <paramref name="delay"/> from now, and blocks (it does not spin) until its first line has run.
+    /// </summary>
+    /// <param name="id">The job's argument; only the job with this id ends the wait.</param>
+    /// <param name="delay">How long from now the job is due.</param>
+    /// <param name="timeout">How long to wait for the job before failing.</param>
+    /// <returns>
+    /// The reply, with the lateness in milliseconds: the job's first line minus its due time, both read from this
+    /// process's <see cref="Stopwatch"/> (the due time is the timestamp taken just before the call plus the delay).
+    /// </returns>
+    public string Schedule(int id, TimeSpan delay, TimeSpan timeout)
+    {
+        var client = _client ?? throw new InvalidOperationException("start first");
+        _scheduledStarted.Reset();
+        Volatile.Write(ref _scheduledStartedAt, 0);
+        Volatile.Write(ref _expectedScheduled, id);
+        long due = Stopwatch.GetTimestamp() + (delay.Ticks * Stopwatch.Frequency / TimeSpan.TicksPerSecond);
+        client.Schedule<BenchJob>(j => j.Run(id), delay);
+        if (!_scheduledStarted.Wait(timeout))
+        {
+            throw new TimeoutException($"scheduled job {id} did not start within {timeout.TotalSeconds:0} s.");
+        }
+
+        double lateness = (Volatile.Read(ref _scheduledStartedAt) - due) * 1000.0 / Stopwatch.Frequency;
+        return string.Create(CultureInfo.InvariantCulture, $"late {lateness:F4}");
+    }
+
     /// <summary>Gets the worker count the running servers registered in Redis (what the dashboard shows).</summary>
     /// <returns>The reply.</returns>
     public string RegisteredWorkers() =>
@@ -115,10 +156,18 @@ public sealed class HangfireRedisAgent : IDisposable
     {
         _server?.Dispose();
         _done.Dispose();
+        _scheduledStarted.Dispose();
     }
 
-    private void OnJob()
+    private void OnJob(int orderId)
     {
+        // The job's first line: the time is read before anything else.
+        long now = Stopwatch.GetTimestamp();
+        if (orderId == Volatile.Read(ref _expectedScheduled) && Interlocked.CompareExchange(ref _scheduledStartedAt, now, 0) == 0)
+        {
+            _scheduledStarted.Set();
+        }
+
         _started = 1;
         if (Interlocked.Decrement(ref _remaining) == 0)
         {

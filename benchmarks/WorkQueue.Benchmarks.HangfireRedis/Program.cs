@@ -3,6 +3,12 @@ using WorkQueue.Benchmarks.HangfireRedis;
 
 // A line protocol on stdin/stdout, one reply line per command (see HangfireRedisProcess.cs in WorkQueue.Benchmarks):
 //   start <redis-configuration> <workers>  -> "ready"            storage, client and a server with <workers> workers
+//   start <redis-configuration> <workers> <schedule-polling-ms>
+//                                          -> "ready"            the same, with that SchedulePollingInterval (0: back to back)
+//   schedule <id> <delay-ticks> <timeout-s>
+//                                          -> "late <ms>"        one delayed job due <delay-ticks> (100 ns) from now; the
+//                                                                reply comes once it has started, with its lateness (the
+//                                                                job's first line minus its due time, this process's clock)
 //   batch <jobs> <producers>               -> "done <ms>"        <producers> threads enqueue <jobs> jobs in all; the
 //                                                                reply comes once every one of them has run
 //   wake                                   -> "started <us>"     one job on an idle server: enqueue -> job start
@@ -18,6 +24,8 @@ while (Console.In.ReadLine() is { } line)
         string reply = words switch
         {
             ["start", var configuration, var workers] => agent.Start(configuration, Parse(workers)),
+            ["start", var configuration, var workers, var pollingMs] => agent.Start(configuration, Parse(workers), TimeSpan.FromMilliseconds(Parse(pollingMs))),
+            ["schedule", var id, var delayTicks, var timeoutSeconds] => agent.Schedule(Parse(id), TimeSpan.FromTicks(long.Parse(delayTicks, NumberStyles.None, CultureInfo.InvariantCulture)), TimeSpan.FromSeconds(Parse(timeoutSeconds))),
             ["batch", var jobs, var producers] => agent.RunBatch(Parse(jobs), Parse(producers)),
             ["wake"] => agent.WakeUp(),
             ["workers"] => agent.RegisteredWorkers(),

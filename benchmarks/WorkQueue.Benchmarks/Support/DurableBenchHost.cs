@@ -50,12 +50,24 @@ public sealed class DurableBenchHost : IDisposable
     /// <param name="redis">The redis-server.</param>
     /// <param name="workers">The fixed worker count.</param>
     /// <returns>The started host, its workers running.</returns>
-    public static DurableBenchHost StartDurable(RedisServerProcess redis, int workers) => Start(workers, redis);
+    public static DurableBenchHost StartDurable(RedisServerProcess redis, int workers) => Start<SignalingOrderHandler>(workers, redis, services: null);
+
+    /// <summary>
+    /// Starts a host with a durable queue on <paramref name="redis"/> whose jobs run <typeparamref name="THandler"/>
+    /// (resolved from a new scope per job) instead of <see cref="SignalingOrderHandler"/>.
+    /// </summary>
+    /// <typeparam name="THandler">The queue's handler.</typeparam>
+    /// <param name="redis">The redis-server.</param>
+    /// <param name="workers">The fixed worker count.</param>
+    /// <param name="services">Registers what the handler needs.</param>
+    /// <returns>The started host, its workers running.</returns>
+    public static DurableBenchHost StartDurable<THandler>(RedisServerProcess redis, int workers, Action<IServiceCollection> services)
+        where THandler : class, IJobHandler<Order> => Start<THandler>(workers, redis, services);
 
     /// <summary>Starts a host with an in-memory queue.</summary>
     /// <param name="workers">The fixed worker count.</param>
     /// <returns>The started host, its workers running.</returns>
-    public static DurableBenchHost StartInMemory(int workers) => Start(workers, redis: null);
+    public static DurableBenchHost StartInMemory(int workers) => Start<SignalingOrderHandler>(workers, redis: null, services: null);
 
     /// <summary>Starts a host with only the shared Redis connection (warmed up) and no queue: a control.</summary>
     /// <param name="redis">The redis-server.</param>
@@ -84,6 +96,13 @@ public sealed class DurableBenchHost : IDisposable
         return _memory!.EnqueueAsync<SignalingOrderHandler, Order>(order);
     }
 
+    /// <summary>Schedules one job on the durable queue, due <paramref name="delay"/> from now on Redis's clock.</summary>
+    /// <param name="order">The payload.</param>
+    /// <param name="delay">How long from now.</param>
+    /// <returns>The job's id; completes once Redis has the job.</returns>
+    public ValueTask<string> ScheduleAsync(Order order, TimeSpan delay) =>
+        (_durable ?? throw new InvalidOperationException("Scheduling needs the durable queue.")).ScheduleAsync(order, delay);
+
     /// <summary>Stops the host (10 s drain) and disposes it.</summary>
     public void Dispose()
     {
@@ -91,11 +110,13 @@ public sealed class DurableBenchHost : IDisposable
         _host.Dispose();
     }
 
-    private static DurableBenchHost Start(int workers, RedisServerProcess? redis)
+    private static DurableBenchHost Start<THandler>(int workers, RedisServerProcess? redis, Action<IServiceCollection>? services)
+        where THandler : class, IJobHandler<Order>
     {
         var builder = Host.CreateApplicationBuilder();
         builder.Logging.ClearProviders();
         builder.Services.AddSingleton<OrderSignals>();
+        services?.Invoke(builder.Services);
         void Configure(WorkQueueOptions o)
         {
             o.MinWorkers = workers;
@@ -111,7 +132,7 @@ public sealed class DurableBenchHost : IDisposable
         else
         {
             builder.Services.AddRedisWarmup(o => o.Configuration = redis.Configuration);
-            builder.Services.AddWorkQueue().AddDurableQueue<SignalingOrderHandler, Order>(QueueName, Configure, d => d.Prefetch = Prefetch);
+            builder.Services.AddWorkQueue().AddDurableQueue<THandler, Order>(QueueName, Configure, d => d.Prefetch = Prefetch);
         }
 
         var host = builder.Build();

@@ -28,7 +28,30 @@ public sealed class HangfireRedisProcess : IDisposable
     /// <param name="redis">The StackExchange.Redis configuration string.</param>
     /// <param name="workers">The server's <c>WorkerCount</c>.</param>
     /// <returns>The started child.</returns>
-    public static HangfireRedisProcess Start(string redis, int workers)
+    public static HangfireRedisProcess Start(string redis, int workers) =>
+        Launch(string.Create(CultureInfo.InvariantCulture, $"start {redis} {workers}"));
+
+    /// <summary>
+    /// Starts the child: storage on <paramref name="redis"/>, a client and a server with <paramref name="workers"/>
+    /// workers whose delayed-job scheduler polls every <paramref name="schedulePollingInterval"/>.
+    /// </summary>
+    /// <param name="redis">The StackExchange.Redis configuration string.</param>
+    /// <param name="workers">The server's <c>WorkerCount</c>.</param>
+    /// <param name="schedulePollingInterval">The server's <c>SchedulePollingInterval</c>, in whole milliseconds (zero: back to back).</param>
+    /// <returns>The started child.</returns>
+    public static HangfireRedisProcess Start(string redis, int workers, TimeSpan schedulePollingInterval) =>
+        Launch(string.Create(CultureInfo.InvariantCulture, $"start {redis} {workers} {(long)schedulePollingInterval.TotalMilliseconds}"));
+
+    /// <summary>Has the child schedule one delayed job and waits until it has started.</summary>
+    /// <param name="id">The job's argument (the sample's number).</param>
+    /// <param name="delay">How long from the call the job is due.</param>
+    /// <param name="timeout">How long the child waits for the job before failing.</param>
+    /// <returns>The lateness in milliseconds the child measured: the job's first line minus its due time, on its own clock.</returns>
+    public double Schedule(int id, TimeSpan delay, TimeSpan timeout) => double.Parse(
+        Send(string.Create(CultureInfo.InvariantCulture, $"schedule {id} {delay.Ticks} {(int)Math.Ceiling(timeout.TotalSeconds)}"), "late"),
+        CultureInfo.InvariantCulture);
+
+    private static HangfireRedisProcess Launch(string startCommand)
     {
         string path = typeof(HangfireRedisProcess).Assembly.GetCustomAttributes<AssemblyMetadataAttribute>()
             .Single(a => a.Key == "HangfireRedisAgentPath").Value!;
@@ -39,7 +62,7 @@ public sealed class HangfireRedisProcess : IDisposable
             UseShellExecute = false,
         };
         var agent = new HangfireRedisProcess(Process.Start(start) ?? throw new InvalidOperationException($"{path} did not start."));
-        agent.Send(string.Create(CultureInfo.InvariantCulture, $"start {redis} {workers}"), "ready");
+        agent.Send(startCommand, "ready");
         return agent;
     }
 
