@@ -9,11 +9,15 @@ namespace WorkQueue.DurableChaos;
 /// lines (see <see cref="ChaosController"/>); exit code 0 when nothing was lost and the run did what was asked, 1 when
 /// acknowledged jobs were lost, 2 when the run fell short (timed out, too few kills, a worker crashed).
 /// </para>
+/// <para>
+/// <c>recurring --seconds N [--workers 3] [--kill-interval-ms 3000] [--claim-timeout-ms 2000] [--heartbeat-ms 500]
+/// [--timeout-s 600] [--prefix chaos] [--keep-dir]</c> runs the recurring-job proof (see <see cref="RecurringChaosController"/>).
+/// </para>
 /// <para><c>worker --redis HOST:PORT --prefix P [--claim-timeout-ms 2000] [--heartbeat-ms 500]</c> is one of its workers.</para>
 /// </summary>
 internal static class Program
 {
-    private static readonly HashSet<string> Flags = ["restart-redis", "keep-dir", "bursts"];
+    private static readonly HashSet<string> Flags = ["restart-redis", "keep-dir", "bursts", "recurring"];
 
     private static async Task<int> Main(string[] args)
     {
@@ -30,8 +34,14 @@ internal static class Program
                         return await controller.RunAsync();
                     }
 
+                case "recurring":
+                    await using (var recurring = new RecurringChaosController(RecurringChaosSettings.Read(new Arguments(args.Skip(1), Flags))))
+                    {
+                        return await recurring.RunAsync();
+                    }
+
                 default:
-                    Console.Error.WriteLine("usage: WorkQueue.DurableChaos controller --jobs N [options] | worker --redis HOST:PORT --prefix P [options]");
+                    Console.Error.WriteLine("usage: WorkQueue.DurableChaos controller --jobs N [options] | recurring --seconds N [options] | worker --redis HOST:PORT --prefix P [options]");
                     return 2;
             }
         }

@@ -6,8 +6,9 @@ using WorkQueue.AspNetCore;
 namespace WorkQueue.DurableChaos;
 
 /// <summary>
-/// <c>worker --redis HOST:PORT --prefix P [--claim-timeout-ms 2000] [--heartbeat-ms 500]</c>: one consumer of the chaos
-/// queue, a generic host as a service would run it. It stops gracefully on SIGTERM (handing back what it prefetched) and
+/// <c>worker --redis HOST:PORT --prefix P [--claim-timeout-ms 2000] [--heartbeat-ms 500] [--recurring]</c>: one consumer
+/// of the chaos queue (and, with <c>--recurring</c>, one instance of the every-second recurring job on its own durable
+/// queue), a generic host as a service would run it. It stops gracefully on SIGTERM (handing back what it prefetched) and
 /// dies on SIGKILL, leaving its entries pending in Redis for the survivors to reclaim.
 /// </summary>
 internal static class WorkerCommand
@@ -21,6 +22,7 @@ internal static class WorkerCommand
         var keys = new ChaosKeys(args.Required("prefix"));
         var claimTimeout = TimeSpan.FromMilliseconds(args.Int("claim-timeout-ms", 2000, min: 1000));
         var heartbeat = TimeSpan.FromMilliseconds(args.Int("heartbeat-ms", 500, min: 100));
+        bool recurring = args.Flag("recurring");
         args.ThrowIfUnknown();
 
         var builder = Host.CreateApplicationBuilder(new HostApplicationBuilderSettings { DisableDefaults = true });
@@ -38,7 +40,7 @@ internal static class WorkerCommand
             o.FailureMode = RedisWarmupFailureMode.StartNotReady;
             o.SyncTimeout = RedisTimeout(claimTimeout, heartbeat);
         });
-        builder.Services.AddWorkQueue().AddDurableQueue<ChaosJobHandler, ChaosJob>(
+        var workQueue = builder.Services.AddWorkQueue().AddDurableQueue<ChaosJobHandler, ChaosJob>(
             ChaosKeys.Queue,
             o => ConfigureEngine(o),
             d =>
@@ -47,6 +49,20 @@ internal static class WorkerCommand
                 d.HeartbeatInterval = heartbeat;
                 d.KeyPrefix = keys.Prefix;
             });
+        if (recurring)
+        {
+            // Every worker registers the same every-second job: each occurrence must be enqueued once across them all.
+            workQueue.AddDurableQueue<TickHandler, RecurringOccurrence>(
+                ChaosKeys.TickQueue,
+                o => ConfigureEngine(o),
+                d =>
+                {
+                    d.ClaimTimeout = claimTimeout;
+                    d.HeartbeatInterval = heartbeat;
+                    d.KeyPrefix = keys.Prefix;
+                })
+                .AddRecurringJob<TickHandler>(ChaosKeys.TickJob, TimeSpan.FromSeconds(1), o => o.Queue = ChaosKeys.TickQueue);
+        }
 
         using var host = builder.Build();
         await host.StartAsync();

@@ -35,7 +35,7 @@ internal sealed class WorkerProcess : IDisposable
 
     public int ExitCode => _process.ExitCode;
 
-    public static WorkerProcess Start(int number, string redis, string prefix, int claimTimeoutMs, int heartbeatMs, WorkerLog log)
+    public static WorkerProcess Start(int number, string redis, string prefix, int claimTimeoutMs, int heartbeatMs, WorkerLog log, bool recurring = false)
     {
         string self = typeof(WorkerProcess).Assembly.Location;
         var start = new ProcessStartInfo("dotnet")
@@ -49,6 +49,11 @@ internal sealed class WorkerProcess : IDisposable
             "--claim-timeout-ms", claimTimeoutMs.ToString(CultureInfo.InvariantCulture), "--heartbeat-ms", heartbeatMs.ToString(CultureInfo.InvariantCulture)])
         {
             start.ArgumentList.Add(arg);
+        }
+
+        if (recurring)
+        {
+            start.ArgumentList.Add("--recurring");
         }
 
         var process = Process.Start(start) ?? throw new InvalidOperationException("dotnet did not start.");

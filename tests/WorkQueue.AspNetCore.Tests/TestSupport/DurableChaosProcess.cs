@@ -25,9 +25,14 @@ internal sealed class DurableChaosProcess
 
     public IReadOnlyDictionary<string, string> Figures { get; }
 
-    public static async Task<DurableChaosProcess> RunAsync(params string[] arguments)
+    public static Task<DurableChaosProcess> RunAsync(params string[] arguments) => RunCommandAsync("controller", arguments);
+
+    /// <summary>Runs the recurring-job proof (<c>recurring --seconds N ...</c>).</summary>
+    public static Task<DurableChaosProcess> RunRecurringAsync(params string[] arguments) => RunCommandAsync("recurring", arguments);
+
+    private static async Task<DurableChaosProcess> RunCommandAsync(string command, string[] arguments)
     {
-        var (exitCode, output) = await ChildProcess.RunAsync("DurableChaosPath", "The chaos controller", ExitTimeout, ["controller", .. arguments]);
+        var (exitCode, output) = await ChildProcess.RunAsync("DurableChaosPath", "The chaos controller", ExitTimeout, [command, .. arguments]);
         var figures = ChildProcess.Figures(output, "chaos").GroupBy(f => f.Key).ToDictionary(g => g.Key, g => g.Last().Value);
         return new DurableChaosProcess(exitCode, output, figures);
     }
