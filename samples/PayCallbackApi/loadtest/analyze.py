@@ -329,12 +329,32 @@ def compress(per_second: list[int]) -> str:
     return " ".join(str(n) for n in per_second) if per_second else "(none)"
 
 
+def cpu_seconds(meta: dict, key: str) -> tuple[float, float] | None:
+    """A "user system" pair of seconds compare.sh measured from /proc, or None when the run has none."""
+    parts = meta.get(key, "").split()
+    return (float(parts[0]), float(parts[1])) if len(parts) == 2 else None
+
+
+def cpu_cells(meta: dict) -> list[str]:
+    app, redis, loadgen = (cpu_seconds(meta, k) for k in ("cpu_app_load", "cpu_redis_load", "cpu_loadgen"))
+    app_total, redis_total = cpu_seconds(meta, "cpu_app_total"), cpu_seconds(meta, "cpu_redis_total")
+    total = lambda pair: "?" if pair is None else fmt(sum(pair), 1)
+    split = lambda pair: "" if pair is None else f" ({fmt(pair[0], 1)} user + {fmt(pair[1], 1)} sys)"
+    accepted = int(meta.get("accepted", "0") or 0)
+    per_callback = "n/a" if app_total is None or accepted == 0 or meta.get("killed_at_s") else \
+        f"{sum(app_total) / accepted * 1e6:.0f} us"
+    return [f"{total(app)}{split(app)} / {total(redis)} / {total(loadgen)}",
+            f"{total(app_total)} / {total(redis_total)}",
+            per_callback]
+
+
 def report(args) -> int:
     rows, details = [], []
     header = ("| mode | offered new/s | TPS | goodput/s | 503 share | mean ms | p50 ms | p99 ms | stall s "
-              "| peak pool threads | effects done after s | lost | repeats |")
+              "| peak pool threads | effects done after s | lost | repeats "
+              "| CPU s in the load: app / Redis / load tool | CPU s until done: app / Redis | app CPU per accepted callback |")
     rows.append(header)
-    rows.append("|" + " --- |" * 13)
+    rows.append("|" + " --- |" * 16)
     for d in args.mode_dirs:
         mode_dir = Path(d)
         meta, load, threads = mode_row(mode_dir)
@@ -366,6 +386,7 @@ def report(args) -> int:
             drain,
             meta.get("lost", "?"),
             meta.get("repeats", "?"),
+            *cpu_cells(meta),
         ]) + " |")
         lines = [f"### {meta.get('mode', mode_dir.name)} ({meta.get('tool', '?')})", ""]
         if load.get("note"):
@@ -412,7 +433,10 @@ def report(args) -> int:
            "seconds from the end of the load until pay:stats:completed >= pay:stats:accepted (polled every 0.5 s; "
            "'never (stuck N s)' = no progress for N s with the app idle: those callbacks' failed effects are never "
            "retried); lost = accepted callbacks whose effects were incomplete at the end (a scan of every order); "
-           "repeats = legacy provider calls made again because their effect was not recorded (at least once).", ""]
+           "repeats = legacy provider calls made again because their effect was not recorded (at least once); CPU s = "
+           "user + system CPU seconds from /proc: in the load = from its start to its end (the load tool: its whole run), "
+           "until done = from the load's start until the effects were done; app CPU per accepted callback = the app's CPU "
+           "until done / Redis pay:stats:accepted (not given after a kill: the app's figures are the new process's).", ""]
     if args.settings:
         out += [f"Settings: {args.settings}", ""]
     out += [f"Machine: {machine()}. Date: {args.date or ''}.", ""]

@@ -3,7 +3,8 @@
 # fix, Durable = the fix with both queues in Redis Streams) and prints one Markdown table: goodput (new callbacks
 # answered 200 whose four effects all completed, per second of load), TPS, the share of 503s, mean/p50/p99 latency,
 # the longest stall, the peak CLR thread-pool thread count, how long after the load every accepted callback's effects
-# were done, accepted callbacks lost, and provider calls repeated. JMeter runs also get JMeter's HTML dashboard per mode
+# were done, accepted callbacks lost, provider calls repeated, and the CPU each process spent (app, Redis and the load
+# generator during the load; app and Redis until the effects were done; the app's CPU per accepted callback). JMeter runs also get JMeter's HTML dashboard per mode
 # (<run>/<mode>/dashboard/index.html) and the script draws requests/s, goodput/s and effects done/s over time for the
 # modes side by side (<timestamp>.png, with python3-matplotlib).
 #
@@ -135,7 +136,7 @@ fi
 # ---------------------------------------------------------------------------------------------------------------------
 # Cleanup: everything this script starts is tracked here and stopped on exit, however the script ends.
 
-app_pid="" redis_pid="" load_pid="" sampler_pid="" killer_pid=""
+app_pid="" redis_pid="" load_pid="" sampler_pid="" killer_pid="" cpu_tracker_pid=""
 
 stop_app() {  # [grace seconds, default 20]
   local grace=${1:-20}
@@ -186,6 +187,7 @@ cleanup() {
   trap - EXIT INT TERM
   stop_bg killer_pid
   stop_bg sampler_pid
+  stop_bg cpu_tracker_pid
   stop_load
   stop_app 5
   stop_redis
@@ -201,6 +203,25 @@ now_ms() { date +%s%3N; }
 seconds_since() { python3 -c "import sys; print(f'{(int(sys.argv[2]) - int(sys.argv[1])) / 1000:.1f}')" "$1" "$(now_ms)"; }
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'; }
 loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
+# CPU time from /proc (clock ticks: utime and stime of a process, summed over a process tree for the load tool).
+clk_tck=$(getconf CLK_TCK)
+cpu_of() {  # pid -> "user system" seconds of that process (0 0 when it is gone)
+  local stat; stat=$(cat "/proc/$1/stat" 2>/dev/null) || { echo "0 0"; return; }
+  echo "${stat##*) }" | awk -v hz="$clk_tck" '{ printf "%.2f %.2f\n", $12 / hz, $13 / hz }'
+}
+tree_cpu() {  # pid -> "user system" seconds of that process and all its descendants still running
+  local pids=($1) all=() next
+  while [ ${#pids[@]} -gt 0 ]; do
+    all+=("${pids[@]}")
+    next=$(for p in "${pids[@]}"; do cat "/proc/$p/task/$p/children" 2>/dev/null; done)
+    pids=($next)
+  done
+  for p in "${all[@]}"; do cpu_of "$p"; done | awk '{ u += $1; s += $2 } END { printf "%.2f %.2f\n", u, s }'
+}
+track_cpu() {  # pid file: every 0.5 s, the process tree's CPU so far into file, until the process is gone
+  while kill -0 "$1" 2>/dev/null; do tree_cpu "$1" > "$2.tmp" && mv "$2.tmp" "$2"; sleep 0.5; done
+}
+cpu_delta() { python3 -c "import sys; a=[float(x) for x in sys.argv[1].split()]; b=[float(x) for x in sys.argv[2].split()]; print(f'{b[0]-a[0]:.2f} {b[1]-a[1]:.2f}')" "$1" "$2"; }
 rcli() { timeout 5 redis-cli -h 127.0.0.1 -p "$redis_port" "$@"; }
 # True while the app holds a client connection (a request in flight, or a keep-alive connection not yet closed).
 if command -v ss >/dev/null 2>&1; then
@@ -297,6 +318,7 @@ for mode in $MODES; do
   # The load, at once (no warm-up request).
   echo "compare.sh: [$mode] load: $TOOL, $THREADS clients, ${DURATION}s" >&2
   load_start=$(now_ms)
+  cpu_app0=$(cpu_of "$app_pid") cpu_redis0=$(cpu_of "$redis_pid")
   sample_counters "$dir/effects.tsv" & sampler_pid=$!
   set +e
   if [ "$TOOL" = jmeter ]; then
@@ -320,6 +342,7 @@ for mode in $MODES; do
       -s "$here/sign.lua" "http://127.0.0.1:$app_port" -- "" "$DUP_PERCENT" >"$dir/wrk.out" 2>&1 &
   fi
   load_pid=$!
+  echo "0 0" > "$dir/loadgen.cpu"; track_cpu "$load_pid" "$dir/loadgen.cpu" & cpu_tracker_pid=$!
   killed=0
   if [ "$mode" = Durable ] && [ "$KILL_AT" -gt 0 ]; then
     # A crash mid-load: SIGKILL (no shutdown code runs) KILL_AT s after the first accepted callback (the load tool
@@ -347,6 +370,12 @@ for mode in $MODES; do
   load_pid=""
   set -e
   load_end=$(now_ms)
+  cpu_app1=$(cpu_of "$app_pid") cpu_redis1=$(cpu_of "$redis_pid")
+  stop_bg cpu_tracker_pid
+  # The load tool's CPU (timeout -> JMeter's JVM, or wrk): its process tree's last reading, taken every 0.5 s while it
+  # ran, so up to half a second of its shutdown is missing. After a kill the app's figures are the new process's.
+  { echo "cpu_app_load=$(cpu_delta "$cpu_app0" "$cpu_app1")"; echo "cpu_redis_load=$(cpu_delta "$cpu_redis0" "$cpu_redis1")"
+    echo "cpu_loadgen=$(cat "$dir/loadgen.cpu")"; } >> "$meta"
   { echo "load_rc=$load_rc"; echo "load_s=$(seconds_since "$load_start")"; echo "loadavg_after=$(loadavg)"; } >> "$meta"
   [ "$load_rc" = 0 ] || echo "compare.sh: [$mode] the load tool exited with $load_rc (see $dir)" >&2
   kill -0 "$app_pid" 2>/dev/null || echo "compare.sh: [$mode] the app died during the load (see $dir/app.log)" >&2
@@ -385,6 +414,7 @@ for mode in $MODES; do
     sleep 0.5
   done
   stop_bg sampler_pid
+  { echo "cpu_app_total=$(cpu_delta "$cpu_app0" "$(cpu_of "$app_pid")")"; echo "cpu_redis_total=$(cpu_delta "$cpu_redis0" "$(cpu_of "$redis_pid")")"; } >> "$meta"
   echo "server_idle_s=${server_idle:->$DRAIN_CAP}" >> "$meta"
   v=$(verify)
   { echo "verified_accepted=$(echo "$v" | sed -n 1p)"; echo "lost=$(echo "$v" | sed -n 2p)"
