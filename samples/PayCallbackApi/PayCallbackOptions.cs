@@ -16,6 +16,13 @@ public enum ProcessingMode
     /// 200 only once its job is in Redis, and jobs survive a kill of the process.
     /// </summary>
     Durable,
+
+    /// <summary>
+    /// A measuring baseline, not a way to run the service: <see cref="Queue"/> mode's request path (signature, parsing,
+    /// the async claim script) with no post-payment work at all, so that what the background pipeline costs per
+    /// callback is its own figure (Queue or Durable minus Bare). Accepted payments are claimed and never settled.
+    /// </summary>
+    Bare,
 }
 
 /// <summary>Settings under <c>PayCallback</c>.</summary>

@@ -54,10 +54,19 @@ else
     });
     services.AddScoped<PostPaymentJob>();
     services.AddScoped<LegacyCallJob>();
-    if (mode == ProcessingMode.Queue)
+    if (mode is ProcessingMode.Queue or ProcessingMode.Bare)
     {
+        // Bare mode keeps Queue mode's queues and services (so the process is the same) and dispatches nothing.
         workQueue.AddQueue(PostPaymentQueues.Legacy, ConfigureLegacy);
-        services.AddSingleton<IPostPaymentDispatcher, QueueDispatcher>();
+        if (mode == ProcessingMode.Bare)
+        {
+            services.AddSingleton<IPostPaymentDispatcher, BareDispatcher>();
+        }
+        else
+        {
+            services.AddSingleton<IPostPaymentDispatcher, QueueDispatcher>();
+        }
+
         services.AddSingleton<ILegacyQueue, InMemoryLegacyQueue>();
 
         // The nightly settlement summary, on the in-memory default queue: this instance's own schedule.

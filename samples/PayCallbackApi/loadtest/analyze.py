@@ -436,7 +436,8 @@ def report(args) -> int:
            "repeats = legacy provider calls made again because their effect was not recorded (at least once); CPU s = "
            "user + system CPU seconds from /proc: in the load = from its start to its end (the load tool: its whole run), "
            "until done = from the load's start until the effects were done; app CPU per accepted callback = the app's CPU "
-           "until done / Redis pay:stats:accepted (not given after a kill: the app's figures are the new process's).", ""]
+           "until done / Redis pay:stats:accepted (not given after a kill: the app's figures are the new process's). "
+           "Bare = Queue mode's request path with no post-payment work (a baseline: nothing to wait for or verify).", ""]
     if args.settings:
         out += [f"Settings: {args.settings}", ""]
     out += [f"Machine: {machine()}. Date: {args.date or ''}.", ""]

@@ -20,7 +20,9 @@
 #   --rate N              new (valid, first-time) callbacks offered per second, duplicates and bad signatures on top;
 #                         JMeter only (Precise Throughput Timer); 0 = closed loop [RATE, default 3000]
 #   --latency MS          PayCallback:ProviderLatencyMs, the legacy SMS/delivery block [PROVIDER_LATENCY_MS, default 20]
-#   --modes "A B"         modes, in order: Naive, Queue, Durable [MODES, default "Naive Queue Durable"]
+#   --modes "A B"         modes, in order: Naive, Queue, Durable, Bare [MODES, default "Naive Queue Durable"]; Bare = Queue
+#                         mode's request path with no post-payment work (a baseline for the CPU columns: nothing to
+#                         wait for or verify, so its 'effects done' and 'lost' are n/a)
 #   --dup-percent N       share of duplicate callbacks [DUP_PERCENT, default 5]
 #   --bad-sig-percent N   share of new callbacks sent with a bad signature (expected 401; JMeter only) [BAD_SIG_PERCENT, default 3]
 #   --kill-at S           Durable mode: SIGKILL the app S seconds after the first accepted callback and start it again at once on the same
@@ -97,7 +99,7 @@ for n in THREADS DURATION RATE PROVIDER_LATENCY_MS DUP_PERCENT BAD_SIG_PERCENT K
   [[ ${!n} =~ ^[0-9]+$ ]] || die "$n must be a non-negative integer (got '${!n}')"
 done
 [ "$THREADS" -ge 1 ] && [ "$DURATION" -ge 2 ] || die "need at least 1 thread and 2 seconds"
-for m in $MODES; do case $m in Naive|Queue|Durable) ;; *) die "unknown mode '$m' (Naive, Queue or Durable)" ;; esac; done
+for m in $MODES; do case $m in Naive|Queue|Durable|Bare) ;; *) die "unknown mode '$m' (Naive, Queue, Durable or Bare)" ;; esac; done
 [ "$DUP_PERCENT" -lt 100 ] && [ "$BAD_SIG_PERCENT" -lt 100 ] || die "--dup-percent and --bad-sig-percent must be under 100"
 [ "$KILL_AT" = 0 ] || [ "$KILL_AT" -lt "$DURATION" ] || die "--kill-at must be within the load (under --duration)"
 if [ "$TOOL" = wrk ] && [ "$RATE" != 0 ]; then echo "compare.sh: wrk has no fixed rate here: running the closed loop (--rate 0)" >&2; RATE=0; fi
@@ -383,10 +385,10 @@ for mode in $MODES; do
   # Until every accepted callback's effects are done. The app may still be working on requests the load tool gave up
   # on (wrk stops without waiting; a stalled Naive app answers long after), so "done" also needs the app to hold no
   # client connection any more (none established or half-closed on its port), and two such polls in a row.
-  echo "compare.sh: [$mode] waiting (up to ${DRAIN_CAP}s) for pay:stats:completed >= pay:stats:accepted" >&2
+  [ "$mode" = Bare ] || echo "compare.sh: [$mode] waiting (up to ${DRAIN_CAP}s) for pay:stats:completed >= pay:stats:accepted" >&2
   drain=">$DRAIN_CAP" server_idle="" equal_since="" equal_value="" accepted=0 completed=0
   last_seen="" last_change=$load_end
-  while :; do
+  while [ "$mode" != Bare ]; do
     t=$(now_ms)
     busy=0; server_busy && busy=1
     [ "$busy" = 1 ] || [ -n "$server_idle" ] || server_idle=$(python3 -c "import sys; print(f'{max(0, int(sys.argv[1]) - int(sys.argv[2])) / 1000:.1f}')" "$t" "$load_end")
@@ -413,10 +415,19 @@ for mode in $MODES; do
     kill -0 "$app_pid" 2>/dev/null || { echo "compare.sh: [$mode] the app is gone; effects cannot complete" >&2; break; }
     sleep 0.5
   done
+  if [ "$mode" = Bare ]; then
+    # No post-payment work: nothing to wait for but the requests still in flight (up to 10 s).
+    for _ in $(seq 1 40); do server_busy || break; sleep 0.25; done
+    accepted=$(counter pay:stats:accepted); completed=$accepted drain="n/a" server_idle=$(seconds_since "$load_end")
+  fi
   stop_bg sampler_pid
   { echo "cpu_app_total=$(cpu_delta "$cpu_app0" "$(cpu_of "$app_pid")")"; echo "cpu_redis_total=$(cpu_delta "$cpu_redis0" "$(cpu_of "$redis_pid")")"; } >> "$meta"
   echo "server_idle_s=${server_idle:->$DRAIN_CAP}" >> "$meta"
-  v=$(verify)
+  if [ "$mode" = Bare ]; then
+    v=$(printf '%s\nn/a\n' "$accepted")   # nothing to verify: the claims are all it did
+  else
+    v=$(verify)
+  fi
   { echo "verified_accepted=$(echo "$v" | sed -n 1p)"; echo "lost=$(echo "$v" | sed -n 2p)"
     echo "lost_sample=$(echo "$v" | sed -n '3,$p' | tr '\n' ' ')"
     echo "repeats=$(( $(counter pay:stats:repeats:sms) + $(counter pay:stats:repeats:delivery) ))"; } >> "$meta"

@@ -250,4 +250,26 @@ public sealed class CallbackEndpointTests(RedisServerFixture redis) : IClassFixt
         Assert.Equal("Failed", order!.Status);
         Assert.All(order.Effects.Values, Assert.False);
     }
+
+    [Fact]
+    public async Task BareMode_ClaimsAndAnswers_WithNoPostPaymentWork()
+    {
+        await using var app = new PayCallbackApp(redis.Server, ProcessingMode.Bare);
+        using var client = app.CreateClient();
+        Assert.IsType<BareDispatcher>(app.Services.GetRequiredService<IPostPaymentDispatcher>());
+        string orderId = $"o-bare-{Guid.NewGuid():N}";
+        long acceptedBefore = await app.CounterAsync(OrderStore.StatsAccepted);
+
+        using var response = await client.SendAsync(PayCallbackApp.SignedCallback(PayCallbackApp.Body(orderId, $"p-{Guid.NewGuid():N}")));
+
+        // Answered like Queue mode, claimed once, and nothing handed to any queue (the dispatch happens before the answer).
+        Assert.Equal(HttpStatusCode.OK, response.StatusCode);
+        Assert.Equal(acceptedBefore + 1, await app.CounterAsync(OrderStore.StatsAccepted));
+        var queues = app.Services.GetRequiredService<WorkQueue.IWorkQueueProvider>().Queues;
+        Assert.NotEmpty(queues);
+        Assert.All(queues, q => Assert.Equal(0, q.GetSnapshot().Totals.Enqueued));
+        var order = await client.GetFromJsonAsync<PayCallbackApp.OrderView>($"/api/orders/{orderId}");
+        Assert.Equal("Paid", order!.Status);
+        Assert.All(order.Effects.Values, Assert.False);
+    }
 }
