@@ -48,6 +48,14 @@ public sealed class PayCallbackOptions
     /// <summary>Gets or sets the time zone of <see cref="SettlementSummaryCron"/>.</summary>
     public string SettlementTimeZone { get; set; } = "UTC";
 
+    /// <summary>
+    /// Gets or sets the share of callbacks whose trace (the request and its jobs' spans) is recorded when the caller sent
+    /// no trace context: 0.1 keeps one in ten, as a service taking thousands of callbacks a second would configure
+    /// (every trace costs CPU per request and per job). A caller's sampled <c>traceparent</c> is always followed.
+    /// </summary>
+    [Range(0.0, 1.0)]
+    public double TraceSampleRatio { get; set; } = 0.1;
+
     /// <summary>Gets or sets how often (ms) to log CLR thread-pool statistics from a dedicated thread; 0 turns it off.</summary>
     [Range(0, 60_000)]
     public int DiagnosticsIntervalMs { get; set; }

@@ -16,10 +16,14 @@ internal static class OpenTelemetrySetup
     /// <summary>The standard OpenTelemetry setting; when it is set, traces are also sent there over OTLP.</summary>
     public const string OtlpEndpointKey = "OTEL_EXPORTER_OTLP_ENDPOINT";
 
-    /// <summary>Adds metrics (with the Prometheus exporter) and tracing; traces are exported only when an OTLP endpoint is configured.</summary>
+    /// <summary>
+    /// Adds metrics (with the Prometheus exporter) and tracing, sampled at <see cref="PayCallbackOptions.TraceSampleRatio"/>;
+    /// traces are exported only when an OTLP endpoint is configured.
+    /// </summary>
     public static IServiceCollection AddSampleOpenTelemetry(this IServiceCollection services, IConfiguration configuration)
     {
         bool otlp = !string.IsNullOrEmpty(configuration[OtlpEndpointKey]);
+        double ratio = configuration.GetValue($"{PayCallbackOptions.Section}:{nameof(PayCallbackOptions.TraceSampleRatio)}", new PayCallbackOptions().TraceSampleRatio);
         services.AddOpenTelemetry()
             .WithMetrics(metrics => metrics
                 .AddMeter(WorkQueueTelemetry.MeterName)
@@ -28,7 +32,10 @@ internal static class OpenTelemetrySetup
                 .AddPrometheusExporter())
             .WithTracing(tracing =>
             {
+                // Head sampling: a share of the callbacks that arrive without a trace context, and every one whose
+                // caller sampled it. An unsampled callback's jobs record no span either (their parent is not sampled).
                 tracing
+                    .SetSampler(new ParentBasedSampler(new TraceIdRatioBasedSampler(ratio)))
                     .AddAspNetCoreInstrumentation(o => o.Filter = context => !IsScrapeOrProbe(context.Request.Path))
                     .AddSource(WorkQueueTelemetry.ActivitySourceName);
                 if (otlp)
