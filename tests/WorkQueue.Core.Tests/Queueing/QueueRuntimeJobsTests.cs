@@ -257,6 +257,20 @@ public sealed class QueueRuntimeJobsTests
     }
 
     [Fact]
+    public async Task GetJob_JobPushedOutByDropOldest_ReportsDropped()
+    {
+        await using var harness = Start(o => { o.Capacity = 1; o.FullMode = QueueFullMode.DropOldest; });
+        harness.Control.Pause();
+        var first = await harness.Queue.EnqueueAsync(new Handler((_, _) => { }), "a", NoOptions);
+
+        await harness.Queue.EnqueueAsync(new Handler((_, _) => { }), "b", NoOptions);
+
+        Assert.Equal(JobState.Dropped, harness.Control.GetJob(first.JobId)!.State);
+        Assert.Equal(JobCancelOutcome.AlreadyFinished, harness.Control.Cancel(first.JobId).Outcome);
+        Assert.Equal(1L, harness.Control.GetSnapshot().Totals.Dropped);
+    }
+
+    [Fact]
     public async Task Cancel_QueuedJobThenStopAbandonsTheQueue_NotInTheReport()
     {
         await using var harness = Start();
