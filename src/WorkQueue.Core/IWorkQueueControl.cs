@@ -68,4 +68,37 @@ public interface IWorkQueueControl
     /// <returns>The scheduled jobs.</returns>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="maxCount"/> is negative.</exception>
     IReadOnlyList<ScheduledJob> GetScheduledJobs(int maxCount);
+
+    /// <summary>
+    /// Gets a job of an in-memory queue by its id: where it is (queued, scheduled, running, retrying) or how it ended.
+    /// </summary>
+    /// <remarks>
+    /// <para>
+    /// The queue tracks the jobs whose id it handed out: those enqueued with <see cref="JobOptions"/>
+    /// (<see cref="EnqueueResult.JobId"/>) and scheduled ones (<c>Schedule</c>, recurring occurrences). Jobs enqueued with
+    /// <c>TryEnqueue</c> or <c>EnqueueAsync</c> without options are not tracked, so that path costs nothing more; for
+    /// those this returns <see langword="null"/>. An ended job is kept for <see cref="WorkQueueOptions.FinishedJobRetention"/>,
+    /// up to <see cref="WorkQueueOptions.MaxFinishedJobs"/> of them.
+    /// </para>
+    /// <para>A durable queue does not track its jobs here yet: it returns <see langword="null"/>.</para>
+    /// </remarks>
+    /// <param name="jobId">The job's id.</param>
+    /// <returns>The job's status, or <see langword="null"/> if the queue knows no such job (unknown, untracked, or ended longer ago than the retention).</returns>
+    JobStatus? GetJob(long jobId);
+
+    /// <summary>
+    /// Cancels a job of an in-memory queue by its id. A queued, scheduled or retrying job is removed at once: it never
+    /// runs (again), counts as <see cref="WorkQueueTotals.Canceled"/>, and its idempotency key is free. A running job's
+    /// <see cref="CancellationToken"/> is cancelled; if the job honours it (throws <see cref="OperationCanceledException"/>)
+    /// it ends <see cref="JobState.Canceled"/>, otherwise it ends as it would have and is not retried, and a warning is logged.
+    /// </summary>
+    /// <remarks>
+    /// Only tracked jobs can be cancelled (see <see cref="GetJob(long)"/>). A cancelled queued job leaves the queue's
+    /// channel when a thread next reaches it, without running: until then it still takes one of the
+    /// <see cref="WorkQueueOptions.Capacity"/> slots (a paused queue frees them when it resumes). A durable queue
+    /// answers <see cref="JobCancelOutcome.NotFound"/>.
+    /// </remarks>
+    /// <param name="jobId">The job's id.</param>
+    /// <returns>What the cancel did, and the job as it was left.</returns>
+    JobCancelResult Cancel(long jobId);
 }

@@ -254,6 +254,51 @@ internal static class AdminEndpoints
             : TypedResults.Problem(statusCode: StatusCodes.Status404NotFound, title: "Unknown scheduled job", detail: $"Queue '{q.Name}' holds no scheduled job '{id}': the id is unknown, or the job came due (it ran or runs), or it was cancelled.");
     }
 
+    public static Results<Ok<JobStatusState>, ValidationProblem, ProblemHttpResult> GetJob(string queue, string id, IWorkQueueProvider queues, HttpContext http)
+    {
+        if (FindJobQueue(queue, id, queues, http, out var q, out long jobId) is { } problem)
+        {
+            return problem;
+        }
+
+        if (jobId < 0)
+        {
+            return InvalidJobId(id);
+        }
+
+        return q!.GetJob(jobId) is { } job ? TypedResults.Ok(AdminResponses.FromJob(job)) : UnknownJob(q.Name, id);
+    }
+
+    /// <summary>
+    /// Cancels a job by id: 200 with what happened (<c>canceled</c>: it was queued, scheduled or retrying and will not run;
+    /// <c>cancelRequested</c>: it runs and its token was cancelled), 409 when it had already ended (the body says how),
+    /// 404 when the queue knows no such job.
+    /// </summary>
+    public static Results<Ok<JobCancelState>, ValidationProblem, ProblemHttpResult> CancelJob(string queue, string id, IWorkQueueProvider queues, HttpContext http)
+    {
+        if (FindJobQueue(queue, id, queues, http, out var q, out long jobId) is { } problem)
+        {
+            return problem;
+        }
+
+        if (jobId < 0)
+        {
+            return InvalidJobId(id);
+        }
+
+        var result = q!.Cancel(jobId);
+        return result switch
+        {
+            { Outcome: JobCancelOutcome.NotFound } or { Job: null } => UnknownJob(q.Name, id),
+            { Outcome: JobCancelOutcome.AlreadyFinished, Job: { } job } => TypedResults.Problem(
+                statusCode: StatusCodes.Status409Conflict,
+                title: "Job already ended",
+                detail: $"Job {job.Id} of queue '{q.Name}' had already ended ({AdminResponses.ToJson(job.State)}); nothing was cancelled.",
+                extensions: new Dictionary<string, object?> { ["job"] = AdminResponses.FromJob(job) }),
+            { Job: { } job } => TypedResults.Ok(new JobCancelState(AdminResponses.ToJson(result.Outcome), AdminResponses.FromJob(job))),
+        };
+    }
+
     public static Ok<ThreadPoolState> GetThreadPool(IThreadPoolCanary canary)
     {
         var h = canary.GetHealth();
@@ -388,6 +433,43 @@ internal static class AdminEndpoints
         store = durable.Store;
         return null;
     }
+
+    /// <summary>
+    /// Finds the in-memory queue whose job is asked for, or the problem to answer instead: 404 for an unknown queue, 501
+    /// for a durable queue (its jobs are not tracked by id yet). The id is parsed here; -1 when it is not a job id.
+    /// </summary>
+    private static ProblemHttpResult? FindJobQueue(string queue, string id, IWorkQueueProvider queues, HttpContext http, out IWorkQueueControl? control, out long jobId)
+    {
+        jobId = -1;
+        if (!queues.TryGetControl(queue, out control))
+        {
+            return UnknownQueue(queue);
+        }
+
+        if (FindDurable(http, control.Name) is not null)
+        {
+            return TypedResults.Problem(
+                statusCode: StatusCodes.Status501NotImplemented,
+                title: "Not available for a durable queue",
+                detail: $"Queue '{control.Name}' is durable: its jobs are not tracked by id yet. Its scheduled jobs can be listed and cancelled under '{{prefix}}/{control.Name}/scheduled', its dead letters under '{{prefix}}/{control.Name}/dead-letters'.");
+        }
+
+        if (long.TryParse(id, NumberStyles.None, CultureInfo.InvariantCulture, out long parsed))
+        {
+            jobId = parsed;
+        }
+
+        return null;
+    }
+
+    private static ValidationProblem InvalidJobId(string id) =>
+        Invalid("id", $"\"id\" must be a job id (a whole number from 0, as EnqueueResult.JobId and Schedule return it); it was '{id}'.");
+
+    private static ProblemHttpResult UnknownJob(string queue, string id) =>
+        TypedResults.Problem(
+            statusCode: StatusCodes.Status404NotFound,
+            title: "Unknown job",
+            detail: $"Queue '{queue}' knows no job '{id}': the id is unknown, its job was enqueued without JobOptions (such jobs are not tracked), or it ended longer ago than the queue's FinishedJobRetention.");
 
     private static DurableQueue? FindDurable(HttpContext http, string queue) =>
         http.RequestServices.GetService<DurableQueueRegistry>() is { } registry && registry.TryGet(queue, out var durable) ? durable : null;

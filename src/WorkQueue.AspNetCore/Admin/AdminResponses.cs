@@ -89,6 +89,42 @@ internal static class AdminResponses
             s.QueueWait.P99.TotalMilliseconds);
     }
 
+    public static JobStatusState FromJob(JobStatus j) => new(
+        j.Id,
+        j.QueueName,
+        j.Name,
+        ToJson(j.State),
+        j.Attempt,
+        j.EnqueuedAt,
+        j.StateSince,
+        j.RunAt,
+        j.StartedAt,
+        j.WorkerName,
+        j.LastError,
+        j.CancelRequested,
+        j.CancelIgnored);
+
+    public static string ToJson(JobCancelOutcome outcome) => outcome switch
+    {
+        JobCancelOutcome.Canceled => "canceled",
+        JobCancelOutcome.CancelRequested => "cancelRequested",
+        JobCancelOutcome.AlreadyFinished => "alreadyFinished",
+        _ => "notFound",
+    };
+
+    public static string ToJson(JobState state) => state switch
+    {
+        JobState.Queued => "queued",
+        JobState.Scheduled => "scheduled",
+        JobState.Running => "running",
+        JobState.Retrying => "retrying",
+        JobState.Succeeded => "succeeded",
+        JobState.DeadLettered => "deadLettered",
+        JobState.Canceled => "canceled",
+        JobState.Dropped => "dropped",
+        _ => "abandoned",
+    };
+
     public static string ToJson(WorkerMode mode) => mode == WorkerMode.Manual ? "manual" : "auto";
 
     private static string ToJson(QueueFullMode mode) => mode switch
@@ -191,6 +227,25 @@ internal sealed record HistorySample(
     double QueueWaitP99Ms);
 
 /// <summary>A job waiting for its time. The id is a string, as durable ids are.</summary>
+/// <summary>A job of an in-memory queue by id (<c>GET {prefix}/{queue}/jobs/{id}</c>).</summary>
+internal sealed record JobStatusState(
+    long Id,
+    string Queue,
+    string Job,
+    string State,
+    int Attempt,
+    DateTimeOffset EnqueuedAt,
+    DateTimeOffset StateSince,
+    DateTimeOffset? RunAt,
+    DateTimeOffset? StartedAt,
+    string? Worker,
+    string? LastError,
+    bool CancelRequested,
+    bool CancelIgnored);
+
+/// <summary>What a cancel by id did (<c>DELETE {prefix}/{queue}/jobs/{id}</c>).</summary>
+internal sealed record JobCancelState(string Outcome, JobStatusState Job);
+
 internal sealed record ScheduledJobState(string Id, string Job, DateTimeOffset DueAt, DateTimeOffset ScheduledAt);
 
 internal sealed record RecurringJobState(

@@ -21,7 +21,10 @@ public static partial class WorkQueueEndpointRouteBuilderExtensions
     /// <c>GET {prefix}/{queue}/dead-letters</c> (for a durable queue, its dead-letter stream, newest first, with
     /// <c>POST {prefix}/{queue}/dead-letters/{id}/requeue</c> and <c>DELETE {prefix}/{queue}/dead-letters/{id}</c>) and
     /// <c>GET {prefix}/history</c> (the samples kept by <c>AddWorkQueueDashboard</c>). A durable queue's state carries a
-    /// <c>durable</c> section: its cluster-wide figures from Redis.
+    /// <c>durable</c> section: its cluster-wide figures from Redis. <c>GET {prefix}/{queue}/jobs/{id}</c> gives a tracked job
+    /// of an in-memory queue (see <c>IWorkQueueControl.GetJob</c>) and <c>DELETE {prefix}/{queue}/jobs/{id}</c> cancels it:
+    /// 200 with <c>{"outcome":"canceled"|"cancelRequested","job":...}</c>, 409 when it had already ended (the problem's
+    /// <c>job</c> says how), 404 for an unknown queue or job, 400 for an id that is not a number, 501 for a durable queue.
     /// </summary>
     /// <remarks>
     /// <para>
@@ -32,7 +35,7 @@ public static partial class WorkQueueEndpointRouteBuilderExtensions
     /// warning is logged at startup when forwarded-headers handling is on and no policy is required.
     /// </para>
     /// <para>
-    /// The state-changing calls (<c>PUT .../workers</c>, <c>POST .../pause</c>, <c>POST .../resume</c>, requeue and delete) need
+    /// The state-changing calls (<c>PUT .../workers</c>, <c>POST .../pause</c>, <c>POST .../resume</c>, requeue, delete and job cancel) need
     /// <c>Content-Type: application/json</c> (415 otherwise; pause and resume take an empty body or <c>{}</c>), so that a
     /// cross-site form or image cannot make them.
     /// </para>
@@ -67,6 +70,8 @@ public static partial class WorkQueueEndpointRouteBuilderExtensions
         group.MapGet("/{queue}/dead-letters", AdminEndpoints.GetDeadLetters);
         group.MapGet("/{queue}/scheduled", AdminEndpoints.GetScheduled);
         group.MapDelete("/{queue}/scheduled/{id}", AdminEndpoints.CancelScheduled).AddEndpointFilter(JsonOnlyFilter.InvokeAsync);
+        group.MapGet("/{queue}/jobs/{id}", AdminEndpoints.GetJob);
+        group.MapDelete("/{queue}/jobs/{id}", AdminEndpoints.CancelJob).AddEndpointFilter(JsonOnlyFilter.InvokeAsync);
         group.MapPut("/{queue}/workers", AdminEndpoints.PutWorkers).AddEndpointFilter(JsonOnlyFilter.InvokeAsync);
         group.MapPost("/{queue}/pause", AdminEndpoints.Pause).AddEndpointFilter(JsonOnlyFilter.InvokeAsync);
         group.MapPost("/{queue}/resume", AdminEndpoints.Resume).AddEndpointFilter(JsonOnlyFilter.InvokeAsync);

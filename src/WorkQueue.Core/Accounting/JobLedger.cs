@@ -1,13 +1,16 @@
 using System.Collections.Concurrent;
 using WorkQueue.Internal;
+using WorkQueue.Tracking;
 
 namespace WorkQueue.Accounting;
 
 /// <summary>
 /// Counts one queue's jobs. Every accepted job ends through exactly one of <see cref="Succeeded"/>,
-/// <see cref="DeadLettered"/>, <see cref="Dropped"/>, <see cref="Abandoned"/>, <see cref="Canceled"/> (scheduled jobs) or (durable queues) <see cref="Returned"/>, so
+/// <see cref="DeadLettered"/>, <see cref="Dropped"/>, <see cref="Abandoned"/>, <see cref="Canceled"/> / <see cref="CanceledBeforeStart"/> or (durable queues) <see cref="Returned"/>, so
 /// <c>accepted = ended + unfinished</c> holds by construction; each ending (and each rejection, which a concurrent
-/// drain check may have counted as unfinished) tells the drain group, if the queue is stopping.
+/// drain check may have counted as unfinished) tells the drain group, if the queue is stopping. For a tracked job (see
+/// <see cref="TrackedJob"/>) each ending also ends its state machine and counts only if it was the first ending, so the
+/// rule holds however a cancel races the job's other endings.
 /// </summary>
 internal sealed class JobLedger
 {
@@ -52,39 +55,89 @@ internal sealed class JobLedger
     /// <summary>Gets the queue's idempotency keys (in-memory queues; a durable queue keeps its keys in its store).</summary>
     public IdempotencyKeys? Keys { get; init; }
 
-    public void Succeeded(in WorkItem item)
+    public bool Succeeded(in WorkItem item)
     {
+        if (!Settle(item, JobState.Succeeded))
+        {
+            return false;
+        }
+
         ReleaseKey(item, succeeded: true);
         End(ref _succeeded);
+        return true;
     }
 
-    public void DeadLettered(in WorkItem item)
+    public bool DeadLettered(in WorkItem item)
     {
+        if (!Settle(item, JobState.DeadLettered))
+        {
+            return false;
+        }
+
         ReleaseKey(item, succeeded: false);
         End(ref _deadLettered);
+        return true;
     }
 
-    public void Dropped(in WorkItem item)
+    public bool Dropped(in WorkItem item)
     {
+        if (!Settle(item, JobState.Dropped))
+        {
+            return false;
+        }
+
         ReleaseKey(item, succeeded: false);
         End(ref _dropped);
+        return true;
     }
 
-    public void Abandoned(AbandonedJob job, in WorkItem item)
+    public bool Abandoned(AbandonedJob job, in WorkItem item)
     {
+        if (!Settle(item, JobState.Abandoned))
+        {
+            return false;
+        }
+
         ReleaseKey(item, succeeded: false);
         _abandonedJobs.Enqueue(job);
         End(ref _abandoned);
+        return true;
     }
 
     /// <summary>A durable queue's job left this process for its store: a retry stored there, or handed back unstarted or cancelled at a stop.</summary>
     public void Returned() => End(ref _returned);
 
-    /// <summary>A scheduled job was cancelled before it came due.</summary>
-    public void Canceled(in WorkItem item)
+    /// <summary>A scheduled job was cancelled before it came due, or a running job honoured its cancel.</summary>
+    public bool Canceled(in WorkItem item)
     {
+        if (!Settle(item, JobState.Canceled))
+        {
+            return false;
+        }
+
         ReleaseKey(item, succeeded: false);
         End(ref _canceled);
+        return true;
+    }
+
+    /// <summary>
+    /// A tracked job that is not running (queued, scheduled, or waiting to retry) is cancelled: it will not run. Its item
+    /// may still sit in the channel or a due queue; whoever takes it finds it ended and drops it uncounted.
+    /// </summary>
+    public bool CanceledBeforeStart(TrackedJob job)
+    {
+        if (!job.TryEnd(JobState.Canceled, beforeStartOnly: true))
+        {
+            return false;
+        }
+
+        if (job.Key is { } key)
+        {
+            Keys?.Release(key, job.Id, succeeded: false);
+        }
+
+        End(ref _canceled);
+        return true;
     }
 
     /// <summary>An enqueue with a key was refused after it took an id: the key is free again.</summary>
@@ -136,6 +189,12 @@ internal sealed class JobLedger
         Returned: Volatile.Read(ref _returned),
         Canceled: Volatile.Read(ref _canceled),
         Unfinished: Unfinished);
+
+    /// <summary>
+    /// Ends a tracked job's state machine, once: a job cancelled while it waited in the channel is still taken (and
+    /// dropped, dropped by DropOldest, or found by a stop) later, and must not be counted a second time.
+    /// </summary>
+    private static bool Settle(in WorkItem item, JobState ending) => item.Tracked is not { } job || job.TryEnd(ending);
 
     private void ReleaseKey(in WorkItem item, bool succeeded)
     {

@@ -74,6 +74,12 @@ internal sealed partial class JobRunner : IJobExecutor
 
     public bool OnStarting(in WorkItem item, long startTimestamp)
     {
+        if (item.Tracked is { IsEnded: true })
+        {
+            // Cancelled while it waited (and counted then): it leaves the queue here, without running.
+            return false;
+        }
+
         if (_isAbandoning())
         {
             // A durable job taken just as the queue abandoned goes back to its store, as the rest of the prefetch did.
@@ -93,6 +99,12 @@ internal sealed partial class JobRunner : IJobExecutor
         {
             // Another consumer of the durable queue has taken the job over: it runs there, not here.
             _ledger.Returned();
+            return false;
+        }
+
+        if (item.Tracked is { } tracked && !tracked.TryStart(item.Attempt, WorkerThread.Current?.Name))
+        {
+            // A cancel won the race against this start: the job was counted as cancelled and must not run.
             return false;
         }
 
@@ -122,6 +134,25 @@ internal sealed partial class JobRunner : IJobExecutor
     public void OnFinished(in WorkItem item, Exception? error, JobCancelReason cancelReason, TimeSpan elapsed, Activity? trace)
     {
         _runTime.Record(elapsed);
+        bool cancelRequested = item.Tracked is { CancelRequested: true } && cancelReason != JobCancelReason.Shutdown;
+        if (cancelRequested && error is OperationCanceledException)
+        {
+            // The job honoured the cancel: it ends cancelled, neither failed nor retried.
+            _ledger.Canceled(item);
+            _metrics.Canceled(_metricTag);
+            _metrics.JobCompleted(_metricTag, elapsed, "canceled");
+            WorkQueueTracing.StopJob(trace, "canceled", error);
+            _logger.TryLog(static (l, s) => Log.JobCanceled(l, s._queue, s.Id), (_queue, item.Id));
+            return;
+        }
+
+        if (cancelRequested)
+        {
+            _logger.TryLog(
+                static (l, s) => Log.CancelIgnored(l, s._queue, s.Id, s.Item3, s.Item4),
+                (_queue, item.Id, item.Invoker.Describe(item.Target), error is null ? "it returned normally" : $"it threw {error.GetType().Name}, so it is dead-lettered without a retry"));
+        }
+
         if (error is null)
         {
             _ledger.Succeeded(item);
@@ -155,9 +186,22 @@ internal sealed partial class JobRunner : IJobExecutor
         _ledger.AttemptFailed();
 
         // A durable retry is kept in the store, so it survives the stop; an in-memory one could not run after it.
-        if (item.Attempt < _options.Retry.MaxAttempts && (_store is not null || !_isAbandoning()) && ShouldRetry(error))
+        if (!cancelRequested && item.Attempt < _options.Retry.MaxAttempts && (_store is not null || !_isAbandoning()) && ShouldRetry(error))
         {
             var delay = Backoff.Compute(_options.Retry, item.Attempt, _nextJitter);
+            if (item.Tracked is { } tracked && !tracked.TryMarkRetrying(error.Message, _time.GetUtcNow() + delay))
+            {
+                // A cancel came as the attempt failed: no retry. Whichever of this and the cancel ends the job counts it.
+                if (_ledger.CanceledBeforeStart(tracked))
+                {
+                    _metrics.Canceled(_metricTag);
+                }
+
+                _metrics.JobCompleted(_metricTag, elapsed, "canceled");
+                WorkQueueTracing.StopJob(trace, "canceled", error);
+                return;
+            }
+
             _ledger.RetryScheduled();
             if (_store is null)
             {
@@ -188,7 +232,12 @@ internal sealed partial class JobRunner : IJobExecutor
     public void ReportAbandoned(WorkItem item, AbandonReason reason)
     {
         var job = new AbandonedJob(item.Describe(_queue), reason);
-        _ledger.Abandoned(job, item);
+        if (!_ledger.Abandoned(job, item))
+        {
+            // Cancelled while it waited: it was counted then, and is not part of the report.
+            return;
+        }
+
         _logger.TryLog(static (l, s) => Log.JobAbandoned(l, s._queue, s.Id, s.Name, s.reason), (_queue, job.Job.Id, job.Job.Name, reason));
     }
 
@@ -202,7 +251,12 @@ internal sealed partial class JobRunner : IJobExecutor
     /// <summary>Settles a job that <see cref="QueueFullMode.DropOldest"/> pushed out; called on the enqueuing thread.</summary>
     public void ReportDropped(WorkItem item)
     {
-        _ledger.Dropped(item);
+        if (!_ledger.Dropped(item))
+        {
+            // A cancelled job's leftover item made room: it was counted as cancelled, and nothing was lost.
+            return;
+        }
+
         var info = item.Describe(_queue);
         try
         {
@@ -238,6 +292,7 @@ internal sealed partial class JobRunner : IJobExecutor
     private void DeadLetter(in WorkItem item, Exception error)
     {
         var job = new DeadLetteredJob(item.Describe(_queue), error, _time.GetUtcNow());
+        item.Tracked?.SetError(error.Message);
         if (_store is null)
         {
             _deadLetters.Add(job);
@@ -283,6 +338,12 @@ internal sealed partial class JobRunner : IJobExecutor
 
         [LoggerMessage(105, LogLevel.Error, "Queue '{Queue}': the {Callback} callback threw; ignored.", EventName = "CallbackFailed")]
         public static partial void CallbackFailed(ILogger logger, Exception exception, string queue, string callback);
+
+        [LoggerMessage(114, LogLevel.Information, "Queue '{Queue}': job {JobId} honoured its cancel and ended cancelled.", EventName = "JobCanceled")]
+        public static partial void JobCanceled(ILogger logger, string queue, long jobId);
+
+        [LoggerMessage(115, LogLevel.Warning, "Queue '{Queue}': job {JobId} ({Job}) was asked to cancel but ignored its token: {Outcome}.", EventName = "JobCancelIgnored")]
+        public static partial void CancelIgnored(ILogger logger, string queue, long jobId, string job, string outcome);
 
         [LoggerMessage(111, LogLevel.Error, "Queue '{Queue}': bookkeeping as a job started failed (a logger or metrics listener threw); the job runs.", EventName = "StartBookkeepingFailed")]
         public static partial void BookkeepingFailed(ILogger logger, Exception exception, string queue);

@@ -66,6 +66,18 @@ internal sealed class RetryScheduler
         }
     }
 
+    /// <summary>Forgets a pending retry whose job was cancelled (and counted) meanwhile; its timer is stopped.</summary>
+    public void TryRemove(long id)
+    {
+        lock (_gate)
+        {
+            if (_pending.TryRemove(id, out var pending))
+            {
+                pending.Timer?.Dispose();
+            }
+        }
+    }
+
     private void OnDue(Pending pending)
     {
         bool requeue;

@@ -1,4 +1,5 @@
 using System.Diagnostics;
+using WorkQueue.Tracking;
 
 namespace WorkQueue.Internal;
 
@@ -7,8 +8,9 @@ namespace WorkQueue.Internal;
 /// </summary>
 internal readonly struct WorkItem
 {
-    public WorkItem(JobInvoker invoker, object? target, object? state, long id, long enqueuedTimestamp, int attempt, Activity? parent = null, string? key = null)
+    public WorkItem(JobInvoker invoker, object? target, object? state, long id, long enqueuedTimestamp, int attempt, Activity? parent = null, string? key = null, TrackedJob? tracked = null)
     {
+        Tracked = tracked;
         Parent = parent;
         Key = key;
         Invoker = invoker;
@@ -39,6 +41,12 @@ internal readonly struct WorkItem
     public string? Key { get; }
 
     /// <summary>
+    /// The job's state by id, when its id was handed out (enqueued with options, or scheduled); <see langword="null"/>
+    /// for jobs enqueued without options, which are not tracked.
+    /// </summary>
+    public TrackedJob? Tracked { get; }
+
+    /// <summary>
     /// The activity that was current when the job was enqueued (a request's, say), captured only while someone listens
     /// to the <c>WorkQueue</c> activity source: the parent of the job's span, so a trace reads request -> job.
     /// </summary>
@@ -46,10 +54,10 @@ internal readonly struct WorkItem
 
     /// <summary>The same attempt, queued anew (a scheduled job that came due).</summary>
     public WorkItem WithEnqueuedTimestamp(long enqueuedTimestamp) =>
-        new(Invoker, Target, State, Id, enqueuedTimestamp, Attempt, Parent, Key);
+        new(Invoker, Target, State, Id, enqueuedTimestamp, Attempt, Parent, Key, Tracked);
 
     public WorkItem ForNextAttempt(long enqueuedTimestamp) =>
-        new(Invoker, Target, State, Id, enqueuedTimestamp, Attempt + 1, Parent, Key);
+        new(Invoker, Target, State, Id, enqueuedTimestamp, Attempt + 1, Parent, Key, Tracked);
 
     public JobInfo Describe(string queueName) =>
         new(Id, queueName, Invoker.Describe(Target), Invoker.GetPayload(Target, State), Attempt);

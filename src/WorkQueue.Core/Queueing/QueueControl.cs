@@ -24,6 +24,10 @@ internal sealed class QueueControl(QueueRuntime runtime) : IWorkQueueControl
         return runtime.GetScheduledJobs(maxCount);
     }
 
+    public JobStatus? GetJob(long jobId) => runtime.GetJob(jobId);
+
+    public JobCancelResult Cancel(long jobId) => runtime.Cancel(jobId);
+
     public void Pause() => runtime.Pause();
 
     public void Resume() => runtime.Resume();

@@ -3,6 +3,7 @@ using WorkQueue.Accounting;
 using WorkQueue.Internal;
 using WorkQueue.Scheduling;
 using WorkQueue.Telemetry;
+using WorkQueue.Tracking;
 
 namespace WorkQueue.Queueing;
 
@@ -19,10 +20,12 @@ internal sealed class QueueProducer : IWorkQueue
     // Called after each job written to the channel: it arms the queue's timers when they are idle.
     private readonly Action _workArrived;
     private readonly ScheduledJobSet _scheduled;
+    private readonly JobTracker _tracker;
 
-    public QueueProducer(string name, ChannelWriter<WorkItem> writer, JobLedger ledger, Admission admission, WorkQueueOptions options, WorkQueueMetrics metrics, TimeProvider time, Action workArrived, ScheduledJobSet scheduled)
+    public QueueProducer(string name, ChannelWriter<WorkItem> writer, JobLedger ledger, Admission admission, WorkQueueOptions options, WorkQueueMetrics metrics, TimeProvider time, Action workArrived, ScheduledJobSet scheduled, JobTracker tracker)
     {
         _scheduled = scheduled;
+        _tracker = tracker;
         Name = name;
         _writer = writer;
         _ledger = ledger;
@@ -140,12 +143,13 @@ internal sealed class QueueProducer : IWorkQueue
 
     public bool CancelScheduled(long jobId)
     {
-        if (_scheduled.TryCancel(jobId) is not { } entry)
+        // Whoever takes the entry out of the set owns it; the ledger still counts it only if a cancel by id
+        // (IWorkQueueControl.Cancel) did not end it first.
+        if (_scheduled.TryCancel(jobId) is not { } entry || !_ledger.Canceled(entry.Item))
         {
             return false;
         }
 
-        _ledger.Canceled(entry.Item);
         _metrics.Canceled(_metricTag);
         return true;
     }
@@ -174,7 +178,9 @@ internal sealed class QueueProducer : IWorkQueue
             throw Refuse(key, id, RejectionReason.QueueStopped);
         }
 
-        var item = new WorkItem(invoker, target, state, id, _time.GetTimestamp(), attempt: 1, WorkQueueTracing.CaptureParent(), key);
+        // Tracked before it can come due: its id is handed out, so it can be looked up and cancelled.
+        var tracked = _tracker.Track(id, invoker, target, key, runAt);
+        var item = new WorkItem(invoker, target, state, id, _time.GetTimestamp(), attempt: 1, WorkQueueTracing.CaptureParent(), key, tracked);
         switch (_scheduled.TryAdd(item, runAt))
         {
             case ScheduleResult.Scheduled:
@@ -206,7 +212,7 @@ internal sealed class QueueProducer : IWorkQueue
             return ValueTask.FromResult(new EnqueueResult(Schedule(invoker, target, state, at, key), Created: true));
         }
 
-        var write = WriteAsync(invoker, target, state, cancellationToken, out long id, key);
+        var write = WriteAsync(invoker, target, state, cancellationToken, out long id, key, track: true);
         return write.IsCompletedSuccessfully
             ? ValueTask.FromResult(new EnqueueResult(id, Created: true))
             : AwaitWriteAsync(write, id);
@@ -226,16 +232,18 @@ internal sealed class QueueProducer : IWorkQueue
         }
     }
 
-    /// <summary>An enqueue that took an id was refused: its key (if any) is free again, and the refusal is counted.</summary>
+    /// <summary>An enqueue that took an id was refused: its key (if any) is free again, it is not tracked, and the refusal is counted.</summary>
     private JobRejectedException Refuse(string? key, long id, RejectionReason reason, string? message = null)
     {
         _ledger.ReleaseRefused(key, id);
+        _tracker.Forget(id);
         return Reject(reason, message);
     }
 
     private void Refuse(string? key, long id, string reason)
     {
         _ledger.ReleaseRefused(key, id);
+        _tracker.Forget(id);
         Reject(reason);
     }
 
@@ -262,9 +270,10 @@ internal sealed class QueueProducer : IWorkQueue
     }
 
     private ValueTask WriteAsync(JobInvoker invoker, object? target, object? state, CancellationToken cancellationToken) =>
-        WriteAsync(invoker, target, state, cancellationToken, out _, key: null);
+        WriteAsync(invoker, target, state, cancellationToken, out _, key: null, track: false);
 
-    private ValueTask WriteAsync(JobInvoker invoker, object? target, object? state, CancellationToken cancellationToken, out long id, string? key)
+    // track: the job's id is handed out (an enqueue with options), so it is tracked by id.
+    private ValueTask WriteAsync(JobInvoker invoker, object? target, object? state, CancellationToken cancellationToken, out long id, string? key, bool track)
     {
         // Every call is counted, so that Enqueued + Rejected always equals the calls made (a cancelled one included).
         id = _ledger.Offer();
@@ -280,7 +289,8 @@ internal sealed class QueueProducer : IWorkQueue
             return ValueTask.FromException(Refuse(key, id, RejectionReason.QueueStopped));
         }
 
-        var item = new WorkItem(invoker, target, state, id, _time.GetTimestamp(), attempt: 1, WorkQueueTracing.CaptureParent(), key);
+        var tracked = track ? _tracker.Track(id, invoker, target, key, runAt: null) : null;
+        var item = new WorkItem(invoker, target, state, id, _time.GetTimestamp(), attempt: 1, WorkQueueTracing.CaptureParent(), key, tracked);
         if (_writer.TryWrite(item))
         {
             _metrics.Enqueued(_metricTag);

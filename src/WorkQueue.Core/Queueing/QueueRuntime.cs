@@ -7,6 +7,7 @@ using WorkQueue.Internal;
 using WorkQueue.Scaling;
 using WorkQueue.Scheduling;
 using WorkQueue.Telemetry;
+using WorkQueue.Tracking;
 using WorkQueue.Workers;
 
 namespace WorkQueue.Queueing;
@@ -84,11 +85,12 @@ internal sealed partial class QueueRuntime : IQueueGaugeSource, IJobIntake
             options.StuckJobThreshold,
             options.SpinBeforeParking);
         Pool = new WorkerPool(settings, _channel.Reader, _runner, _time, metrics, () => Ledger.Offers, owner.FlowMarker, _logger);
-        _runner.Requeue = item => Pool.EnqueueDue(item);
-        _scheduled = new ScheduledJobSet(owner.Scheduler, options.MaxScheduledJobs, _time, item => Pool.EnqueueDue(item));
+        _runner.Requeue = HandDue;
+        _scheduled = new ScheduledJobSet(owner.Scheduler, options.MaxScheduledJobs, _time, HandDue);
+        Tracker = new JobTracker(_time, options.FinishedJobRetention, options.MaxFinishedJobs);
         _scaler = new AutoScaler(options.AutoScale, Pool, name, OldestWait, () => Pool.IsIdle, _time, _logger);
         _runner.Scaler = _scaler;
-        Producer = new QueueProducer(name, _channel.Writer, Ledger, _admission, options, metrics, _time, OnWorkArrived, _scheduled);
+        Producer = new QueueProducer(name, _channel.Writer, Ledger, _admission, options, metrics, _time, OnWorkArrived, _scheduled, Tracker);
         Control = new QueueControl(this);
         _metrics.Register(this);
     }
@@ -105,6 +107,9 @@ internal sealed partial class QueueRuntime : IQueueGaugeSource, IJobIntake
     public JobLedger Ledger { get; }
 
     public DeadLetterStore DeadLetters { get; }
+
+    /// <summary>Gets the jobs whose id was handed out, by id (in-memory queues; a durable queue tracks none).</summary>
+    public JobTracker Tracker { get; }
 
     public WorkerPool Pool { get; }
 

@@ -21,6 +21,7 @@ internal sealed class JobRun : SynchronizationContext
     private ITimer? _timeoutTimer;
     private int _state;
     private int _cancelReason;
+    private bool _ctsShared;
 
     public JobRun(WorkerPool pool)
     {
@@ -76,11 +77,15 @@ internal sealed class JobRun : SynchronizationContext
         Yielded = false;
         SyncThread = Thread.CurrentThread;
 
-        // A source with a timer is never reused: a timer that fires as the job ends must not cancel the next job.
-        if (timeout is not null)
+        // A source with a timer is never reused: a timer that fires as the job ends must not cancel the next job. Nor is
+        // a tracked job's, which a cancel by id may reach after the job ended.
+        if (timeout is not null || item.Tracked is not null)
         {
             _cts = new CancellationTokenSource();
+            _ctsShared = true;
         }
+
+        item.Tracked?.AttachCancellation(_cts);
 
         // Publish Running before reading the shutdown flag; the shutdown sets its flag before scanning runs, so one of
         // the two sees the other (both are full fences).
@@ -105,6 +110,11 @@ internal sealed class JobRun : SynchronizationContext
         {
             timer.Dispose();
             _timeoutTimer = null;
+        }
+
+        if (_ctsShared)
+        {
+            _ctsShared = false;
             _cts = new CancellationTokenSource();
         }
 

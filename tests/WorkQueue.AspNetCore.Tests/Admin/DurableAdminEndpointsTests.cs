@@ -309,6 +309,23 @@ public sealed class DurableAdminEndpointsTests(RedisServerFixture redis) : IClas
         Assert.Equal([later], after.RootElement.EnumerateArray().Select(j => j.GetProperty("id").GetString()));
     }
 
+    [Fact]
+    public async Task Jobs_DurableQueue_GetAndCancelAnswer501SayingWhy()
+    {
+        await using var app = await StartAsync(new JobLog());
+
+        using var get = await app.Client.GetAsync($"{Prefix}/{Durable}/jobs/1");
+        using var cancel = await SendAsync(app, HttpMethod.Delete, $"{Prefix}/{Durable}/jobs/1");
+
+        foreach (var response in new[] { get, cancel })
+        {
+            Assert.Equal(HttpStatusCode.NotImplemented, response.StatusCode);
+            Assert.Equal("application/problem+json", response.Content.Headers.ContentType?.MediaType);
+            using var problem = JsonDocument.Parse(await response.Content.ReadAsStringAsync());
+            Assert.Contains("durable", problem.RootElement.GetProperty("detail").GetString());
+        }
+    }
+
     private static IDurableQueue<TestJob> Producer(DurableApp app) => app.Services.GetRequiredKeyedService<IDurableQueue<TestJob>>(Durable);
 
     private static async Task<HttpResponseMessage> SendAsync(DurableApp app, HttpMethod method, string path, string? contentType = "application/json")

@@ -103,6 +103,30 @@ public sealed class WorkQueueServiceCollectionExtensionsTests
         Assert.Contains($"{setting} (50.00:00:00)", ex.Message);
     }
 
+    [Theory]
+    [InlineData("FinishedJobRetention")]
+    [InlineData("MaxFinishedJobs")]
+    public void Options_InvalidFinishedJobRetention_FailsNamingTheSetting(string setting)
+    {
+        var services = new ServiceCollection().AddLogging();
+        services.AddWorkQueue(o =>
+        {
+            if (setting == "FinishedJobRetention")
+            {
+                o.FinishedJobRetention = TimeSpan.FromSeconds(-1);
+            }
+            else
+            {
+                o.MaxFinishedJobs = -1;
+            }
+        });
+        using var provider = services.BuildServiceProvider();
+
+        var ex = Assert.Throws<OptionsValidationException>(() => provider.GetRequiredService<IWorkQueueProvider>());
+
+        Assert.Contains(setting, ex.Message);
+    }
+
     [Fact]
     public void Options_ZeroCapacity_FailsNamingCapacity()
     {

@@ -1,0 +1,38 @@
+namespace WorkQueue;
+
+/// <summary>
+/// Describes one job of an in-memory queue, as <see cref="IWorkQueueControl.GetJob(long)"/> reports it.
+/// </summary>
+/// <param name="Id">The job's id, unique within its queue.</param>
+/// <param name="QueueName">The name of the queue that accepted the job.</param>
+/// <param name="Name">The handler type or delegate method that runs the job.</param>
+/// <param name="State">Where the job is now.</param>
+/// <param name="Attempt">The attempt it is on, or ran last (0 before its first start).</param>
+/// <param name="EnqueuedAt">When the queue accepted it.</param>
+/// <param name="StateSince">When it entered <paramref name="State"/> (for an ended job, when it ended).</param>
+/// <param name="RunAt">When a <see cref="JobState.Scheduled"/> job comes due, or a <see cref="JobState.Retrying"/> job's next attempt is due; otherwise the last such time, or <see langword="null"/>.</param>
+/// <param name="StartedAt">When its current (or last) attempt started, or <see langword="null"/> if it never started.</param>
+/// <param name="WorkerName">The thread that started its current (or last) attempt, or <see langword="null"/> if it never started.</param>
+/// <param name="LastError">The message of the exception its last failed attempt threw, or <see langword="null"/>.</param>
+/// <param name="CancelRequested">Whether <see cref="IWorkQueueControl.Cancel(long)"/> asked the job to stop while it ran.</param>
+public sealed record JobStatus(
+    long Id,
+    string QueueName,
+    string Name,
+    JobState State,
+    int Attempt,
+    DateTimeOffset EnqueuedAt,
+    DateTimeOffset StateSince,
+    DateTimeOffset? RunAt,
+    DateTimeOffset? StartedAt,
+    string? WorkerName,
+    string? LastError,
+    bool CancelRequested)
+{
+    /// <summary>
+    /// Gets a value indicating whether a cancel was requested while the job ran and the job ended some other way: it
+    /// returned normally (<see cref="JobState.Succeeded"/>) or threw something other than an
+    /// <see cref="OperationCanceledException"/> (<see cref="JobState.DeadLettered"/>, without a retry).
+    /// </summary>
+    public bool CancelIgnored => CancelRequested && State is JobState.Succeeded or JobState.DeadLettered;
+}
