@@ -186,7 +186,7 @@ internal sealed partial class RecurringJobManager : IRecurringJobs, IDisposable
     private void StartJob(RecurringJobState job)
     {
         job.Start();
-        if (DurableStore(job.Definition) is { } store && job.Definition.MissedOccurrences == MissedOccurrencePolicy.RunOnce)
+        if (DurableStore(job.Definition) is { } store && job.Definition.MissedOccurrences == MissedOccurrencePolicy.RunOnce && !job.IsPaused)
         {
             _ = CatchUpAsync(job, store);
         }
@@ -204,7 +204,7 @@ internal sealed partial class RecurringJobManager : IRecurringJobs, IDisposable
             try
             {
                 var last = await store.GetLastOccurrenceAsync(job.Definition.Id, CancellationToken.None).ConfigureAwait(false);
-                if (last is { } after && LatestMissed(job.Definition.Schedule, after, _time.GetUtcNow()) is { } missed && !job.IsDisposed)
+                if (last is { } after && LatestMissed(job.Definition.Schedule, after, _time.GetUtcNow()) is { } missed && !job.IsDisposed && !job.IsPaused)
                 {
                     _logger.TryLog(static (l, s) => Log.CatchingUp(l, s.Id, s.Missed, s.Last), (job.Definition.Id, Missed: missed, Last: after));
                     await FireAsync(job, new RecurringOccurrence(job.Definition.Id, missed, IsTriggeredManually: false)).ConfigureAwait(false);
@@ -261,16 +261,43 @@ internal sealed partial class RecurringJobManager : IRecurringJobs, IDisposable
     private async Task FireAsync(RecurringJobState job, RecurringOccurrence occurrence)
     {
         job.OnFiring(occurrence);
-        try
+        var retry = TimeSpan.FromMilliseconds(500);
+        while (true)
         {
-            await EnqueueAsync(job, occurrence, CancellationToken.None).ConfigureAwait(false);
-        }
-        catch (Exception ex)
-        {
-            // Runs unobserved on the timer's behalf: whatever went wrong is recorded and logged, never thrown away.
-            string reason = ex is JobRejectedException ? ex.Message : $"{ex.GetType().Name}: {ex.Message}";
-            job.OnSkipped(occurrence, reason);
-            _logger.TryLog(static (l, s) => Log.Skipped(l, s.Id, s.ScheduledFor, s.reason), (job.Definition.Id, occurrence.ScheduledFor, reason));
+            try
+            {
+                await EnqueueAsync(job, occurrence, CancellationToken.None).ConfigureAwait(false);
+                return;
+            }
+            catch (Exception ex)
+            {
+                // Runs unobserved on the timer's behalf: whatever went wrong is recorded and logged, never thrown away.
+                string reason = ex is JobRejectedException ? ex.Message : $"{ex.GetType().Name}: {ex.Message}";
+
+                // A durable store that could not take it now (Redis refusing writes, unreachable, or silent) is asked
+                // again until the next occurrence is due: its claim in Redis makes every offer after the first a no-op,
+                // even when the first one was stored and only its answer was lost. A manual trigger claims nothing, so
+                // it is not offered twice.
+                bool offerAgain = ex is JobRejectedException { Reason: RejectionReason.StoreUnavailable }
+                    && !occurrence.IsTriggeredManually
+                    && DurableStore(job.Definition) is not null
+                    && !job.IsDisposed
+                    && !job.IsPaused
+                    && !IsStopped
+                    && !(job.Definition.Schedule.GetNextAfter(occurrence.ScheduledFor) is { } next && _time.GetUtcNow() + retry >= next);
+                if (!offerAgain)
+                {
+                    job.OnSkipped(occurrence, reason);
+                    _logger.TryLog(static (l, s) => Log.Skipped(l, s.Id, s.ScheduledFor, s.reason), (job.Definition.Id, occurrence.ScheduledFor, reason));
+                    return;
+                }
+
+                job.OnEnqueueRetrying(occurrence, reason);
+                _logger.TryLog(static (l, s) => Log.OfferingAgain(l, s.Id, s.ScheduledFor, s.retry, s.reason), (job.Definition.Id, occurrence.ScheduledFor, retry, reason));
+            }
+
+            await Task.Delay(retry, _time).ConfigureAwait(false);
+            retry = TimeSpan.FromTicks(Math.Min(retry.Ticks * 2, TimeSpan.FromSeconds(30).Ticks));
         }
     }
 
@@ -311,6 +338,9 @@ internal sealed partial class RecurringJobManager : IRecurringJobs, IDisposable
 
         [LoggerMessage(703, LogLevel.Warning, "Recurring job '{Id}': could not read its latest occurrence from the store to look for missed ones; trying again: {Reason}", EventName = "RecurringCatchUpFailed")]
         public static partial void CatchUpFailed(ILogger logger, string id, string reason);
+
+        [LoggerMessage(704, LogLevel.Warning, "Recurring job '{Id}': the store could not take the occurrence for {ScheduledFor:O}; offering it again in {Delay}: {Reason}", EventName = "RecurringOccurrenceOfferedAgain")]
+        public static partial void OfferingAgain(ILogger logger, string id, DateTimeOffset scheduledFor, TimeSpan delay, string reason);
 
         [LoggerMessage(701, LogLevel.Warning, "Recurring job '{Id}': the occurrence for {ScheduledFor:O} was not enqueued: {Reason}", EventName = "RecurringOccurrenceSkipped")]
         public static partial void Skipped(ILogger logger, string id, DateTimeOffset scheduledFor, string reason);

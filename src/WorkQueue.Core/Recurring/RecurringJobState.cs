@@ -38,6 +38,18 @@ internal sealed class RecurringJobState : IDisposable
         }
     }
 
+    /// <summary>Gets a value indicating whether the job is paused.</summary>
+    public bool IsPaused
+    {
+        get
+        {
+            lock (_lock)
+            {
+                return _paused;
+            }
+        }
+    }
+
     private Action<RecurringJobState, RecurringOccurrence> Fire { get; }
 
     /// <summary>Arms the timer for the first occurrence after now (unless paused).</summary>
@@ -82,10 +94,14 @@ internal sealed class RecurringJobState : IDisposable
     }
 
     public void OnEnqueued(RecurringOccurrence occurrence, string jobId) =>
-        Update(occurrence, run => run with { JobId = jobId });
+        Update(occurrence, run => run with { JobId = jobId, Error = run.Outcome == RecurringRunOutcome.Enqueued ? null : run.Error });
 
     public void OnEnqueuedElsewhere(RecurringOccurrence occurrence) =>
         Update(occurrence, run => run with { Outcome = RecurringRunOutcome.EnqueuedElsewhere });
+
+    /// <summary>The store could not take the occurrence yet; it is offered again (the run stays enqueued-to-be, with the reason).</summary>
+    public void OnEnqueueRetrying(RecurringOccurrence occurrence, string reason) =>
+        Update(occurrence, run => run with { Outcome = RecurringRunOutcome.Enqueued, Error = $"not stored yet, offered again: {reason}" });
 
     public void OnSkipped(RecurringOccurrence occurrence, string reason) =>
         Update(occurrence, run => run with { Outcome = RecurringRunOutcome.Skipped, Error = reason });
