@@ -242,6 +242,23 @@ public sealed class DurableDashboardTests(Chromium chromium, RedisServerFixture 
         await SaveAsync(page, "dashboard-durable-dead-letters.png");
     }
 
+    [Fact]
+    public async Task JobLookup_DurableQueue_ShowsThe501Detail()
+    {
+        var setup = DurableSetup.New(redis.Server);
+        await using var host = await DashboardHost.StartAsync(durable: setup);
+        var page = await OpenAsync(host);
+        var lookup = Card(page, Queue).Locator("form.job-lookup");
+
+        await lookup.GetByLabel("Job id").FillAsync("1");
+        await lookup.GetByRole(AriaRole.Button, new() { Name = "Find job" }).ClickAsync();
+
+        var alert = lookup.Locator("[role=alert]");
+        await Expect(alert).ToContainTextAsync("501 Not available for a durable queue", new() { Timeout = Generous });
+        await Expect(alert).ToContainTextAsync($"Queue '{Queue}' is durable: its jobs are not tracked by id yet.");
+        await Expect(lookup.Locator(".job-result")).ToBeHiddenAsync();
+    }
+
     private Task<IPage> OpenAsync(DashboardHost host) => DashboardPage.OpenAsync(chromium.Browser, _contexts, host, Log);
 
     /// <summary>Waits until the durable queue lists <paramref name="count"/> dead letters (through the API) and returns their ids, newest first.</summary>

@@ -92,9 +92,11 @@
   // ---- The admin API ----
 
   class ApiError extends Error {
-    constructor(status, text) {
+    constructor(status, text, problem) {
       super(text);
       this.status = status;
+      // The problem-details body, for callers that read more than its words (a 409's job).
+      this.problem = problem || null;
     }
   }
 
@@ -120,17 +122,18 @@
       // 204 No Content (a deleted dead letter) has no body to read.
       return response.status === 204 ? null : response.json();
     }
-    const text = await describe(response);
+    const { text, problem } = await describe(response);
     if (response.status === 401 || (response.status === 403 && KEY_HEADER && key)) {
       askForKey(response.status, key);
     }
-    throw new ApiError(response.status, text);
+    throw new ApiError(response.status, text, problem);
   }
 
   async function describe(response) {
     let text = `${response.status} ${response.statusText}`.trim();
+    let problem = null;
     try {
-      const problem = await response.json();
+      problem = await response.json();
       if (problem.title) {
         text = `${response.status} ${problem.title}`;
       }
@@ -145,7 +148,7 @@
     } catch (_) {
       // Not a problem-details body: the status line says what there is to say.
     }
-    return text;
+    return { text, problem: problem && typeof problem === 'object' ? problem : null };
   }
 
   function askForKey(status, sentKey) {
@@ -321,6 +324,7 @@
     const totals = fieldList(TOTALS, 'totals');
 
     const controls = createControls(q, id);
+    const lookup = createJobLookup(q, id);
     const scheduled = createScheduled(q, durable);
     const deadLetters = createDeadLetters(q, id, durable);
 
@@ -328,7 +332,7 @@
     if (redis) {
       root.append(redis.root);
     }
-    root.append(charts, totalsTitle, totals.root, controls.root, scheduled.root, deadLetters.root);
+    root.append(charts, totalsTitle, totals.root, controls.root, lookup.root, scheduled.root, deadLetters.root);
     return { root, durable, running, accepting, connection, depthText, bar, fill, stats, redis, totals, chartViews, controls, scheduled, deadLetters };
   }
 
@@ -501,6 +505,162 @@
     }
     controls.pause.dataset.paused = String(q.paused);
     setText(controls.pause, q.paused ? 'Resume' : 'Pause');
+  }
+
+  // ---- A job by id: its status, and Cancel while it has not ended (in-memory queues; durable ones answer 501) ----
+
+  const JOB_STATES = {
+    queued: 'Queued',
+    scheduled: 'Scheduled',
+    running: 'Running',
+    retrying: 'Retrying',
+    succeeded: 'Succeeded',
+    deadLettered: 'Dead-lettered',
+    canceled: 'Canceled',
+    dropped: 'Dropped',
+    abandoned: 'Abandoned',
+  };
+  const UNFINISHED = new Set(['queued', 'scheduled', 'running', 'retrying']);
+  // Labels unlike the totals' ("Enqueued"), so a reader (or a test) finding a field by its label finds one.
+  const JOB_FIELDS = [
+    { label: 'State', value: j => stateName(j.state) },
+    { label: 'Attempt', value: j => fmt(j.attempt) },
+    { label: 'Accepted at', value: j => when(j.enqueuedAt) },
+    { label: 'Due at', value: j => (j.runAt && (j.state === 'scheduled' || j.state === 'retrying') ? when(j.runAt) : undefined) },
+    { label: 'Started at', value: j => (j.startedAt ? when(j.startedAt) : undefined) },
+    { label: 'State since', value: j => when(j.stateSince) },
+    { label: 'Worker', value: j => j.worker || undefined },
+    { label: 'Cancel', value: j => (j.cancelRequested ? (j.cancelIgnored ? 'requested, ignored by the job' : 'requested') : undefined) },
+    // Long texts get the whole width.
+    { label: 'Job', value: j => j.job, wide: true },
+    { label: 'Last error', value: j => j.lastError || undefined, wide: true },
+  ];
+
+  function stateName(state) {
+    return JOB_STATES[state] || String(state);
+  }
+
+  function createJobLookup(q, id) {
+    const root = make('form', 'job-lookup');
+    root.noValidate = true;
+    root.setAttribute('role', 'search');
+    root.setAttribute('aria-label', `Find a job of ${q.name}`);
+    const label = make('label', '', 'Job id');
+    label.htmlFor = `${id}-job`;
+    const input = document.createElement('input');
+    input.type = 'text';
+    input.id = `${id}-job`;
+    input.inputMode = 'numeric';
+    input.autocomplete = 'off';
+    input.spellcheck = false;
+    const find = make('button', '', 'Find job');
+    find.type = 'submit';
+    const message = make('p', 'error');
+    message.setAttribute('role', 'alert');
+    const done = make('p', 'done');
+    done.setAttribute('role', 'status');
+    const result = make('div', 'job-result');
+    result.hidden = true;
+    const fields = make('dl', 'job-fields');
+    const items = JOB_FIELDS.map(spec => {
+      const wrap = make('div', spec.wide ? 'wide' : '');
+      const dd = document.createElement('dd');
+      wrap.append(make('dt', '', spec.label), dd);
+      fields.appendChild(wrap);
+      return { spec, wrap, dd };
+    });
+    const cancel = make('button', 'delete', 'Cancel job');
+    cancel.type = 'button';
+    result.append(fields, cancel);
+    root.append(label, input, find, message, done, result);
+
+    const view = { root, input, find, message, done, result, items, cancel, path: `${queuePath(q.name)}/jobs`, job: null, asks: 0 };
+    root.addEventListener('submit', event => {
+      event.preventDefault();
+      lookUpJob(view);
+    });
+    cancel.addEventListener('click', () => {
+      const job = view.job;
+      if (job && window.confirm(`Cancel job ${job.id} of ${job.queue}? A job not started yet will not run; a running one is asked to stop.`)) {
+        cancelJob(view, job);
+      }
+    });
+    return view;
+  }
+
+  async function lookUpJob(view) {
+    const text = view.input.value.trim();
+    setText(view.message, '');
+    setText(view.done, '');
+    if (!/^\d+$/.test(text)) {
+      // The API's rule (a whole number from 0); checked here too, so that ".." cannot turn the path into another route.
+      showJob(view, null);
+      setText(view.message, 'Enter a job id: a whole number from 0, as EnqueueResult.JobId and Schedule return it.');
+      view.input.focus();
+      return;
+    }
+    // Only the latest question fills the view: an older answer arriving late must not show another job.
+    const ask = ++view.asks;
+    view.find.disabled = true;
+    try {
+      const job = await api('GET', `${view.path}/${encodeURIComponent(text)}`);
+      if (ask === view.asks) {
+        showJob(view, job);
+        setText(view.done, `Job ${job.id}: ${stateName(job.state)}, attempt ${fmt(job.attempt)} (as of ${new Date().toLocaleTimeString()}).`);
+      }
+    } catch (e) {
+      if (ask === view.asks) {
+        showJob(view, null);
+        setText(view.message, e.message);
+      }
+    } finally {
+      view.find.disabled = false;
+    }
+  }
+
+  async function cancelJob(view, job) {
+    const ask = ++view.asks;
+    const hadFocus = document.activeElement === view.cancel;
+    view.cancel.disabled = true;
+    setText(view.message, '');
+    setText(view.done, '');
+    try {
+      const result = await api('DELETE', `${view.path}/${encodeURIComponent(job.id)}`, {});
+      if (ask === view.asks) {
+        showJob(view, result.job);
+        setText(view.done, result.outcome === 'canceled'
+          ? `Canceled job ${result.job.id}: it will not run.`
+          : `Asked job ${result.job.id} to stop: its cancellation token is cancelled; it ends when its code gives up (look it up again to see how).`);
+      }
+    } catch (e) {
+      if (ask === view.asks) {
+        // 409: it ended first; the problem carries the job as it ended. Otherwise what is shown no longer holds.
+        showJob(view, e.status === 409 && e.problem && e.problem.job ? e.problem.job : null);
+        setText(view.message, e.message);
+      }
+    } finally {
+      view.cancel.disabled = false;
+    }
+    refresh();
+    if (hadFocus) {
+      // Disabling the focused button dropped the focus: it goes back to the button, or to the field once there is none.
+      (view.result.hidden || view.cancel.hidden ? view.input : view.cancel).focus();
+    }
+  }
+
+  function showJob(view, job) {
+    view.job = job;
+    view.result.hidden = !job;
+    if (!job) {
+      return;
+    }
+    for (const item of view.items) {
+      const value = item.spec.value(job);
+      item.wrap.hidden = value === undefined || value === null;
+      setText(item.dd, value === undefined || value === null ? '' : String(value));
+    }
+    view.cancel.hidden = !UNFINISHED.has(job.state);
+    view.cancel.setAttribute('aria-label', `Cancel job ${job.id}`);
   }
 
   // ---- A durable queue's Redis figures and consumers ----
