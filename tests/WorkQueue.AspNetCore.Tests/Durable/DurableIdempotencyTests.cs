@@ -269,6 +269,36 @@ public sealed class DurableIdempotencyTests(RedisServerFixture redis) : IClassFi
     }
 
     [Fact]
+    public async Task PoisonJob_DeadLetteredByAReclaim_ReleasesItsKey()
+    {
+        string prefix = DurableTestHost.NewPrefix();
+        var log = new JobLog();
+        await using var redisClient = await DurableTestHost.ConnectAsync(redis.Server);
+        var db = redisClient.GetDatabase();
+        string stream = DurableTestHost.StreamKey(prefix);
+        await using var producer = await DurableTestHost.StartAsync(redis.Server, log, prefix, "producer", configureDurable: d => d.Consume = false);
+        var poison = await producer.Producer.EnqueueAsync(new TestJob(1), Key("poison"));
+
+        // Two consumers took it and died (a job that crashes its process every time).
+        var first = await db.StreamReadGroupAsync(stream, "workers", "ghost-1", ">", count: 1);
+        await db.StreamClaimAsync(stream, "workers", "ghost-2", 0, [first[0].Id]);
+        Assert.Equal(new DurableEnqueueResult(poison.JobId, Created: false), await producer.Producer.EnqueueAsync(new TestJob(2), Key("poison")));
+
+        await using var survivor = await DurableTestHost.StartAsync(redis.Server, log, prefix, "survivor", configureDurable: d =>
+        {
+            FastClaims(d);
+            d.MaxDeliveries = 2;
+        });
+
+        await Eventually.HoldsAsync(async () => await db.StreamLengthAsync(DurableTestHost.DeadKey(prefix)) == 1, "the poison entry dead-lettered");
+        var dead = (await db.StreamRangeAsync(DurableTestHost.DeadKey(prefix))).Single();
+        Assert.Equal(("poison", "poison"), ((string?)dead["r"], (string?)dead["k"]));
+        Assert.False(await db.KeyExistsAsync(Store(survivor).Keys.IdempotencyKey("poison")));
+        Assert.True((await producer.Producer.EnqueueAsync(new TestJob(3), Key("poison"))).Created);
+        Assert.Empty(log.Runs.Where(r => r.Job.N < 3));
+    }
+
+    [Fact]
     public async Task JobHandedBackAtAStop_TakesItsKeyWithItToItsNewEntry()
     {
         string prefix = DurableTestHost.NewPrefix();
