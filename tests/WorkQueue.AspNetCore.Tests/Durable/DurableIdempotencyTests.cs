@@ -383,6 +383,72 @@ public sealed class DurableIdempotencyTests(RedisServerFixture redis) : IClassFi
     }
 
     [Fact]
+    public async Task ProducersAndConsumersOnThreeHosts_HammeringFewKeys_NeverRunTwoJobsOfOneKeyAtOnce()
+    {
+        const int Keys = 6;
+        const int EnqueuesPerProducer = 150;
+        string prefix = DurableTestHost.NewPrefix();
+        var running = new int[Keys];
+        int overlaps = 0;
+        var log = new JobLog
+        {
+            Behavior = async (job, _, ct) =>
+            {
+                if (Interlocked.Increment(ref running[job.N]) > 1)
+                {
+                    Interlocked.Increment(ref overlaps);
+                }
+
+                await Task.Delay(2, ct);
+                Interlocked.Decrement(ref running[job.N]);
+            },
+        };
+        var hosts = new List<DurableTestHost>();
+        try
+        {
+            foreach (string name in new[] { "a", "b", "c" })
+            {
+                hosts.Add(await DurableTestHost.StartAsync(redis.Server, log, prefix, name));
+            }
+
+            // A key is released only once its job succeeded and was acknowledged, so a new job of that key can only be
+            // stored after the last one ended: two runs of one key never overlap (no kills here, so no reclaims).
+            var created = new ConcurrentBag<string>();
+            int refused = 0;
+            var producers = hosts.SelectMany(host => Enumerable.Range(0, 4).Select(_ => Task.Run(async () =>
+            {
+                for (int i = 0; i < EnqueuesPerProducer; i++)
+                {
+                    int k = Random.Shared.Next(Keys);
+                    var result = await host.Producer.EnqueueAsync(new TestJob(k), Key($"hot-{k}"));
+                    if (result.Created)
+                    {
+                        created.Add(result.JobId);
+                    }
+                    else
+                    {
+                        Interlocked.Increment(ref refused);
+                    }
+                }
+            }))).ToArray();
+            await Wait.ForAsync(Task.WhenAll(producers), "every producer");
+
+            Assert.Equal(created.Count, created.Distinct().Count());
+            await log.WaitUntilAsync(() => log.Completed == created.Count, $"the {created.Count} jobs stored", TimeSpan.FromSeconds(60));
+            Assert.True(refused > 0 && created.Count > Keys, $"created {created.Count}, refused {refused}: the test should both refuse and re-add keys");
+            Assert.Equal(0, Volatile.Read(ref overlaps));
+            Assert.Equal(created.Count, log.Runs.Count);
+        }
+        finally
+        {
+            foreach (var host in hosts)
+            {
+                await host.DisposeAsync();
+            }
+        }
+    }
+
+    [Fact]
     public async Task StaleKey_WhoseJobWasDeletedByHand_DoesNotBlock()
     {
         string prefix = DurableTestHost.NewPrefix();
