@@ -1,7 +1,7 @@
 namespace WorkQueue.AspNetCore;
 
 /// <summary>
-/// Enqueues jobs on a durable queue: each job is stored in Redis before <see cref="EnqueueAsync"/> completes, runs at
+/// Enqueues jobs on a durable queue: each job is stored in Redis before <see cref="EnqueueAsync(TPayload, CancellationToken)"/> completes, runs at
 /// least once on one of the instances that consume the queue, and survives a crash of any of them.
 /// </summary>
 /// <remarks>
@@ -21,6 +21,8 @@ public interface IDurableQueue<in TPayload>
     /// <summary>Gets the queue's name.</summary>
     string Name { get; }
 
+    // RS0026: the EnqueueAsync overloads differ by JobOptions before the optional token, so no call binds to both.
+#pragma warning disable RS0026
     /// <summary>
     /// Stores a job in the queue's Redis stream. Concurrent calls are sent together in pipelined batches.
     /// </summary>
@@ -33,6 +35,37 @@ public interface IDurableQueue<in TPayload>
     /// </exception>
     /// <exception cref="OperationCanceledException"><paramref name="cancellationToken"/> was cancelled before Redis had the job.</exception>
     ValueTask<string> EnqueueAsync(TPayload payload, CancellationToken cancellationToken = default);
+
+    /// <summary>
+    /// Stores a job in Redis with <paramref name="options"/>: an idempotency key, and optionally a delay or a time to run
+    /// at (as <c>ScheduleAsync</c>).
+    /// </summary>
+    /// <remarks>
+    /// <para>
+    /// While a job enqueued on this queue with the same <see cref="JobOptions.IdempotencyKey"/> is queued, scheduled,
+    /// running or waiting for a retry, on any instance (and, when <see cref="WorkQueueOptions.IdempotencyKeyRetention"/> is
+    /// set, for that long after it succeeded), this enqueue stores nothing and returns that job's id with
+    /// <see cref="DurableEnqueueResult.Created"/> <see langword="false"/>. The check and the store are one Redis script,
+    /// so concurrent enqueues of one key, from any number of instances, store exactly one job and all learn its id.
+    /// </para>
+    /// <para>
+    /// The key moves with its job (retries, hand-backs, a dead instance's job reclaimed by another) and is released when
+    /// the job succeeds (after the retention), is dead-lettered (so the work can be submitted again), or its schedule is
+    /// cancelled. A key whose job was removed from Redis by other means does not block: the next enqueue with it finds
+    /// the job gone and takes the key. An enqueue whose key is held is answered even when the queue is full.
+    /// </para>
+    /// </remarks>
+    /// <param name="payload">The payload.</param>
+    /// <param name="options">The key and time; see <see cref="JobOptions"/>.</param>
+    /// <param name="cancellationToken">Cancels the wait for space when the queue is full in <see cref="QueueFullMode.Wait"/> mode.</param>
+    /// <returns>The new job's id and <see langword="true"/>, or the id of the job that holds the key and <see langword="false"/>.</returns>
+    /// <exception cref="ArgumentNullException"><paramref name="options"/> is <see langword="null"/>.</exception>
+    /// <exception cref="ArgumentException"><paramref name="options"/> is not valid: an empty key, one longer than <see cref="JobOptions.MaxKeyLength"/> or with control characters, both a delay and a time (the message names the setting).</exception>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="options"/> has a delay longer than 100 years.</exception>
+    /// <exception cref="JobRejectedException">As <see cref="EnqueueAsync(TPayload, CancellationToken)"/>.</exception>
+    /// <exception cref="OperationCanceledException"><paramref name="cancellationToken"/> was cancelled before Redis had the job.</exception>
+    ValueTask<DurableEnqueueResult> EnqueueAsync(TPayload payload, JobOptions options, CancellationToken cancellationToken = default);
+#pragma warning restore RS0026
 
     // RS0026: the ScheduleAsync overloads differ by the type of their second argument (a delay or a time), before the
     // optional token, so no call can bind to both.
@@ -54,7 +87,7 @@ public interface IDurableQueue<in TPayload>
     /// <param name="cancellationToken">Cancels the wait for space when the queue is full in <see cref="QueueFullMode.Wait"/> mode.</param>
     /// <returns>The job's id (<c>s{ms}-{n}</c> for a job that waits; a stream id for one stored ready).</returns>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="delay"/> is longer than 100 years.</exception>
-    /// <exception cref="JobRejectedException">As <see cref="EnqueueAsync"/>.</exception>
+    /// <exception cref="JobRejectedException">As <see cref="EnqueueAsync(TPayload, CancellationToken)"/>.</exception>
     /// <exception cref="OperationCanceledException"><paramref name="cancellationToken"/> was cancelled before Redis had the job.</exception>
     ValueTask<string> ScheduleAsync(TPayload payload, TimeSpan delay, CancellationToken cancellationToken = default);
 
@@ -66,7 +99,7 @@ public interface IDurableQueue<in TPayload>
     /// <param name="runAt">When the job becomes ready to run. Redis's clock decides, so a skew between this machine's clock and Redis's moves it by that much.</param>
     /// <param name="cancellationToken">Cancels the wait for space when the queue is full in <see cref="QueueFullMode.Wait"/> mode.</param>
     /// <returns>The job's id.</returns>
-    /// <exception cref="JobRejectedException">As <see cref="EnqueueAsync"/>.</exception>
+    /// <exception cref="JobRejectedException">As <see cref="EnqueueAsync(TPayload, CancellationToken)"/>.</exception>
     /// <exception cref="OperationCanceledException"><paramref name="cancellationToken"/> was cancelled before Redis had the job.</exception>
     ValueTask<string> ScheduleAsync(TPayload payload, DateTimeOffset runAt, CancellationToken cancellationToken = default);
 #pragma warning restore RS0026

@@ -16,7 +16,7 @@ public static class DurableQueueBuilderExtensions
 {
     /// <summary>
     /// Adds a durable queue of <typeparamref name="TPayload"/> jobs run by <typeparamref name="THandler"/>: jobs are stored
-    /// in a Redis stream before <see cref="IDurableQueue{TPayload}.EnqueueAsync"/> completes, every instance that declares
+    /// in a Redis stream before <see cref="IDurableQueue{TPayload}.EnqueueAsync(TPayload, CancellationToken)"/> completes, every instance that declares
     /// the queue consumes it (one consumer group), and a job whose instance crashes is reclaimed and run by another. The
     /// same engine runs them as any queue: dedicated threads, concurrency limit, retries (kept in Redis), timeouts,
     /// metrics. Uses the shared connection of <see cref="RedisWarmupServiceCollectionExtensions.AddRedisWarmup"/>.
@@ -89,7 +89,7 @@ public static class DurableQueueBuilderExtensions
         var jobType = new DurableJobType<THandler, TPayload>(name, durable.SerializerOptions);
         var logger = services.GetService<ILoggerFactory>()?.CreateLogger("WorkQueue") ?? NullLogger.Instance;
         var store = new RedisStreamStore(name, options, durable, jobType, services, services.GetRequiredService<WorkQueueEnvironment>().Time, logger);
-        services.GetRequiredService<DurableQueueRegistry>().Add(new DurableQueue(store, new DurableProducer<THandler, TPayload>(store, jobType), typeof(TPayload)));
+        services.GetRequiredService<DurableQueueRegistry>().Add(new DurableQueue(store, new DurableProducer<THandler, TPayload>(store, jobType, services.GetService<global::WorkQueue.Telemetry.WorkQueueMetrics>()), typeof(TPayload)));
 
         // Its gauges read every durable queue in the registry; created once, with the first store.
         _ = services.GetRequiredService<DurableQueueMetrics>();

@@ -3,8 +3,9 @@ namespace WorkQueue.AspNetCore.Durable;
 /// <summary>One job fetched from a durable queue's stream: the target of its work item, so its outcome can be settled in Redis.</summary>
 internal sealed class DurableEntry
 {
-    public DurableEntry(string streamId, string jobId, string payload, int attempt, long enqueuedAtMs, long deliveries)
+    public DurableEntry(string streamId, string jobId, string payload, int attempt, long enqueuedAtMs, long deliveries, string? idempotencyKey = null)
     {
+        IdempotencyKey = idempotencyKey;
         StreamId = streamId;
         JobId = jobId;
         Payload = payload;
@@ -46,6 +47,9 @@ internal sealed class DurableEntry
     /// <summary>Gets when the job was first enqueued, in Unix milliseconds of Redis's clock.</summary>
     public long EnqueuedAtMs { get; }
 
+    /// <summary>Gets the job's idempotency key (stream field <c>k</c>), or <see langword="null"/> when it has none.</summary>
+    public string? IdempotencyKey { get; }
+
     /// <summary>Gets how many times this entry has been delivered (1, plus one per reclaim after a consumer died).</summary>
     public long Deliveries { get; }
 
@@ -54,6 +58,7 @@ internal sealed class DurableEntry
     {
         string? payload = null;
         string? job = null;
+        string? key = null;
         int attempt = 1;
         long enqueuedAt = 0;
         var raw = (StackExchange.Redis.RedisResult[])fields!;
@@ -67,6 +72,9 @@ internal sealed class DurableEntry
                 case "j":
                     job = (string?)raw[i + 1];
                     break;
+                case "k":
+                    key = (string?)raw[i + 1];
+                    break;
                 case "a":
                     _ = int.TryParse((string?)raw[i + 1], System.Globalization.NumberStyles.None, System.Globalization.CultureInfo.InvariantCulture, out attempt);
                     break;
@@ -76,6 +84,6 @@ internal sealed class DurableEntry
             }
         }
 
-        return new DurableEntry(streamId, job ?? streamId, payload ?? string.Empty, Math.Max(1, attempt), enqueuedAt, deliveries);
+        return new DurableEntry(streamId, job ?? streamId, payload ?? string.Empty, Math.Max(1, attempt), enqueuedAt, deliveries, string.IsNullOrEmpty(key) ? null : key);
     }
 }

@@ -1,3 +1,5 @@
+using WorkQueue.Telemetry;
+
 namespace WorkQueue.AspNetCore.Durable;
 
 /// <summary>The producer side of a durable queue: writes the payload as JSON on the caller's thread, then hands it to the store.</summary>
@@ -9,17 +11,57 @@ internal sealed class DurableProducer<THandler, TPayload> : IDurableQueue<TPaylo
 
     private readonly RedisStreamStore _store;
     private readonly DurableJobType<THandler, TPayload> _jobType;
+    private readonly WorkQueueMetrics? _metrics;
+    private readonly KeyValuePair<string, object?> _metricTag;
 
-    public DurableProducer(RedisStreamStore store, DurableJobType<THandler, TPayload> jobType)
+    public DurableProducer(RedisStreamStore store, DurableJobType<THandler, TPayload> jobType, WorkQueueMetrics? metrics)
     {
         _store = store;
         _jobType = jobType;
+        _metrics = metrics;
+        _metricTag = new KeyValuePair<string, object?>(WorkQueueMetrics.QueueTag, store.QueueName);
     }
 
     public string Name => _store.QueueName;
 
     public ValueTask<string> EnqueueAsync(TPayload payload, CancellationToken cancellationToken = default) =>
         _store.EnqueueAsync(_jobType.Write(payload), cancellationToken);
+
+    public ValueTask<DurableEnqueueResult> EnqueueAsync(TPayload payload, JobOptions options, CancellationToken cancellationToken = default)
+    {
+        ArgumentNullException.ThrowIfNull(options);
+        options.Validate(nameof(options));
+        string spec = string.Empty;
+        if (options.Delay is { } delay)
+        {
+            if (delay > MaxDelay)
+            {
+                throw new ArgumentOutOfRangeException(nameof(options), delay, $"JobOptions.Delay must be at most {MaxDelay.TotalDays:F0} days.");
+            }
+
+            spec = RedisStreamStore.DelaySpec(delay);
+        }
+        else if (options.RunAt is { } runAt)
+        {
+            spec = RedisStreamStore.AtSpec(runAt);
+        }
+
+        var enqueue = _store.EnqueueAsync(_jobType.Write(payload), spec, options.IdempotencyKey, cancellationToken);
+        return enqueue.IsCompletedSuccessfully ? ValueTask.FromResult(ToResult(enqueue.Result)) : AwaitResultAsync(enqueue);
+
+        async ValueTask<DurableEnqueueResult> AwaitResultAsync(ValueTask<string> pending) => ToResult(await pending.ConfigureAwait(false));
+    }
+
+    private DurableEnqueueResult ToResult(string id)
+    {
+        if (id.Length > 0 && id[0] == RedisStreamStore.DeduplicatedPrefix)
+        {
+            _metrics?.Deduplicated(_metricTag);
+            return new DurableEnqueueResult(id[1..], Created: false);
+        }
+
+        return new DurableEnqueueResult(id, Created: true);
+    }
 
     public ValueTask<string> ScheduleAsync(TPayload payload, TimeSpan delay, CancellationToken cancellationToken = default)
     {

@@ -8,8 +8,16 @@ namespace WorkQueue.AspNetCore.Durable;
 /// <remarks>
 /// Stream entry fields: <c>p</c> the payload (JSON), <c>a</c> the attempt (1 for the first run), <c>t</c> when the job was
 /// first enqueued (Unix ms, Redis time), <c>j</c> the job's id (the stream id it was first stored under; absent on a first
-/// attempt, whose job id is its own stream id). A delayed retry is a sorted-set member <c>jobId|attempt|enqueuedAt|payload</c>
-/// scored by its due time.
+/// attempt, whose job id is its own stream id), <c>k</c> the job's idempotency key (absent without one). A delayed retry
+/// or scheduled job is a sorted-set member <c>jobId|attempt|enqueuedAt|payload</c> scored by its due time; with a key, the
+/// payload is preceded by <c>\u0001key\u0001</c> (a key has no control characters, and JSON never starts with one).
+/// <para>
+/// An idempotency key is a string <c>{prefix}:{name}:key:{key}</c> (the queue's hash tag, so the queue's slot) whose
+/// value is <c>jobId|where</c>: where the job is now, a stream id, <c>z{due ms}</c> in the delayed set, or <c>done</c>
+/// (with an expiry: the retention after a success). Every script that moves a job moves its key with it; one that ends
+/// it releases the key, if the key still names that job. These key names are built inside the scripts from the stream's
+/// name rather than declared: they share the queue's hash slot, which is what Redis Cluster routes by.
+/// </para>
 /// </remarks>
 internal static class DurableScripts
 {
@@ -47,96 +55,209 @@ internal static class DurableScripts
         """ + "\n";
 
     /// <summary>
+    /// The helpers of idempotency keys (KEYS[1] is the queue's stream): <c>keyName(k)</c>, <c>holderOf(name)</c> (job id
+    /// and where, or nil), <c>alive(job, where, delayed, scheduled)</c>, <c>moveKey(k, job, where)</c>,
+    /// <c>releaseKey(k, job, at, retention)</c>, <c>splitKey(tail)</c> and <c>keyTag(k)</c> for delayed-set members.
+    /// </summary>
+    private const string KeyHelpers = "\n" + """
+        local function keyName(k) return string.sub(KEYS[1], 1, -7) .. 'key:' .. k end
+        -- A key's value, or nil (a value that is not a string, set by hand, counts as none: SET replaces it).
+        local function valueOf(name)
+          local v = redis.pcall('GET', name)
+          if type(v) ~= 'string' then return nil end
+          return v
+        end
+        local function holderOf(name)
+          local v = valueOf(name)
+          if not v then return nil end
+          return string.match(v, '^([^|]+)|(.+)$')
+        end
+        -- Whether the job a key names still waits or runs where the key says. A key whose job is gone by other means
+        -- than these scripts (an entry deleted by hand) is stale, and the next enqueue with it takes it. Among many
+        -- members due in the same millisecond it reads 64 and, not finding the job, counts it as there: such a key is
+        -- freed once they come due.
+        local function alive(job, where, delayed, scheduled)
+          if where == 'done' then return true end
+          if string.sub(where, 1, 1) == 'z' then
+            if redis.call('HEXISTS', scheduled, job) == 1 then return true end
+            local score = string.sub(where, 2)
+            if not tonumber(score) then return false end
+            local same = redis.call('ZRANGEBYSCORE', delayed, score, score, 'LIMIT', 0, 64)
+            for _, m in ipairs(same) do
+              if string.sub(m, 1, #job + 1) == job .. '|' then return true end
+            end
+            return #same >= 64
+          end
+          if not string.match(where, '^%d+%-%d+$') then return false end
+          return #redis.call('XRANGE', KEYS[1], where, where) > 0
+        end
+        -- The job moved: its key follows it, if the job holds it or nobody does.
+        local function moveKey(k, job, where)
+          if not k or k == '' then return end
+          local name = keyName(k)
+          local v = valueOf(name)
+          if not v or string.sub(v, 1, #job + 1) == job .. '|' then redis.pcall('SET', name, job .. '|' .. where) end
+        end
+        -- The job ended: its key is freed (or kept as done for retention ms), if it still names the job (at 'at', if given).
+        local function releaseKey(k, job, at, retention)
+          if not k or k == '' then return end
+          local name = keyName(k)
+          local v = valueOf(name)
+          if not v then return end
+          if at then
+            if v ~= job .. '|' .. at then return end
+          elseif string.sub(v, 1, #job + 1) ~= job .. '|' then
+            return
+          end
+          if retention and retention > 0 then
+            redis.pcall('SET', name, job .. '|done', 'PX', retention)
+          else
+            redis.pcall('DEL', name)
+          end
+        end
+        local function splitKey(tail)
+          local k, payload = string.match(tail, '^\1([^\1]*)\1(.*)$')
+          if k then return k, payload end
+          return '', tail
+        end
+        local function keyTag(k)
+          if not k or k == '' then return '' end
+          return '\1' .. k .. '\1'
+        end
+        """ + "\n";
+
+    /// <summary>
     /// KEYS: stream, delayed, scheduled, recurring, ids. ARGV: group, consumer, capacity, nudge channel, fetch count (0: no
-    /// fetch), promote limit, enqueue count n, then n payloads, then their n specs, then the ids of completed entries. One
-    /// turn of the store's loop in one call (one round trip, and under <c>appendfsync always</c> one fsync where three
-    /// calls waited for three), in three parts that each fail on their own:
+    /// fetch), promote limit, enqueue count n, keyed acknowledgement count m, key retention ms, then n payloads, their n
+    /// specs, their n idempotency keys (empty: none), m triples { key, job id, stream id } of completed entries that hold a
+    /// key, then the ids of every completed entry. One turn of the store's loop in one call (one round trip, and under
+    /// <c>appendfsync always</c> one fsync where three calls waited for three), in three parts that each fail on their own:
     /// <list type="number">
     /// <item>enqueues: adds as many payloads as the queue has room for (unfinished = stream entries + delayed retries and
-    /// scheduled jobs), in order, until one is refused. A spec says how: empty, now; <c>d{ms}</c>, after a delay on Redis's
+    /// scheduled jobs), in order, answering <c>#</c> for each one there is no room for, and stops at the first one Redis
+    /// refuses. A spec says how: empty, now; <c>d{ms}</c>, after a delay on Redis's
     /// clock; <c>a{unix ms}</c>, at a time (either, when due already, now); <c>r{unix ms}|{recurring id}</c>, a recurring
     /// job's occurrence, added only if no occurrence of that job at or after that time was added before (by any
     /// instance: the check and the add are this one script), else answered with an empty id. A job that is not due
     /// yet goes to the delayed set as a first attempt under a new job id <c>s{ms}-{n}</c>, recorded in the scheduled hash
-    /// so that it can be cancelled or listed;</item>
-    /// <item>acknowledgements: acknowledges and deletes the completed entries (so memory does not grow with history);</item>
-    /// <item>the fetch, when asked: moves due retries and scheduled jobs to the stream, then reads up to fetch count new
-    /// entries for the consumer.</item>
+    /// so that it can be cancelled or listed. A payload with an idempotency key held by a job that is still there (see
+    /// <c>alive</c>) is not added, even in a full queue, and is answered <c>!{that job's id}</c>; otherwise the key is
+    /// taken for the new job (a stale key is overwritten). Keys are checked in order, so two enqueues of one key in a
+    /// round add one job;</item>
+    /// <item>acknowledgements: acknowledges and deletes the completed entries (so memory does not grow with history), and
+    /// frees the keys that still name them (or keeps them as done for the retention);</item>
+    /// <item>the fetch, when asked: moves due retries and scheduled jobs to the stream (their keys with them), then reads
+    /// up to fetch count new entries for the consumer.</item>
     /// </list>
     /// Returns { new ids, enqueue error or nil, acknowledgement error or nil, ms until the next delayed job is due or -1,
     /// entries, fetch error or nil }. Any enqueue publishes a nudge, so consumers asleep until a later due time look again.
     /// </summary>
-    public const string Round = Now + """
+    public const string Round = Now + KeyHelpers + """
 
         local function try(...)
           local reply = redis.pcall(...)
           if type(reply) == 'table' and reply.err then return nil, reply.err end
           return reply
         end
-        local count = tonumber(ARGV[7])
+        local count, keyed, retention = tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9])
+        local payloads, specs, keys = 9, 9 + count, 9 + 2 * count
+        local releases = 9 + 3 * count
+        local acks = releases + 3 * keyed
         local ids, enqueueError = {}, false
         if count > 0 then
           local room = tonumber(ARGV[3]) - redis.call('XLEN', KEYS[1]) - redis.call('ZCARD', KEYS[2])
           local stamp = string.format('%.0f', now)
           local added = 0
-          for i = 8, 7 + count do
-            if added >= room then break end
-            local spec = ARGV[i + count]
-            local kind = string.sub(spec, 1, 1)
-            local due = now
-            if kind == 'd' then due = now + tonumber(string.sub(spec, 2)) elseif kind == 'a' then due = tonumber(string.sub(spec, 2)) end
-            local id, err
-            if kind == 'r' then
-              local at, recurring = string.match(spec, '^r(%d+)|(.*)$')
-              local last = redis.call('HGET', KEYS[4], recurring)
-              if last and tonumber(last) >= tonumber(at) then
-                id = ''
-              else
-                -- Added before it is recorded: a refused record can at worst let another instance add it again (at
-                -- least once), never lose it.
-                id, err = try('XADD', KEYS[1], '*', 'p', ARGV[i], 'a', '1', 't', stamp)
-                if id then redis.pcall('HSET', KEYS[4], recurring, at) end
-              end
-            elseif due > now then
-              local n, refused = try('INCR', KEYS[5])
-              if n then
-                id = 's' .. stamp .. '-' .. n
-                local member = id .. '|1|' .. stamp .. '|' .. ARGV[i]
-                local added
-                added, err = try('ZADD', KEYS[2], string.format('%.0f', due), member)
-                if not err then redis.pcall('HSET', KEYS[3], id, member) end
-              else
-                err = refused
-              end
-              if err then id = nil end
+          for j = 1, count do
+            local payload, spec, key = ARGV[payloads + j], ARGV[specs + j], ARGV[keys + j]
+            local name, holder
+            if key ~= '' then
+              name = keyName(key)
+              local job, where = holderOf(name)
+              if job and alive(job, where, KEYS[2], KEYS[3]) then holder = job end
+            end
+            local id, err, at
+            if holder then
+              id = '!' .. holder
+            elseif added >= room then
+              id = '#'
             else
-              id, err = try('XADD', KEYS[1], '*', 'p', ARGV[i], 'a', '1', 't', stamp)
+              local kind = string.sub(spec, 1, 1)
+              local due = now
+              if kind == 'd' then due = now + tonumber(string.sub(spec, 2)) elseif kind == 'a' then due = tonumber(string.sub(spec, 2)) end
+              if kind == 'r' then
+                local fire, recurring = string.match(spec, '^r(%d+)|(.*)$')
+                local last = redis.call('HGET', KEYS[4], recurring)
+                if last and tonumber(last) >= tonumber(fire) then
+                  id = ''
+                else
+                  -- Added before it is recorded: a refused record can at worst let another instance add it again (at
+                  -- least once), never lose it.
+                  id, err = try('XADD', KEYS[1], '*', 'p', payload, 'a', '1', 't', stamp)
+                  if id then redis.pcall('HSET', KEYS[4], recurring, fire) end
+                end
+              elseif due > now then
+                local n, refused = try('INCR', KEYS[5])
+                if n then
+                  id = 's' .. stamp .. '-' .. n
+                  local score = string.format('%.0f', due)
+                  local member = id .. '|1|' .. stamp .. '|' .. keyTag(key) .. payload
+                  local _, zerr = try('ZADD', KEYS[2], score, member)
+                  err = zerr
+                  if not err then redis.pcall('HSET', KEYS[3], id, member) end
+                  at = 'z' .. score
+                else
+                  err = refused
+                end
+                if err then id = nil end
+              elseif key == '' then
+                id, err = try('XADD', KEYS[1], '*', 'p', payload, 'a', '1', 't', stamp)
+              else
+                id, err = try('XADD', KEYS[1], '*', 'p', payload, 'a', '1', 't', stamp, 'k', key)
+              end
             end
             if not id then
               enqueueError = err
               break
             end
             ids[#ids + 1] = id
-            if id ~= '' then added = added + 1 end
+            if not holder and id ~= '' and id ~= '#' then
+              added = added + 1
+              -- Taken after the add: a refused write leaves the job without its key (a repeat may add another), never
+              -- a key without its job.
+              if name then redis.pcall('SET', name, id .. '|' .. (at or id)) end
+            end
           end
           if added > 0 then redis.pcall('PUBLISH', ARGV[4], added) end
         end
         local ackError = false
-        if #ARGV >= 8 + 2 * count then
+        if #ARGV > acks then
           local done = {}
-          for i = 8 + 2 * count, #ARGV do done[#done + 1] = ARGV[i] end
+          for i = acks + 1, #ARGV do done[#done + 1] = ARGV[i] end
           local _, err = try('XACK', KEYS[1], ARGV[1], unpack(done))
           if not err then _, err = try('XDEL', KEYS[1], unpack(done)) end
           ackError = err or false
+          if not err then
+            for i = releases + 1, acks, 3 do releaseKey(ARGV[i], ARGV[i + 1], ARGV[i + 2], retention) end
+          end
         end
         local nextDue, entries, fetchError = -1, {}, false
         if tonumber(ARGV[5]) > 0 then
           local due, err = try('ZRANGEBYSCORE', KEYS[2], '-inf', now, 'LIMIT', 0, tonumber(ARGV[6]))
           for _, member in ipairs(due or {}) do
-            local job, attempt, stamp, payload = string.match(member, '^([^|]*)|([^|]*)|([^|]*)|(.*)$')
-            local _, refused = try('XADD', KEYS[1], '*', 'p', payload, 'a', attempt, 't', stamp, 'j', job)
+            local job, attempt, stamp, tail = string.match(member, '^([^|]*)|([^|]*)|([^|]*)|(.*)$')
+            local key, payload = splitKey(tail)
+            local id, refused
+            if key == '' then
+              id, refused = try('XADD', KEYS[1], '*', 'p', payload, 'a', attempt, 't', stamp, 'j', job)
+            else
+              id, refused = try('XADD', KEYS[1], '*', 'p', payload, 'a', attempt, 't', stamp, 'j', job, 'k', key)
+            end
             if not refused then _, refused = try('ZREM', KEYS[2], member) end
-            if not refused then redis.pcall('HDEL', KEYS[3], job) end
+            if not refused then
+              redis.pcall('HDEL', KEYS[3], job)
+              moveKey(key, job, id)
+            end
             if refused then
               err = refused
               break
@@ -196,12 +317,13 @@ internal static class DurableScripts
 
     /// <summary>
     /// KEYS: stream, dead. ARGV: group, consumer, min idle ms, cursor, count, max deliveries. Claims entries whose
-    /// consumer has not refreshed them for min idle (XAUTOCLAIM raises their delivery count); an entry delivered more
-    /// than max deliveries times is dead-lettered as poison in the same step. Returns { next cursor, { id, fields, deliveries }... }.
+    /// consumer has not refreshed them for min idle (XAUTOCLAIM raises their delivery count; the entry, and so its
+    /// idempotency key, stays where it is); an entry delivered more than max deliveries times is dead-lettered as poison
+    /// in the same step, and its key freed. Returns { next cursor, { id, fields, deliveries }... }.
     /// With count 0 (no room to take anything now) it only looks: returns { cursor, {}, 1 } when some entry has been idle
     /// for min idle, else { cursor, {}, 0 }, so the caller can keep its next free slot for it.
     /// </summary>
-    public const string Reclaim = Now + """
+    public const string Reclaim = Now + KeyHelpers + """
 
         if tonumber(ARGV[5]) == 0 then
           local idle = redis.call('XPENDING', KEYS[1], ARGV[1], 'IDLE', ARGV[3], '-', '+', 1)
@@ -217,11 +339,17 @@ internal static class DurableScripts
             local f = {}
             local raw = entry[2]
             for i = 1, #raw, 2 do f[raw[i]] = raw[i + 1] end
-            redis.call('XADD', KEYS[2], '*', 'j', f['j'] or id, 'p', f['p'] or '', 'a', f['a'] or '1', 't', f['t'] or '0',
+            local dead = { 'j', f['j'] or id, 'p', f['p'] or '', 'a', f['a'] or '1', 't', f['t'] or '0',
               'e', 'Delivered ' .. deliveries .. ' times without completing (its consumers stopped or crashed each time): treated as poison.',
-              'r', 'poison', 'f', string.format('%.0f', now), 'c', ARGV[2])
+              'r', 'poison', 'f', string.format('%.0f', now), 'c', ARGV[2] }
+            if f['k'] then
+              dead[#dead + 1] = 'k'
+              dead[#dead + 1] = f['k']
+            end
+            redis.call('XADD', KEYS[2], '*', unpack(dead))
             redis.call('XACK', KEYS[1], ARGV[1], id)
             redis.call('XDEL', KEYS[1], id)
+            releaseKey(f['k'], f['j'] or id, nil, 0)
           else
             keep[#keep + 1] = { id, entry[2], deliveries }
           end
@@ -233,48 +361,65 @@ internal static class DurableScripts
         """;
 
     /// <summary>
-    /// KEYS: stream, delayed. ARGV: group, consumer, id, delay ms, member. Moves a failed entry this consumer still owns
-    /// to the delayed set, due after the delay by Redis's clock; one Redis lost (<see cref="Vanished"/>) is stored there
-    /// again. Returns 1, or 0 when another consumer owns it now.
+    /// KEYS: stream, delayed. ARGV: group, consumer, id, delay ms, member, job id, idempotency key (empty: none). Moves a
+    /// failed entry this consumer still owns to the delayed set, due after the delay by Redis's clock, its key with it;
+    /// one Redis lost (<see cref="Vanished"/>) is stored there again. Returns 1, or 0 when another consumer owns it now.
     /// </summary>
-    public const string ScheduleRetry = Now + Vanished + """
+    public const string ScheduleRetry = Now + Vanished + KeyHelpers + """
 
         local mine = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[3], ARGV[3], 1, ARGV[2])
         if #mine == 0 and not vanished(ARGV[3]) then return 0 end
-        redis.call('ZADD', KEYS[2], now + tonumber(ARGV[4]), ARGV[5])
+        local score = string.format('%.0f', now + tonumber(ARGV[4]))
+        redis.call('ZADD', KEYS[2], score, ARGV[5])
+        moveKey(ARGV[7], ARGV[6], 'z' .. score)
         redis.call('XACK', KEYS[1], ARGV[1], ARGV[3])
         redis.call('XDEL', KEYS[1], ARGV[3])
         return 1
         """;
 
     /// <summary>
-    /// KEYS: stream, dead. ARGV: group, consumer, id, job id, payload, attempt, enqueued at, error, reason. Moves an entry
-    /// this consumer still owns (or that Redis lost, see <see cref="Vanished"/>) to the dead-letter stream. Returns 1, or 0
+    /// KEYS: stream, dead. ARGV: group, consumer, id, job id, payload, attempt, enqueued at, error, reason, idempotency key
+    /// (empty: none). Moves an entry this consumer still owns (or that Redis lost, see <see cref="Vanished"/>) to the
+    /// dead-letter stream (the key recorded there) and frees its key, so the work can be submitted again. Returns 1, or 0
     /// when another consumer owns it now.
     /// </summary>
-    public const string DeadLetter = Now + Vanished + """
+    public const string DeadLetter = Now + Vanished + KeyHelpers + """
 
         local mine = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[3], ARGV[3], 1, ARGV[2])
         if #mine == 0 and not vanished(ARGV[3]) then return 0 end
-        redis.call('XADD', KEYS[2], '*', 'j', ARGV[4], 'p', ARGV[5], 'a', ARGV[6], 't', ARGV[7], 'e', ARGV[8], 'r', ARGV[9],
-          'f', string.format('%.0f', now), 'c', ARGV[2])
+        if ARGV[10] == '' then
+          redis.call('XADD', KEYS[2], '*', 'j', ARGV[4], 'p', ARGV[5], 'a', ARGV[6], 't', ARGV[7], 'e', ARGV[8], 'r', ARGV[9],
+            'f', string.format('%.0f', now), 'c', ARGV[2])
+        else
+          redis.call('XADD', KEYS[2], '*', 'j', ARGV[4], 'p', ARGV[5], 'a', ARGV[6], 't', ARGV[7], 'e', ARGV[8], 'r', ARGV[9],
+            'f', string.format('%.0f', now), 'c', ARGV[2], 'k', ARGV[10])
+        end
         redis.call('XACK', KEYS[1], ARGV[1], ARGV[3])
         redis.call('XDEL', KEYS[1], ARGV[3])
+        releaseKey(ARGV[10], ARGV[4], nil, 0)
         return 1
         """;
 
     /// <summary>
-    /// KEYS: stream. ARGV: group, consumer, nudge channel, then per entry: id, job id, payload, attempt, enqueued at.
-    /// Hands entries this consumer still owns (or that Redis lost, see <see cref="Vanished"/>) back as new entries at the
-    /// stream's end (so any consumer reads them at once), same attempt. Returns how many were handed back.
+    /// KEYS: stream. ARGV: group, consumer, nudge channel, then per entry: id, job id, payload, attempt, enqueued at,
+    /// idempotency key (empty: none). Hands entries this consumer still owns (or that Redis lost, see <see cref="Vanished"/>)
+    /// back as new entries at the stream's end (so any consumer reads them at once), same attempt, their keys with them.
+    /// Returns how many were handed back.
     /// </summary>
-    public const string Release = Vanished + """
+    public const string Release = Vanished + KeyHelpers + """
         local n = 0
-        for i = 4, #ARGV, 5 do
+        for i = 4, #ARGV, 6 do
           local id = ARGV[i]
           local mine = redis.call('XPENDING', KEYS[1], ARGV[1], id, id, 1, ARGV[2])
           if #mine == 1 or vanished(id) then
-            redis.call('XADD', KEYS[1], '*', 'p', ARGV[i + 2], 'a', ARGV[i + 3], 't', ARGV[i + 4], 'j', ARGV[i + 1])
+            local key = ARGV[i + 5]
+            local moved
+            if key == '' then
+              moved = redis.call('XADD', KEYS[1], '*', 'p', ARGV[i + 2], 'a', ARGV[i + 3], 't', ARGV[i + 4], 'j', ARGV[i + 1])
+            else
+              moved = redis.call('XADD', KEYS[1], '*', 'p', ARGV[i + 2], 'a', ARGV[i + 3], 't', ARGV[i + 4], 'j', ARGV[i + 1], 'k', key)
+              moveKey(key, ARGV[i + 1], moved)
+            end
             redis.call('XACK', KEYS[1], ARGV[1], id)
             redis.call('XDEL', KEYS[1], id)
             n = n + 1
@@ -285,17 +430,31 @@ internal static class DurableScripts
         """;
 
     /// <summary>
-    /// KEYS: stream, dead. ARGV: dead-letter id, nudge channel. Puts a dead letter back on the queue as a new job (attempt
-    /// 1, same job id) and removes it from the dead letters. Returns the new stream id, or nil when there is no such dead letter.
+    /// KEYS: stream, dead, delayed, scheduled. ARGV: dead-letter id, nudge channel. Puts a dead letter back on the queue as
+    /// a new job (attempt 1, same job id) and removes it from the dead letters. A dead letter that had an idempotency key
+    /// keeps it and takes it back when it is free (or stale); when another job holds it meanwhile, the requeued job runs
+    /// without holding it (and takes it if it is free when the job next moves: a retry or a hand-back).
+    /// Returns the new stream id, or nil when there is no such dead letter.
     /// </summary>
-    public const string Requeue = Now + """
+    public const string Requeue = Now + KeyHelpers + """
 
         local found = redis.call('XRANGE', KEYS[2], ARGV[1], ARGV[1])
         if #found == 0 then return false end
         local f = {}
         local raw = found[1][2]
         for i = 1, #raw, 2 do f[raw[i]] = raw[i + 1] end
-        local id = redis.call('XADD', KEYS[1], '*', 'p', f['p'] or '', 'a', '1', 't', string.format('%.0f', now), 'j', f['j'] or ARGV[1])
+        local job = f['j'] or ARGV[1]
+        local key = f['k']
+        local id
+        if key then
+          id = redis.call('XADD', KEYS[1], '*', 'p', f['p'] or '', 'a', '1', 't', string.format('%.0f', now), 'j', job, 'k', key)
+          local holder, where = holderOf(keyName(key))
+          if not holder or holder == job or not alive(holder, where, KEYS[3], KEYS[4]) then
+            redis.call('SET', keyName(key), job .. '|' .. id)
+          end
+        else
+          id = redis.call('XADD', KEYS[1], '*', 'p', f['p'] or '', 'a', '1', 't', string.format('%.0f', now), 'j', job)
+        end
         redis.call('XDEL', KEYS[2], ARGV[1])
         redis.call('PUBLISH', ARGV[2], 1)
         return id
@@ -332,14 +491,18 @@ internal static class DurableScripts
         """;
 
     /// <summary>
-    /// KEYS: delayed, scheduled. ARGV: job id. Cancels a scheduled job that has not come due. Returns 1, or 0 when there
-    /// is no such job waiting (unknown, already due and moved to the stream, or cancelled).
+    /// KEYS: stream, delayed, scheduled. ARGV: job id. Cancels a scheduled job that has not come due, and frees its
+    /// idempotency key. Returns 1, or 0 when there is no such job waiting (unknown, already due and moved to the stream,
+    /// or cancelled).
     /// </summary>
-    public const string CancelScheduled = """
-        local member = redis.call('HGET', KEYS[2], ARGV[1])
+    public const string CancelScheduled = KeyHelpers + """
+        local member = redis.call('HGET', KEYS[3], ARGV[1])
         if not member then return 0 end
-        redis.call('HDEL', KEYS[2], ARGV[1])
-        return redis.call('ZREM', KEYS[1], member)
+        redis.call('HDEL', KEYS[3], ARGV[1])
+        local removed = redis.call('ZREM', KEYS[2], member)
+        local tail = string.match(member, '^[^|]*|[^|]*|[^|]*|(.*)$')
+        if tail then releaseKey(splitKey(tail), ARGV[1], nil, 0) end
+        return removed
         """;
 
     /// <summary>
@@ -347,6 +510,10 @@ internal static class DurableScripts
     /// reading at most scan limit members of the delayed set: { id, due (unix ms), scheduled at (unix ms), payload }... .
     /// </summary>
     public const string ListScheduled = """
+        local function payloadOf(tail)
+          local _, payload = string.match(tail, '^\1([^\1]*)\1(.*)$')
+          return payload or tail
+        end
         local found = {}
         local want, limit = tonumber(ARGV[1]), tonumber(ARGV[2])
         local start = 0
@@ -356,7 +523,7 @@ internal static class DurableScripts
           for i = 1, #page, 2 do
             local job, attempt, stamp, payload = string.match(page[i], '^([^|]*)|([^|]*)|([^|]*)|(.*)$')
             if job and redis.call('HEXISTS', KEYS[2], job) == 1 then
-              found[#found + 1] = { job, page[i + 1], stamp, payload }
+              found[#found + 1] = { job, page[i + 1], stamp, payloadOf(payload) }
               if #found >= want then break end
             end
           end

@@ -8,9 +8,12 @@ internal sealed class RedisStreamKeys
     /// <summary>The consumer group every instance of the queue reads through.</summary>
     public const string Group = "workers";
 
+    private readonly string _keyRoot;
+
     public RedisStreamKeys(string prefix, string queueName)
     {
         string root = $"{prefix}:{{{queueName.ToLowerInvariant()}}}";
+        _keyRoot = root + ":key:";
         Stream = root + ":stream";
         Delayed = root + ":delayed";
         Dead = root + ":dead";
@@ -43,4 +46,10 @@ internal sealed class RedisStreamKeys
     public RedisChannel Nudge { get; }
 
     public string NudgeName { get; }
+
+    /// <summary>
+    /// Gets the string that holds <paramref name="idempotencyKey"/>: <c>{job id}|{where}</c> while its job is unfinished
+    /// (or retained after a success). The scripts build the same name from <see cref="Stream"/>'s (see <see cref="DurableScripts"/>).
+    /// </summary>
+    public RedisKey IdempotencyKey(string idempotencyKey) => _keyRoot + idempotencyKey;
 }

@@ -19,10 +19,13 @@ internal sealed partial class RedisStreamStore
         return [.. entries.Select(ToDeadLetter)];
     }
 
-    /// <summary>Puts a dead letter back on the queue as a new job (attempt 1); returns its new stream id, or null when there is no such dead letter.</summary>
+    /// <summary>
+    /// Puts a dead letter back on the queue as a new job (attempt 1), with its idempotency key if that is free; returns
+    /// its new stream id, or null when there is no such dead letter.
+    /// </summary>
     public async Task<string?> RequeueDeadLetterAsync(string id)
     {
-        var result = await Database.ScriptEvaluateAsync(DurableScripts.Requeue, [Keys.Stream, Keys.Dead], [id, Keys.NudgeName]).ConfigureAwait(false);
+        var result = await Database.ScriptEvaluateAsync(DurableScripts.Requeue, [Keys.Stream, Keys.Dead, Keys.Delayed, Keys.Scheduled], [id, Keys.NudgeName]).ConfigureAwait(false);
         return result.IsNull ? null : (string?)result;
     }
 

@@ -1,4 +1,5 @@
 using System.Collections.Concurrent;
+using System.Diagnostics;
 using StackExchange.Redis;
 
 namespace WorkQueue.AspNetCore.Durable;
@@ -20,6 +21,12 @@ internal sealed partial class RedisStreamStore
     /// </summary>
     internal const long BatchPayloadBudget = 16L * 1024 * 1024;
 
+    /// <summary>What the round answers for an enqueue whose idempotency key a job still holds, before that job's id (job ids never start with it).</summary>
+    internal const char DeduplicatedPrefix = '!';
+
+    /// <summary>What the round answers for an enqueue the queue had no room for (see <see cref="DurableScripts.Round"/>).</summary>
+    private const string NoRoom = "#";
+
     private long _redisMaxBulk = RedisDefaultMaxBulk;
 
     private readonly ConcurrentQueue<PendingEnqueue> _enqueues = new();
@@ -36,7 +43,15 @@ internal sealed partial class RedisStreamStore
     /// <see cref="DurableScripts.Round"/>): completes with the job's id once Redis has it (an empty id for a recurring
     /// occurrence another instance had added).
     /// </summary>
-    public ValueTask<string> EnqueueAsync(string payload, string spec, CancellationToken cancellationToken)
+    public ValueTask<string> EnqueueAsync(string payload, string spec, CancellationToken cancellationToken) =>
+        EnqueueAsync(payload, spec, key: null, cancellationToken);
+
+    /// <summary>
+    /// Queues a serialized payload for the next batch with a spec (see <see cref="DurableScripts.Round"/>) and an
+    /// idempotency key: completes with the new job's id, or with <c>!</c> and the id of the job that holds the key
+    /// (<see cref="DeduplicatedPrefix"/>).
+    /// </summary>
+    public ValueTask<string> EnqueueAsync(string payload, string spec, string? key, CancellationToken cancellationToken)
     {
         if (cancellationToken.IsCancellationRequested)
         {
@@ -61,7 +76,7 @@ internal sealed partial class RedisStreamStore
         }
 
         long deadline = _options.EnqueueTimeout == Timeout.InfiniteTimeSpan ? long.MaxValue : _time.GetTimestamp() + Ticks(_options.EnqueueTimeout);
-        var pending = new PendingEnqueue(payload, spec, deadline, cancellationToken);
+        var pending = new PendingEnqueue(payload, spec, key ?? string.Empty, deadline, cancellationToken);
         _enqueues.Enqueue(pending);
         if (_exited.Task.IsCompleted)
         {
@@ -115,41 +130,58 @@ internal sealed partial class RedisStreamStore
     private bool AllSent => _enqueues.IsEmpty && _outcomes.IsEmpty && _completed.IsEmpty && _waitingForRoom.Count == 0;
 
     /// <summary>
-    /// Completes a batch's enqueues with the ids Redis gave them, in order. The rest were refused (<paramref name="error"/>:
-    /// those callers are told so, and only they), or found the queue full. Returns whether it stored any.
+    /// Completes a batch's enqueues with what Redis answered each, in order: a new id, the holder of its idempotency key,
+    /// or <see cref="NoRoom"/> (the queue is full). Those after the answers were refused (<paramref name="error"/>: those
+    /// callers are told so, and only they). Returns whether any was answered.
     /// </summary>
     private bool FinishEnqueues(List<PendingEnqueue> batch, RedisResult[] ids, string? error)
     {
+        List<PendingEnqueue>? full = null;
+        int answered = 0;
         for (int i = 0; i < ids.Length; i++)
         {
-            batch[i].Complete((string)ids[i]!);
+            string id = (string)ids[i]!;
+            if (id == NoRoom)
+            {
+                (full ??= []).Add(batch[i]);
+            }
+            else
+            {
+                batch[i].Complete(id);
+                answered++;
+            }
         }
 
-        if (ids.Length == batch.Count)
+        if (ids.Length < batch.Count)
+        {
+            if (error is not null)
+            {
+                // Redis answered and refused the first job not stored, so neither it nor those behind it were stored.
+                var rejection = new JobRejectedException(_queue, RejectionReason.StoreUnavailable, $"Durable queue '{_queue}': Redis did not take the job ({error}).");
+                for (int i = ids.Length; i < batch.Count; i++)
+                {
+                    batch[i].Fail(rejection);
+                }
+            }
+            else
+            {
+                Debug.Fail("The round answers every enqueue unless Redis refused one.");
+                (full ??= []).AddRange(batch.Skip(ids.Length));
+            }
+        }
+
+        if (full is null)
         {
             _roomBackoff = TimeSpan.FromMilliseconds(2);
-            return true;
-        }
-
-        if (error is not null)
-        {
-            // Redis answered and refused the first job not stored, so neither it nor those behind it were stored.
-            var rejection = new JobRejectedException(_queue, RejectionReason.StoreUnavailable, $"Durable queue '{_queue}': Redis did not take the job ({error}).");
-            for (int i = ids.Length; i < batch.Count; i++)
-            {
-                batch[i].Fail(rejection);
-            }
-
-            return ids.Length > 0;
+            return answered > 0;
         }
 
         // The queue is full: the rest are rejected, or wait for room (with a growing backoff) until their timeout,
         // ahead of anything enqueued after them.
         long now = _time.GetTimestamp();
-        var stillWaiting = new List<PendingEnqueue>(batch.Count - ids.Length);
-        for (int i = ids.Length; i < batch.Count; i++)
+        var stillWaiting = new List<PendingEnqueue>(full.Count);
+        foreach (var pending in full)
         {
-            var pending = batch[i];
             if (_options.FullMode == QueueFullMode.Reject)
             {
                 pending.Fail(new JobRejectedException(_queue, RejectionReason.QueueFull, $"Durable queue '{_queue}' is full ({_options.Capacity} unfinished jobs in Redis) and its FullMode is Reject."));
@@ -167,7 +199,7 @@ internal sealed partial class RedisStreamStore
         _waitingForRoom.InsertRange(0, stillWaiting);
         _roomRetryAt = now + Ticks(_roomBackoff);
         _roomBackoff = TimeSpan.FromTicks(Math.Min(_roomBackoff.Ticks * 2, MaxRoomBackoff.Ticks));
-        return ids.Length > 0;
+        return answered > 0;
     }
 
     /// <summary>The call that carried the batch failed as a whole: each of its callers is told so.</summary>
@@ -320,10 +352,11 @@ internal sealed partial class RedisStreamStore
         private readonly CancellationToken _cancellationToken;
         private int _state;
 
-        public PendingEnqueue(string payload, string spec, long deadline, CancellationToken cancellationToken)
+        public PendingEnqueue(string payload, string spec, string key, long deadline, CancellationToken cancellationToken)
         {
             Payload = payload;
             Spec = spec;
+            Key = key;
             Deadline = deadline;
             _cancellationToken = cancellationToken;
             if (cancellationToken.CanBeCanceled)
@@ -336,6 +369,9 @@ internal sealed partial class RedisStreamStore
 
         /// <summary>Gets when or on what condition the job is added: empty for now (see <see cref="DurableScripts.Round"/>).</summary>
         public string Spec { get; }
+
+        /// <summary>Gets the idempotency key, or an empty string for none.</summary>
+        public string Key { get; }
 
         public long Deadline { get; }
 

@@ -19,8 +19,11 @@ namespace WorkQueue.AspNetCore.Durable;
 /// </remarks>
 internal sealed partial class RedisStreamStore
 {
-    /// <summary>The round script's arguments before the payloads (and their specs): group, consumer, capacity, nudge channel, fetch count, promote limit, payload count.</summary>
-    private const int RoundHeader = 7;
+    /// <summary>
+    /// The round script's arguments before the payloads (their specs and keys): group, consumer, capacity, nudge channel,
+    /// fetch count, promote limit, payload count, keyed acknowledgement count, key retention (ms).
+    /// </summary>
+    private const int RoundHeader = 9;
 
     /// <summary>Sends this turn's round; returns whether it stored or acknowledged anything (there may be more).</summary>
     private bool SendRound(IDatabase db)
@@ -37,7 +40,16 @@ internal sealed partial class RedisStreamStore
         // At most BatchSize payloads and BatchSize ids: Lua's unpack (of the ids) takes thousands, and Redis takes far
         // longer argument lists, so the round stays one short call however full both queues are.
         int count = enqueues?.Count ?? 0;
-        var args = new RedisValue[RoundHeader + (2 * count) + (completed?.Count ?? 0)];
+        int keyed = 0;
+        if (completed is not null)
+        {
+            foreach (var entry in completed)
+            {
+                keyed += entry.IdempotencyKey is null ? 0 : 1;
+            }
+        }
+
+        var args = new RedisValue[RoundHeader + (3 * count) + (3 * keyed) + (completed?.Count ?? 0)];
         args[0] = RedisStreamKeys.Group;
         args[1] = ConsumerName;
         args[2] = _options.Capacity;
@@ -45,13 +57,34 @@ internal sealed partial class RedisStreamStore
         args[4] = room;
         args[5] = PromoteLimit;
         args[6] = count;
+        args[7] = keyed;
+        args[8] = (long)_options.IdempotencyKeyRetention.TotalMilliseconds;
         for (int i = 0; i < count; i++)
         {
             args[RoundHeader + i] = enqueues![i].Payload;
             args[RoundHeader + count + i] = enqueues[i].Spec;
+            args[RoundHeader + (2 * count) + i] = enqueues[i].Key;
         }
 
-        completed?.CopyTo(args, RoundHeader + (2 * count));
+        if (completed is not null)
+        {
+            int at = RoundHeader + (3 * count);
+            foreach (var entry in completed)
+            {
+                if (entry.IdempotencyKey is { } key)
+                {
+                    args[at++] = key;
+                    args[at++] = entry.JobId;
+                    args[at++] = entry.StreamId;
+                }
+            }
+
+            foreach (var entry in completed)
+            {
+                args[at++] = entry.StreamId;
+            }
+        }
+
         RedisResult[] result;
         try
         {

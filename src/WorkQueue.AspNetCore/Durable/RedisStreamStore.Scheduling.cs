@@ -20,15 +20,23 @@ internal sealed partial class RedisStreamStore : IRecurringOccurrenceStore
 
     /// <summary>Stores a job that becomes ready after <paramref name="delay"/> on Redis's clock (now, if not positive).</summary>
     public ValueTask<string> ScheduleAsync(string payload, TimeSpan delay, CancellationToken cancellationToken) =>
-        EnqueueAsync(payload, delay <= TimeSpan.Zero ? string.Empty : "d" + ((long)Math.Ceiling(delay.TotalMilliseconds)).ToString(CultureInfo.InvariantCulture), cancellationToken);
+        EnqueueAsync(payload, DelaySpec(delay), cancellationToken);
 
     /// <summary>Stores a job that becomes ready at <paramref name="runAt"/> by Redis's clock (now, if that has passed).</summary>
     public ValueTask<string> ScheduleAsync(string payload, DateTimeOffset runAt, CancellationToken cancellationToken) =>
-        EnqueueAsync(payload, "a" + Math.Max(0, runAt.ToUnixTimeMilliseconds()).ToString(CultureInfo.InvariantCulture), cancellationToken);
+        EnqueueAsync(payload, AtSpec(runAt), cancellationToken);
 
-    /// <summary>Cancels a scheduled job that has not come due.</summary>
+    /// <summary>The round's spec for a job ready after <paramref name="delay"/> (now, if not positive).</summary>
+    internal static string DelaySpec(TimeSpan delay) =>
+        delay <= TimeSpan.Zero ? string.Empty : "d" + ((long)Math.Ceiling(delay.TotalMilliseconds)).ToString(CultureInfo.InvariantCulture);
+
+    /// <summary>The round's spec for a job ready at <paramref name="runAt"/> (now, if that has passed).</summary>
+    internal static string AtSpec(DateTimeOffset runAt) =>
+        "a" + Math.Max(0, runAt.ToUnixTimeMilliseconds()).ToString(CultureInfo.InvariantCulture);
+
+    /// <summary>Cancels a scheduled job that has not come due (and frees its idempotency key).</summary>
     public async Task<bool> CancelScheduledAsync(string jobId) =>
-        (long)(await Database.ScriptEvaluateAsync(DurableScripts.CancelScheduled, [Keys.Delayed, Keys.Scheduled], [jobId]).ConfigureAwait(false)) == 1;
+        (long)(await Database.ScriptEvaluateAsync(DurableScripts.CancelScheduled, [Keys.Stream, Keys.Delayed, Keys.Scheduled], [jobId]).ConfigureAwait(false)) == 1;
 
     /// <summary>Lists up to <paramref name="count"/> scheduled jobs that have not come due, soonest first.</summary>
     public async Task<IReadOnlyList<DurableScheduledJob>> ListScheduledAsync(int count)

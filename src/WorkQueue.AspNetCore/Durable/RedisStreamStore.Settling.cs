@@ -11,7 +11,7 @@ namespace WorkQueue.AspNetCore.Durable;
 /// </summary>
 internal sealed partial class RedisStreamStore
 {
-    private readonly ConcurrentQueue<string> _completed = new();
+    private readonly ConcurrentQueue<DurableEntry> _completed = new();
     private readonly ConcurrentQueue<Outcome> _outcomes = new();
 
     public void Completed(in WorkItem item)
@@ -20,7 +20,7 @@ internal sealed partial class RedisStreamStore
 
         // Acknowledged even if another consumer reclaimed it meanwhile: the job did complete, and the acknowledgement
         // spares that consumer a second run if it has not started it yet.
-        _completed.Enqueue(entry.StreamId);
+        _completed.Enqueue(entry);
         Signal();
     }
 
@@ -101,14 +101,14 @@ internal sealed partial class RedisStreamStore
             db.ScriptEvaluate(
                 DurableScripts.ScheduleRetry,
                 [Keys.Stream, Keys.Delayed],
-                [RedisStreamKeys.Group, ConsumerName, entry.StreamId, outcome.DelayMs, RetryMember(entry)]);
+                [RedisStreamKeys.Group, ConsumerName, entry.StreamId, outcome.DelayMs, RetryMember(entry), entry.JobId, entry.IdempotencyKey ?? string.Empty]);
         }
         else
         {
             db.ScriptEvaluate(
                 DurableScripts.DeadLetter,
                 [Keys.Stream, Keys.Dead],
-                [RedisStreamKeys.Group, ConsumerName, entry.StreamId, entry.JobId, entry.Payload, entry.Attempt, entry.EnqueuedAtMs, outcome.Error, outcome.Reason]);
+                [RedisStreamKeys.Group, ConsumerName, entry.StreamId, entry.JobId, entry.Payload, entry.Attempt, entry.EnqueuedAtMs, outcome.Error, outcome.Reason, entry.IdempotencyKey ?? string.Empty]);
         }
     }
 
@@ -151,7 +151,7 @@ internal sealed partial class RedisStreamStore
 
     private void SendReleaseChunk(IDatabase db, List<Outcome> releases)
     {
-        var args = new List<RedisValue>(3 + (releases.Count * 5)) { RedisStreamKeys.Group, ConsumerName, Keys.NudgeName };
+        var args = new List<RedisValue>(3 + (releases.Count * 6)) { RedisStreamKeys.Group, ConsumerName, Keys.NudgeName };
         foreach (var release in releases)
         {
             args.Add(release.Entry.StreamId);
@@ -159,6 +159,7 @@ internal sealed partial class RedisStreamStore
             args.Add(release.Entry.Payload);
             args.Add(release.Entry.Attempt);
             args.Add(release.Entry.EnqueuedAtMs);
+            args.Add(release.Entry.IdempotencyKey ?? string.Empty);
         }
 
         try
@@ -182,20 +183,20 @@ internal sealed partial class RedisStreamStore
     }
 
     /// <summary>Takes the next batch of completed entries to acknowledge; <see langword="null"/> when there is none.</summary>
-    private List<RedisValue>? TakeCompleted()
+    private List<DurableEntry>? TakeCompleted()
     {
         if (_completed.IsEmpty)
         {
             return null;
         }
 
-        var ids = new List<RedisValue>(Math.Min(BatchSize, _completed.Count));
-        while (ids.Count < BatchSize && _completed.TryDequeue(out var id))
+        var entries = new List<DurableEntry>(Math.Min(BatchSize, _completed.Count));
+        while (entries.Count < BatchSize && _completed.TryDequeue(out var entry))
         {
-            ids.Add(id);
+            entries.Add(entry);
         }
 
-        return ids.Count == 0 ? null : ids;
+        return entries.Count == 0 ? null : entries;
     }
 
     /// <summary>
@@ -203,28 +204,27 @@ internal sealed partial class RedisStreamStore
     /// here. Otherwise they are put back and sent again by a later turn (acknowledging twice is harmless); if this
     /// process dies first, they are reclaimed and run again (at least once). Returns whether they were acknowledged.
     /// </summary>
-    private bool FinishCompleted(List<RedisValue> ids, string? error)
+    private bool FinishCompleted(List<DurableEntry> entries, string? error)
     {
         if (error is not null)
         {
-            PutBackCompleted(ids);
+            PutBackCompleted(entries);
             return false;
         }
 
-        foreach (var id in ids)
+        foreach (var entry in entries)
         {
-            _held.TryRemove((string)id!, out _);
-            _lost.TryRemove((string)id!, out _);
+            Forget(entry);
         }
 
         return true;
     }
 
-    private void PutBackCompleted(List<RedisValue> ids)
+    private void PutBackCompleted(List<DurableEntry> entries)
     {
-        foreach (var id in ids)
+        foreach (var entry in entries)
         {
-            _completed.Enqueue((string)id!);
+            _completed.Enqueue(entry);
         }
     }
 
@@ -234,8 +234,10 @@ internal sealed partial class RedisStreamStore
         _lost.TryRemove(entry.StreamId, out _);
     }
 
-    private static string RetryMember(DurableEntry entry) =>
-        string.Create(System.Globalization.CultureInfo.InvariantCulture, $"{entry.JobId}|{entry.Attempt + 1}|{entry.EnqueuedAtMs}|{entry.Payload}");
+    /// <summary>The delayed-set member of a retry (see <see cref="DurableScripts"/>): a key goes before the payload, between two U+0001.</summary>
+    private static string RetryMember(DurableEntry entry) => entry.IdempotencyKey is { } key
+        ? string.Create(System.Globalization.CultureInfo.InvariantCulture, $"{entry.JobId}|{entry.Attempt + 1}|{entry.EnqueuedAtMs}|\u0001{key}\u0001{entry.Payload}")
+        : string.Create(System.Globalization.CultureInfo.InvariantCulture, $"{entry.JobId}|{entry.Attempt + 1}|{entry.EnqueuedAtMs}|{entry.Payload}");
 
     private static string Describe(Exception error) => $"{error.GetType().FullName}: {error.Message}";
 

@@ -216,8 +216,9 @@ public sealed class DurableRoundTests(RedisServerFixture redis) : IClassFixture<
         Assert.Equal(batch, done.Length);
 
         // A full batch of 16 KiB payloads (4 MiB) and a full batch of acknowledgements, with the default prefetch's fetch.
-        var args = new List<RedisValue> { RedisStreamKeys.Group, "c", 1_000_000, keys.NudgeName, Prefetch, 256, batch };
+        var args = new List<RedisValue> { RedisStreamKeys.Group, "c", 1_000_000, keys.NudgeName, Prefetch, 256, batch, 0, 0 };
         args.AddRange(Enumerable.Repeat((RedisValue)payload, batch));
+        args.AddRange(Enumerable.Repeat((RedisValue)string.Empty, batch));
         args.AddRange(Enumerable.Repeat((RedisValue)string.Empty, batch));
         args.AddRange(done.Select(e => (RedisValue)e.Id));
         var result = (RedisResult[])(await db.ScriptEvaluateAsync(DurableScripts.Round, [keys.Stream, keys.Delayed, keys.Scheduled, keys.Recurring, keys.Ids], [.. args]))!;
