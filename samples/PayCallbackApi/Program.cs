@@ -1,5 +1,6 @@
 using Microsoft.AspNetCore.Authentication;
 using Microsoft.AspNetCore.Diagnostics.HealthChecks;
+using Microsoft.Extensions.DependencyInjection.Extensions;
 using PayCallbackApi;
 using PayCallbackApi.Admin;
 using PayCallbackApi.Callbacks;
@@ -22,6 +23,8 @@ string settlementZone = builder.Configuration[$"{PayCallbackOptions.Section}:{na
 
 services.AddProblemDetails();
 services.AddSingleton<SignatureVerifier>();
+services.TryAddSingleton(TimeProvider.System);
+services.AddSingleton<RejectionLog>();
 services.AddSingleton<OrderStore>();
 services.AddSingleton<LegacyProviders>();
 services.AddSingleton<PostPaymentSteps>();

@@ -3,7 +3,7 @@ using PayCallbackApi.PostPayment;
 namespace PayCallbackApi.Callbacks;
 
 /// <summary><c>POST /api/pay/callback</c>: verify, parse, then claim and dispatch in the mode's way; answer at once.</summary>
-internal static partial class CallbackEndpoint
+internal static class CallbackEndpoint
 {
     private const int MaxBodyBytes = 16 * 1024;
     private static readonly object Success = new { code = "SUCCESS" };
@@ -12,7 +12,7 @@ internal static partial class CallbackEndpoint
         HttpRequest request,
         SignatureVerifier signatures,
         IPostPaymentDispatcher dispatcher,
-        ILoggerFactory loggers)
+        RejectionLog rejections)
     {
         var body = await ReadBodyAsync(request);
         if (body is null)
@@ -37,7 +37,7 @@ internal static partial class CallbackEndpoint
         {
             case Acceptance.Refused:
                 // Nothing was done for this payment: the gateway's retry is processed as new.
-                Log.Rejected(loggers.CreateLogger("PayCallbackApi.Callbacks"), callback!.OrderId, callback.PaymentId);
+                rejections.Record(callback!.OrderId, callback.PaymentId);
                 return new RetryLaterResult(TimeSpan.FromSeconds(1), "The post-payment work could not be accepted now (queue full or store unavailable); retry this callback later.");
             case Acceptance.InProgress:
                 return new RetryLaterResult(TimeSpan.FromSeconds(1), "This payment's callback is being processed by another request; retry it later.");
@@ -78,11 +78,5 @@ internal static partial class CallbackEndpoint
                 title: "Busy",
                 detail: detail).ExecuteAsync(httpContext);
         }
-    }
-
-    private static partial class Log
-    {
-        [LoggerMessage(10, LogLevel.Warning, "Work not accepted: callback for order {OrderId} (payment {PaymentId}) answered 503 and released for the gateway's retry.")]
-        public static partial void Rejected(ILogger logger, string orderId, string paymentId);
     }
 }
