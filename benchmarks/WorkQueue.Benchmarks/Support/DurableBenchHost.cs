@@ -96,6 +96,22 @@ public sealed class DurableBenchHost : IDisposable
         return _memory!.EnqueueAsync<SignalingOrderHandler, Order>(order);
     }
 
+    /// <summary>
+    /// Enqueues one job with options on the durable queue (an idempotency key, say); completes once Redis has it, and
+    /// fails if Redis answered that another job holds its key, so a refused enqueue cannot pass for a stored one.
+    /// </summary>
+    /// <param name="order">The payload.</param>
+    /// <param name="options">The job's options.</param>
+    /// <returns>The enqueue.</returns>
+    public async ValueTask EnqueueAsync(Order order, JobOptions options)
+    {
+        var result = await (_durable ?? throw new InvalidOperationException("Options need the durable queue here.")).EnqueueAsync(order, options).ConfigureAwait(false);
+        if (!result.Created)
+        {
+            throw new InvalidOperationException($"The enqueue with key '{options.IdempotencyKey}' was refused: job {result.JobId} holds it.");
+        }
+    }
+
     /// <summary>Schedules one job on the durable queue, due <paramref name="delay"/> from now on Redis's clock.</summary>
     /// <param name="order">The payload.</param>
     /// <param name="delay">How long from now.</param>
