@@ -21,6 +21,9 @@ public interface IRecurringJobs
 
     /// <summary>
     /// Stops enqueuing the job's occurrences until <see cref="Resume"/>; an occurrence already enqueued still runs.
+    /// On a durable queue the pause is also stored in Redis (written in the background), so every instance's occurrences
+    /// are refused until a resume on any instance, restarts included; the other instances show the job paused from their
+    /// next offer. On an in-memory queue it holds in this process.
     /// </summary>
     /// <param name="id">The job's id.</param>
     /// <returns><see langword="true"/> if the job exists.</returns>
@@ -28,6 +31,7 @@ public interface IRecurringJobs
 
     /// <summary>
     /// Resumes a paused job from its next occurrence after now (occurrences missed while paused do not run).
+    /// On a durable queue it also lifts the pause stored in Redis, whichever instance paused it.
     /// </summary>
     /// <param name="id">The job's id.</param>
     /// <returns><see langword="true"/> if the job exists.</returns>

@@ -188,7 +188,10 @@ internal static class DurableScripts
               if kind == 'r' then
                 local fire, recurring = string.match(spec, '^r(%d+)|(.*)$')
                 local last = redis.call('HGET', KEYS[4], recurring)
-                if last and tonumber(last) >= tonumber(fire) then
+                if redis.call('HGET', KEYS[4], '~' .. recurring) == '1' then
+                  -- Paused in the store (by any instance): nothing is enqueued or claimed.
+                  id = '~'
+                elseif last and tonumber(last) >= tonumber(fire) then
                   id = ''
                 else
                   -- Added before it is recorded: a refused record can at worst let another instance add it again (at
@@ -221,7 +224,7 @@ internal static class DurableScripts
               break
             end
             ids[#ids + 1] = id
-            if not holder and id ~= '' and id ~= '#' then
+            if not holder and id ~= '' and id ~= '#' and id ~= '~' then
               added = added + 1
               -- Taken after the add: a refused write leaves the job without its key (a repeat may add another), never
               -- a key without its job.

@@ -12,6 +12,9 @@ namespace WorkQueue.AspNetCore.Durable;
 /// </summary>
 internal sealed partial class RedisStreamStore : IRecurringOccurrenceStore
 {
+    /// <summary>What the round answers for an occurrence of a job paused in the store; also the prefix of its field in <c>recurring</c>.</summary>
+    private const string PausedAnswer = "~";
+
     /// <summary>The most delayed-set members one listing reads, so a listing stays one short call whatever the backlog of retries.</summary>
     private const int ListScanLimit = 10_000;
 
@@ -55,17 +58,43 @@ internal sealed partial class RedisStreamStore : IRecurringOccurrenceStore
     }
 
     /// <inheritdoc/>
-    public async ValueTask<string?> EnqueueOccurrenceAsync(RecurringOccurrence occurrence, CancellationToken cancellationToken)
+    public async ValueTask<RecurringOffer> EnqueueOccurrenceAsync(RecurringOccurrence occurrence, CancellationToken cancellationToken)
     {
         string payload = _jobType.WriteOccurrence(occurrence)
             ?? throw new InvalidOperationException($"Durable queue '{_queue}' does not carry RecurringOccurrence payloads.");
 
-        // A manual trigger claims nothing: it runs besides the schedule.
+        // A manual trigger claims nothing: it runs besides the schedule (a paused job included).
         string spec = occurrence.IsTriggeredManually
             ? string.Empty
             : "r" + occurrence.ScheduledFor.ToUnixTimeMilliseconds().ToString(CultureInfo.InvariantCulture) + "|" + occurrence.RecurringJobId.ToLowerInvariant();
         string id = await EnqueueAsync(payload, spec, cancellationToken).ConfigureAwait(false);
-        return id.Length == 0 ? null : id;
+        return id switch
+        {
+            "" => new RecurringOffer(RecurringOfferOutcome.EnqueuedElsewhere),
+            PausedAnswer => new RecurringOffer(RecurringOfferOutcome.Paused),
+            _ => new RecurringOffer(RecurringOfferOutcome.Enqueued, id),
+        };
+    }
+
+    /// <inheritdoc/>
+    public async ValueTask SetPausedAsync(string recurringJobId, bool paused, CancellationToken cancellationToken)
+    {
+        string field = PausedAnswer + recurringJobId.ToLowerInvariant();
+        try
+        {
+            if (paused)
+            {
+                await Database.HashSetAsync(Keys.Recurring, field, "1").ConfigureAwait(false);
+            }
+            else
+            {
+                await Database.HashDeleteAsync(Keys.Recurring, field).ConfigureAwait(false);
+            }
+        }
+        catch (Exception ex) when (ex is RedisException or TimeoutException)
+        {
+            throw new JobRejectedException(_queue, RejectionReason.StoreUnavailable, $"Durable queue '{_queue}': {ex.Message}", ex);
+        }
     }
 
     /// <inheritdoc/>

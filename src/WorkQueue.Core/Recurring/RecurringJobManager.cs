@@ -50,6 +50,7 @@ internal sealed partial class RecurringJobManager : IRecurringJobs, IDisposable
     {
         var job = Get(id);
         job?.Pause();
+        SetPausedInStore(job, paused: true);
         return job is not null;
     }
 
@@ -57,7 +58,34 @@ internal sealed partial class RecurringJobManager : IRecurringJobs, IDisposable
     {
         var job = Get(id);
         job?.Resume();
+        SetPausedInStore(job, paused: false);
         return job is not null;
+    }
+
+    /// <summary>
+    /// A durable job's pause is also written to its store, so every instance's offers are refused until a resume (on any
+    /// instance), restarts included. Written in the background: a failure is logged, and the pause still holds here.
+    /// </summary>
+    private void SetPausedInStore(RecurringJobState? job, bool paused)
+    {
+        if (job is null || DurableStore(job.Definition) is not { } store)
+        {
+            return;
+        }
+
+        _ = WriteAsync();
+
+        async Task WriteAsync()
+        {
+            try
+            {
+                await store.SetPausedAsync(job.Definition.Id, paused, CancellationToken.None).ConfigureAwait(false);
+            }
+            catch (Exception ex)
+            {
+                _logger.TryLog(static (l, s) => Log.PauseNotStored(l, s.Id, s.paused ? "pause" : "resume", s.Message), (job.Definition.Id, paused, ex.Message));
+            }
+        }
     }
 
     public async ValueTask<string?> TriggerNowAsync(string id, CancellationToken cancellationToken = default)
@@ -305,17 +333,21 @@ internal sealed partial class RecurringJobManager : IRecurringJobs, IDisposable
     {
         if (DurableStore(job.Definition) is { } store)
         {
-            string? stored = await store.EnqueueOccurrenceAsync(occurrence, cancellationToken).ConfigureAwait(false);
-            if (stored is null)
+            var offer = await store.EnqueueOccurrenceAsync(occurrence, cancellationToken).ConfigureAwait(false);
+            switch (offer.Outcome)
             {
-                job.OnEnqueuedElsewhere(occurrence);
-            }
-            else
-            {
-                job.OnEnqueued(occurrence, stored);
+                case RecurringOfferOutcome.Enqueued:
+                    job.OnEnqueued(occurrence, offer.JobId!);
+                    break;
+                case RecurringOfferOutcome.EnqueuedElsewhere:
+                    job.OnEnqueuedElsewhere(occurrence);
+                    break;
+                default:
+                    job.OnPausedInStore(occurrence);
+                    break;
             }
 
-            return stored;
+            return offer.JobId;
         }
 
         // Scheduled for its own time, which has come: it goes to the threads at once, whatever the room in the queue.
@@ -338,6 +370,9 @@ internal sealed partial class RecurringJobManager : IRecurringJobs, IDisposable
 
         [LoggerMessage(703, LogLevel.Warning, "Recurring job '{Id}': could not read its latest occurrence from the store to look for missed ones; trying again: {Reason}", EventName = "RecurringCatchUpFailed")]
         public static partial void CatchUpFailed(ILogger logger, string id, string reason);
+
+        [LoggerMessage(705, LogLevel.Warning, "Recurring job '{Id}': the {Change} could not be stored for the other instances (it holds on this one): {Reason}", EventName = "RecurringPauseNotStored")]
+        public static partial void PauseNotStored(ILogger logger, string id, string change, string reason);
 
         [LoggerMessage(704, LogLevel.Warning, "Recurring job '{Id}': the store could not take the occurrence for {ScheduledFor:O}; offering it again in {Delay}: {Reason}", EventName = "RecurringOccurrenceOfferedAgain")]
         public static partial void OfferingAgain(ILogger logger, string id, DateTimeOffset scheduledFor, TimeSpan delay, string reason);

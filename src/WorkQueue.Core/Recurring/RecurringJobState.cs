@@ -13,6 +13,7 @@ internal sealed class RecurringJobState : IDisposable
     private RecurringRun? _lastRun;
     private DateTimeOffset? _next;
     private bool _paused;
+    private bool _pausedInStore;
     private bool _disposed;
 
     public RecurringJobState(RecurringJobDefinition definition, TimeProvider time, Action<RecurringJobState, RecurringOccurrence> fire)
@@ -75,6 +76,7 @@ internal sealed class RecurringJobState : IDisposable
     {
         lock (_lock)
         {
+            _pausedInStore = false;
             if (_paused)
             {
                 _paused = false;
@@ -93,11 +95,41 @@ internal sealed class RecurringJobState : IDisposable
         }
     }
 
-    public void OnEnqueued(RecurringOccurrence occurrence, string jobId) =>
+    public void OnEnqueued(RecurringOccurrence occurrence, string jobId)
+    {
+        ClearPausedInStore(occurrence);
         Update(occurrence, run => run with { JobId = jobId, Error = run.Outcome == RecurringRunOutcome.Enqueued ? null : run.Error });
+    }
 
-    public void OnEnqueuedElsewhere(RecurringOccurrence occurrence) =>
+    public void OnEnqueuedElsewhere(RecurringOccurrence occurrence)
+    {
+        ClearPausedInStore(occurrence);
         Update(occurrence, run => run with { Outcome = RecurringRunOutcome.EnqueuedElsewhere });
+    }
+
+    /// <summary>The store refused the occurrence: the job is paused there (by some instance); this one shows it paused until an offer is taken again.</summary>
+    public void OnPausedInStore(RecurringOccurrence occurrence)
+    {
+        lock (_lock)
+        {
+            _pausedInStore = true;
+        }
+
+        Update(occurrence, run => run with { Outcome = RecurringRunOutcome.Skipped, Error = "paused in the store (by an instance, before a restart or now): Resume on any instance lifts it" });
+    }
+
+    private void ClearPausedInStore(RecurringOccurrence occurrence)
+    {
+        if (occurrence.IsTriggeredManually)
+        {
+            return;
+        }
+
+        lock (_lock)
+        {
+            _pausedInStore = false;
+        }
+    }
 
     /// <summary>The store could not take the occurrence yet; it is offered again (the run stays enqueued-to-be, with the reason).</summary>
     public void OnEnqueueRetrying(RecurringOccurrence occurrence, string reason) =>
@@ -128,7 +160,7 @@ internal sealed class RecurringJobState : IDisposable
         lock (_lock)
         {
             var d = Definition;
-            return new RecurringJobInfo(d.Id, d.Schedule.Text, d.Schedule.TimeZone, d.Queue, d.Handler, _paused, _next, _lastRun);
+            return new RecurringJobInfo(d.Id, d.Schedule.Text, d.Schedule.TimeZone, d.Queue, d.Handler, _paused || _pausedInStore, _next, _lastRun);
         }
     }
 

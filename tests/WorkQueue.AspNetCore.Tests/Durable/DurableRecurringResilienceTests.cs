@@ -8,8 +8,9 @@ using WorkQueue.Testing;
 namespace WorkQueue.AspNetCore.Tests.Durable;
 
 /// <summary>
-/// Durable recurring jobs when something goes wrong around an occurrence: a paused job's catch-up, and an occurrence
-/// the store cannot take when it falls due (both found by a review of issue 19; both failed before their fixes).
+/// Durable recurring jobs when something goes wrong around an occurrence or is changed at runtime: a paused job's
+/// catch-up, an occurrence the store cannot take when it falls due, a pause on one of several instances (all found by a
+/// review of issue 19; all failed before their fixes).
 /// </summary>
 public sealed class DurableRecurringResilienceTests(RedisServerFixture redis) : IClassFixture<RedisServerFixture>
 {
@@ -36,7 +37,7 @@ public sealed class DurableRecurringResilienceTests(RedisServerFixture redis) : 
 
         await jobs.TriggerNowAsync("nightly");
         await log.WaitUntilAsync(l => l.Any(o => o.IsTriggeredManually), "the manual trigger");
-        Assert.Empty(log.Runs.Where(r => !r.IsTriggeredManually && r.ScheduledFor <= started));
+        Assert.DoesNotContain(log.Runs, r => !r.IsTriggeredManually && r.ScheduledFor <= started);
         await a.StopAsync(TimeSpan.FromSeconds(10));
     }
 
@@ -76,6 +77,44 @@ public sealed class DurableRecurringResilienceTests(RedisServerFixture redis) : 
         await log.WaitUntilAsync(l => l.Any(o => o.ScheduledFor > refused), "the occurrence after the refused one");
         Assert.Contains(log.Runs, r => r.ScheduledFor == refused);
         await a.StopAsync(TimeSpan.FromSeconds(10));
+    }
+
+    /// <summary>
+    /// A pause on one instance holds on every instance: it is stored in Redis, and the claim refuses every instance's
+    /// offers until a resume on any instance (before, the other instances kept offering and running every occurrence).
+    /// The other instance learns it at its next offer and then shows the job paused.
+    /// </summary>
+    [Fact]
+    public async Task Pause_OnOneInstance_HoldsOnEveryInstanceUntilAnyResumes()
+    {
+        var log = new DurableRecurringTests.OccurrenceLog();
+        string prefix = DurableTestHost.NewPrefix();
+        using var a = await StartRecurringAsync(redis.Server, "* * * * * *", log, prefix, "a");
+        using var b = await StartRecurringAsync(redis.Server, "* * * * * *", log, prefix, "b");
+        var jobsA = a.Services.GetRequiredService<IRecurringJobs>();
+        var jobsB = b.Services.GetRequiredService<IRecurringJobs>();
+        await log.WaitUntilAsync(l => l.Count > 0, "a first occurrence");
+        await using var client = await DurableTestHost.ConnectAsync(redis.Server);
+        var db = client.GetDatabase();
+
+        Assert.True(jobsA.Pause("nightly"));
+        await Wait.UntilAsync(() => db.HashGet($"{prefix}:{{{Queue}}}:recurring", "~nightly") == "1", "the pause stored in Redis");
+        var pausedAt = DateTimeOffset.UtcNow;
+
+        // b keeps offering (its own registration is not paused) and is refused: three occurrences in a row.
+        await Wait.UntilAsync(
+            () => jobsB.Find("nightly") is { IsPaused: true, LastRun: { Outcome: RecurringRunOutcome.Skipped } run } && run.ScheduledFor >= pausedAt.AddSeconds(3),
+            "instance b refused three occurrences after the pause, and showing the job paused");
+        Assert.DoesNotContain(log.Runs, r => !r.IsTriggeredManually && r.ScheduledFor >= pausedAt.AddSeconds(1));
+
+        // A resume on the other instance lifts it for both.
+        Assert.True(jobsB.Resume("nightly"));
+        var resumedAt = DateTimeOffset.UtcNow;
+        await log.WaitUntilAsync(l => l.Any(o => !o.IsTriggeredManually && o.ScheduledFor > resumedAt.AddSeconds(1)), "an occurrence after the resume");
+        Assert.False(jobsB.Find("nightly")!.IsPaused);
+        Assert.True((await db.HashGetAsync($"{prefix}:{{{Queue}}}:recurring", "~nightly")).IsNull, "the pause is gone from Redis");
+        await a.StopAsync(TimeSpan.FromSeconds(10));
+        await b.StopAsync(TimeSpan.FromSeconds(10));
     }
 
     private Task<IHost> StartRecurringAsync(DurableRecurringTests.OccurrenceLog log, string prefix, string instance, Action<RecurringJobOptions>? configure = null) =>
