@@ -185,7 +185,9 @@ internal sealed partial class RecurringJobManager : IRecurringJobs, IDisposable
         replaced?.Dispose();
         if (start)
         {
-            StartJob(job);
+            // A job new to this process looks for missed occurrences as a start does; a replaced one (a changed schedule)
+            // does not, or the new schedule's latest occurrence before now would run at once.
+            StartJob(job, catchUp: replaced is null);
         }
 
         Log.Registered(_logger, definition.Id, definition.Schedule.Text, definition.Schedule.TimeZone, definition.Queue, replaced is not null);
@@ -211,10 +213,10 @@ internal sealed partial class RecurringJobManager : IRecurringJobs, IDisposable
     private IRecurringOccurrenceStore? DurableStore(RecurringJobDefinition definition) =>
         _provider.Find(definition.Queue).Store as IRecurringOccurrenceStore;
 
-    private void StartJob(RecurringJobState job)
+    private void StartJob(RecurringJobState job, bool catchUp = true)
     {
         job.Start();
-        if (DurableStore(job.Definition) is { } store && job.Definition.MissedOccurrences == MissedOccurrencePolicy.RunOnce && !job.IsPaused)
+        if (catchUp && DurableStore(job.Definition) is { } store && job.Definition.MissedOccurrences == MissedOccurrencePolicy.RunOnce && !job.IsPaused)
         {
             _ = CatchUpAsync(job, store);
         }

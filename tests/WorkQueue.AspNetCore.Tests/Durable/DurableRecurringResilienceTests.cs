@@ -117,6 +117,31 @@ public sealed class DurableRecurringResilienceTests(RedisServerFixture redis) : 
         await b.StopAsync(TimeSpan.FromSeconds(10));
     }
 
+    /// <summary>
+    /// Changing a running job's schedule does not run the new schedule's latest occurrence before now at once (before,
+    /// a replaced job looked for missed occurrences as a start does, so an hourly job changed to every minute ran a past
+    /// minute immediately). The manual trigger is the fence.
+    /// </summary>
+    [Fact]
+    public async Task AddOrUpdate_ChangedSchedule_NoCatchUpOfTheNewSchedulesPast()
+    {
+        var log = new DurableRecurringTests.OccurrenceLog();
+        string prefix = DurableTestHost.NewPrefix();
+        using var a = await StartRecurringAsync(redis.Server, "0 0 1 1 *", log, prefix, "a");
+        var jobs = a.Services.GetRequiredService<IRecurringJobs>();
+        await using (var client = await DurableTestHost.ConnectAsync(redis.Server))
+        {
+            await client.GetDatabase().HashSetAsync($"{prefix}:{{{Queue}}}:recurring", "nightly", DateTimeOffset.UtcNow.AddMinutes(-10).ToUnixTimeMilliseconds());
+        }
+
+        var changedAt = DateTimeOffset.UtcNow;
+        jobs.AddOrUpdate<DurableRecurringTests.TickHandler>("nightly", "* * * * *", o => o.Queue = Queue);
+        await jobs.TriggerNowAsync("nightly");
+        await log.WaitUntilAsync(l => l.Any(o => o.IsTriggeredManually), "the manual trigger");
+        Assert.DoesNotContain(log.Runs, r => !r.IsTriggeredManually && r.ScheduledFor <= changedAt);
+        await a.StopAsync(TimeSpan.FromSeconds(10));
+    }
+
     private Task<IHost> StartRecurringAsync(DurableRecurringTests.OccurrenceLog log, string prefix, string instance, Action<RecurringJobOptions>? configure = null) =>
         StartRecurringAsync(redis.Server, "* * * * *", log, prefix, instance, configure);
 
