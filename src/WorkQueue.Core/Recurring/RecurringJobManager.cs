@@ -252,17 +252,27 @@ internal sealed partial class RecurringJobManager : IRecurringJobs, IDisposable
         }
     }
 
-    /// <summary>The latest occurrence after <paramref name="last"/> and at or before <paramref name="now"/>, if any (bounded search).</summary>
-    private static DateTimeOffset? LatestMissed(RecurringSchedule schedule, DateTimeOffset last, DateTimeOffset now)
+    /// <summary>
+    /// The latest occurrence after <paramref name="last"/> and at or before <paramref name="now"/>, if any. It is looked
+    /// for in windows ending at <paramref name="now"/> that double in length (a minute, two, four, ...) back to
+    /// <paramref name="last"/>, so an every-second job down for days walks one minute of occurrences, not every one since.
+    /// </summary>
+    internal static DateTimeOffset? LatestMissed(RecurringSchedule schedule, DateTimeOffset last, DateTimeOffset now)
     {
-        DateTimeOffset? latest = null;
-        var at = last;
-        for (int i = 0; i < 100_000 && schedule.GetNextAfter(at) is { } next && next <= now; i++)
+        for (var window = TimeSpan.FromMinutes(1); ; window += window)
         {
-            latest = at = next;
-        }
+            var from = now - last <= window ? last : now - window;
+            DateTimeOffset? latest = null;
+            for (var at = from; schedule.GetNextAfter(at) is { } next && next <= now; at = next)
+            {
+                latest = next;
+            }
 
-        return latest;
+            if (latest is not null || from == last)
+            {
+                return latest;
+            }
+        }
     }
 
     private bool IsStopped

@@ -3,6 +3,7 @@ using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Time.Testing;
 using WorkQueue.Core.Tests.TestSupport;
 using WorkQueue.Internal;
+using WorkQueue.Recurring;
 
 namespace WorkQueue.Core.Tests.Recurring;
 
@@ -12,6 +13,29 @@ public sealed class RecurringJobManagerTests
     private static readonly DateTimeOffset Start = new(2026, 11, 25, 1, 59, 30, TimeSpan.Zero);
     private readonly FakeTimeProvider _time = new(Start);
     private readonly Runs _runs = new();
+
+    [Theory]
+    [InlineData("* * * * * *", 30 * 3600, "2026-11-25T01:59:30Z")]       // every second, down 30 h (over the old 100,000-step walk)
+    [InlineData("*/5 * * * * *", 3 * 86400, "2026-11-25T01:59:30Z")]     // every 5 s, down 3 days
+    [InlineData("0 2 * * *", 10 * 86400, "2026-11-24T02:00:00Z")]        // nightly at 02:00, down 10 days
+    [InlineData("0 0 1 1 *", 800 * 86400, "2026-01-01T00:00:00Z")]       // yearly, down 800 days
+    public void LatestMissed_LongOutage_TheLatestOccurrenceBeforeNow(string cron, int downSeconds, string expected)
+    {
+        var schedule = RecurringSchedule.Cron(cron, "UTC", "cron");
+
+        var latest = RecurringJobManager.LatestMissed(schedule, Start.AddSeconds(-downSeconds), Start);
+
+        Assert.Equal(DateTimeOffset.Parse(expected, System.Globalization.CultureInfo.InvariantCulture), latest);
+    }
+
+    [Fact]
+    public void LatestMissed_NoOccurrenceSinceTheLast_Null()
+    {
+        var nightly = RecurringSchedule.Cron("0 2 * * *", "UTC", "cron");
+
+        Assert.Null(RecurringJobManager.LatestMissed(nightly, Start.AddHours(-23), Start));   // the last was 02:00 yesterday + 30 min
+        Assert.Null(RecurringJobManager.LatestMissed(RecurringSchedule.Every(TimeSpan.FromMinutes(10), "interval"), Start.AddSeconds(-20), Start));
+    }
 
     [Fact]
     public async Task AddRecurringJob_Cron_RunsOncePerOccurrenceWithItsScheduledTime()
