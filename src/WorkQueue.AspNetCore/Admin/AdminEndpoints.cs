@@ -192,6 +192,67 @@ internal static class AdminEndpoints
         }
     }
 
+    /// <summary>The most dead letters one bulk call acts on.</summary>
+    internal const int MaxBulkDeadLetters = 1_000;
+
+    public static Task<Results<Ok<DeadLetterBatchState>, ValidationProblem, ProblemHttpResult>> RequeueDeadLetters(string queue, DeadLetterBatchRequest? body, IWorkQueueProvider queues, HttpContext http) =>
+        ActOnDeadLettersAsync(queue, body, queues, http, "requeue", async (store, id) =>
+            await store.RequeueDeadLetterAsync(id).ConfigureAwait(false) is { } newId ? new DeadLetterBatchItem(id, "requeued", newId) : new DeadLetterBatchItem(id, "not-found", null));
+
+    public static Task<Results<Ok<DeadLetterBatchState>, ValidationProblem, ProblemHttpResult>> DeleteDeadLetters(string queue, DeadLetterBatchRequest? body, IWorkQueueProvider queues, HttpContext http) =>
+        ActOnDeadLettersAsync(queue, body, queues, http, "delete", async (store, id) =>
+            new DeadLetterBatchItem(id, await store.DeleteDeadLetterAsync(id).ConfigureAwait(false) ? "deleted" : "not-found", null));
+
+    /// <summary>
+    /// Requeues or deletes up to <see cref="MaxBulkDeadLetters"/> dead letters of a durable queue, one by one (each its
+    /// own atomic step, as the single routes), and answers each one's outcome. Every id is checked before any is acted
+    /// on; a Redis failure midway answers 503 with what was done so far in the problem's <c>done</c>.
+    /// </summary>
+    private static async Task<Results<Ok<DeadLetterBatchState>, ValidationProblem, ProblemHttpResult>> ActOnDeadLettersAsync(
+        string queue, DeadLetterBatchRequest? body, IWorkQueueProvider queues, HttpContext http, string action, Func<RedisStreamStore, string, Task<DeadLetterBatchItem>> act)
+    {
+        if (!queues.TryGetControl(queue, out var q))
+        {
+            return UnknownQueue(queue);
+        }
+
+        if (FindDurable(http, q.Name) is not { } durable)
+        {
+            return NotDurable(q.Name);
+        }
+
+        string[] ids = body?.Ids ?? [];
+        if (ids.Length == 0 || ids.Length > MaxBulkDeadLetters)
+        {
+            return Invalid("ids", $"\"ids\" must list 1 to {MaxBulkDeadLetters} dead-letter ids; it listed {ids.Length}.");
+        }
+
+        int badAt = Array.FindIndex(ids, id => id is null || !IsStreamId(id));
+        if (badAt >= 0)
+        {
+            return Invalid("ids", $"\"ids\" must hold dead-letter ids such as 1732500000000-0; '{ids[badAt] ?? "null"}' is not one.");
+        }
+
+        var results = new List<DeadLetterBatchItem>(ids.Length);
+        try
+        {
+            foreach (string id in ids.Distinct(StringComparer.Ordinal))
+            {
+                results.Add(await act(durable.Store, id).ConfigureAwait(false));
+            }
+        }
+        catch (Exception ex) when (ex is StackExchange.Redis.RedisException or TimeoutException)
+        {
+            return TypedResults.Problem(
+                statusCode: StatusCodes.Status503ServiceUnavailable,
+                title: "Redis unavailable",
+                detail: $"Durable queue '{q.Name}': Redis failed after {results.Count} of the dead letters ({ex.Message}); 'done' lists those; retry the rest.",
+                extensions: new Dictionary<string, object?> { ["done"] = results });
+        }
+
+        return TypedResults.Ok(new DeadLetterBatchState(q.Name, action, results.Count(r => r.Outcome != "not-found"), results.Count(r => r.Outcome == "not-found"), [.. results]));
+    }
+
     /// <summary>The most scheduled jobs one call lists by default, and at most.</summary>
     private const int ScheduledPage = 100;
     private const int MaxScheduledPage = 1_000;

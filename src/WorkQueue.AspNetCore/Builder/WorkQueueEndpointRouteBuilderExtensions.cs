@@ -76,6 +76,8 @@ public static partial class WorkQueueEndpointRouteBuilderExtensions
         group.MapPost("/{queue}/pause", AdminEndpoints.Pause).AddEndpointFilter(JsonOnlyFilter.InvokeAsync);
         group.MapPost("/{queue}/resume", AdminEndpoints.Resume).AddEndpointFilter(JsonOnlyFilter.InvokeAsync);
         group.MapPost("/{queue}/dead-letters/{id}/requeue", AdminEndpoints.RequeueDeadLetter).AddEndpointFilter(JsonOnlyFilter.InvokeAsync);
+        group.MapPost("/{queue}/dead-letters/requeue", AdminEndpoints.RequeueDeadLetters).AddEndpointFilter(JsonOnlyFilter.InvokeAsync);
+        group.MapPost("/{queue}/dead-letters/delete", AdminEndpoints.DeleteDeadLetters).AddEndpointFilter(JsonOnlyFilter.InvokeAsync);
         group.MapDelete("/{queue}/dead-letters/{id}", AdminEndpoints.DeleteDeadLetter).AddEndpointFilter(JsonOnlyFilter.InvokeAsync);
 
         var logger = endpoints.ServiceProvider.GetRequiredService<ILoggerFactory>().CreateLogger("WorkQueue.AspNetCore.Admin");

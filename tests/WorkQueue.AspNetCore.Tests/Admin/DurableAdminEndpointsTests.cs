@@ -155,6 +155,95 @@ public sealed class DurableAdminEndpointsTests(RedisServerFixture redis) : IClas
         Assert.Equal(HttpStatusCode.NotFound, again.StatusCode);
     }
 
+    [Fact]
+    public async Task BulkRequeue_DeadLetters_RequeuesThemAndSaysWhichWereUnknown()
+    {
+        bool failing = true;
+        var log = new JobLog { Behavior = (_, _, _) => Volatile.Read(ref failing) ? throw new InvalidOperationException("provider down") : ValueTask.CompletedTask };
+        await using var app = await StartAsync(log);
+        for (int n = 1; n <= 3; n++)
+        {
+            await Producer(app).EnqueueAsync(new TestJob(n));
+        }
+
+        JsonElement[] letters = [];
+        await Eventually.HoldsAsync(async () => (letters = await DeadLettersAsync(app)).Length == 3, "three dead letters listed");
+        string[] ids = [.. letters.Select(l => l.GetProperty("id").GetString()!)];
+        Volatile.Write(ref failing, false);
+
+        using var response = await PostJsonAsync(app, $"{Prefix}/{Durable}/dead-letters/requeue", $$"""{"ids":["{{ids[0]}}","{{ids[1]}}","1-0","{{ids[0]}}"]}""");
+
+        Assert.Equal(HttpStatusCode.OK, response.StatusCode);
+        using var json = JsonDocument.Parse(await response.Content.ReadAsStringAsync());
+        Assert.Equal("requeue", json.RootElement.GetProperty("action").GetString());
+        Assert.Equal(2, json.RootElement.GetProperty("done").GetInt32());
+        Assert.Equal(1, json.RootElement.GetProperty("notFound").GetInt32());
+        var results = json.RootElement.GetProperty("results").EnumerateArray().ToArray();
+        Assert.Equal([ids[0], ids[1], "1-0"], results.Select(r => r.GetProperty("deadLetterId").GetString()));
+        Assert.Equal(["requeued", "requeued", "not-found"], results.Select(r => r.GetProperty("outcome").GetString()));
+        Assert.All(results.Take(2), r => Assert.Matches(@"^\d+-\d+$", r.GetProperty("newId").GetString()!));
+        await log.WaitUntilAsync(() => log.Completed == 2, "the two requeued jobs to run and succeed");
+        Assert.Equal([ids[2]], (await DeadLettersAsync(app)).Select(l => l.GetProperty("id").GetString()));
+    }
+
+    [Fact]
+    public async Task BulkDelete_DeadLetters_RemovesThemWithoutRunningThem()
+    {
+        var log = new JobLog { Behavior = static (_, _, _) => throw new InvalidOperationException("always") };
+        await using var app = await StartAsync(log);
+        await Producer(app).EnqueueAsync(new TestJob(1));
+        await Producer(app).EnqueueAsync(new TestJob(2));
+        JsonElement[] letters = [];
+        await Eventually.HoldsAsync(async () => (letters = await DeadLettersAsync(app)).Length == 2, "two dead letters listed");
+
+        using var response = await PostJsonAsync(app, $"{Prefix}/{Durable}/dead-letters/delete", JsonSerializer.Serialize(new { ids = letters.Select(l => l.GetProperty("id").GetString()) }));
+
+        Assert.Equal(HttpStatusCode.OK, response.StatusCode);
+        using var json = JsonDocument.Parse(await response.Content.ReadAsStringAsync());
+        Assert.Equal(2, json.RootElement.GetProperty("done").GetInt32());
+        Assert.All(json.RootElement.GetProperty("results").EnumerateArray(), r => Assert.Equal("deleted", r.GetProperty("outcome").GetString()));
+        Assert.Empty(await DeadLettersAsync(app));
+        Assert.Equal(1, log.CallsOf(1));
+        Assert.Equal(1, log.CallsOf(2));
+    }
+
+    [Theory]
+    [InlineData("""{"ids":[]}""", "ids")]
+    [InlineData("""{}""", "ids")]
+    [InlineData("""{"ids":["not-an-id"]}""", "ids")]
+    [InlineData("""{"ids":["1-0",null]}""", "ids")]
+    [InlineData("TOO_MANY", "ids")]
+    public async Task BulkDeadLetters_BadIds_400NamingIds(string body, string field)
+    {
+        await using var app = await StartAsync(new JobLog());
+        if (body == "TOO_MANY")
+        {
+            body = JsonSerializer.Serialize(new { ids = Enumerable.Range(0, 1_001).Select(i => $"{i + 1}-0") });
+        }
+
+        foreach (string action in new[] { "requeue", "delete" })
+        {
+            using var response = await PostJsonAsync(app, $"{Prefix}/{Durable}/dead-letters/{action}", body);
+
+            Assert.Equal(HttpStatusCode.BadRequest, response.StatusCode);
+            using var json = JsonDocument.Parse(await response.Content.ReadAsStringAsync());
+            Assert.True(json.RootElement.GetProperty("errors").TryGetProperty(field, out _), $"{action} {body}: {json.RootElement}");
+        }
+    }
+
+    [Fact]
+    public async Task BulkDeadLetters_InMemoryQueue_400NamingQueue_UnknownQueue404()
+    {
+        await using var app = await StartAsync(new JobLog());
+
+        using var memory = await PostJsonAsync(app, $"{Prefix}/default/dead-letters/requeue", """{"ids":["1-0"]}""");
+        using var unknown = await PostJsonAsync(app, $"{Prefix}/nope/dead-letters/delete", """{"ids":["1-0"]}""");
+
+        Assert.Equal(HttpStatusCode.BadRequest, memory.StatusCode);
+        Assert.Contains("\"queue\"", await memory.Content.ReadAsStringAsync(), StringComparison.Ordinal);
+        Assert.Equal(HttpStatusCode.NotFound, unknown.StatusCode);
+    }
+
     [Theory]
     [InlineData("POST", "/requeue", "1-0")]
     [InlineData("DELETE", "", "1-0")]
@@ -337,6 +426,12 @@ public sealed class DurableAdminEndpointsTests(RedisServerFixture redis) : IClas
             request.Content.Headers.ContentType = contentType is null ? null : new System.Net.Http.Headers.MediaTypeHeaderValue(contentType);
         }
 
+        return await app.Client.SendAsync(request);
+    }
+
+    private static async Task<HttpResponseMessage> PostJsonAsync(DurableApp app, string path, string body)
+    {
+        using var request = new HttpRequestMessage(HttpMethod.Post, path) { Content = new StringContent(body, Encoding.UTF8, "application/json") };
         return await app.Client.SendAsync(request);
     }
 
