@@ -13,7 +13,7 @@ public sealed class JobOptions
     /// scheduled, running or waiting to be retried (and for <see cref="WorkQueueOptions.IdempotencyKeyRetention"/> after it
     /// succeeded), another enqueue with that key adds no job and is told which job holds it. The key is released when
     /// the job succeeds (after the retention), is dead-lettered, dropped, cancelled, or reported at a stop. Up to
-    /// <see cref="MaxKeyLength"/> characters, no control characters; compared ordinally. On a durable queue
+    /// <see cref="MaxKeyLength"/> characters, no control characters, valid UTF-16 (no lone surrogate); compared ordinally. On a durable queue
     /// (WorkQueue.AspNetCore's <c>IDurableQueue&lt;TPayload&gt;</c>) the key is kept in Redis, holds across every
     /// instance and follows its job through retries, hand-backs and reclaims.
     /// </summary>
@@ -46,11 +46,35 @@ public sealed class JobOptions
             {
                 throw new ArgumentException("JobOptions.IdempotencyKey must not contain control characters.", paramName);
             }
+
+            if (HasLoneSurrogate(key))
+            {
+                // A durable queue stores the key as UTF-8, where every lone surrogate becomes U+FFFD: keys that differ
+                // only there would name one key. In memory too, so a key means the same on both kinds of queue.
+                throw new ArgumentException("JobOptions.IdempotencyKey must be valid UTF-16 (no lone surrogate).", paramName);
+            }
         }
 
         if (Delay is not null && RunAt is not null)
         {
             throw new ArgumentException("JobOptions.Delay and JobOptions.RunAt cannot both be set.", paramName);
         }
+    }
+
+    private static bool HasLoneSurrogate(string value)
+    {
+        for (int i = 0; i < value.Length; i++)
+        {
+            if (char.IsHighSurrogate(value[i]) && i + 1 < value.Length && char.IsLowSurrogate(value[i + 1]))
+            {
+                i++;
+            }
+            else if (char.IsSurrogate(value[i]))
+            {
+                return true;
+            }
+        }
+
+        return false;
     }
 }

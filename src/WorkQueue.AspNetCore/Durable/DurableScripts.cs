@@ -79,17 +79,20 @@ internal static class DurableScripts
         local function alive(job, where, delayed, scheduled)
           if where == 'done' then return true end
           if string.sub(where, 1, 1) == 'z' then
-            if redis.call('HEXISTS', scheduled, job) == 1 then return true end
+            if redis.pcall('HEXISTS', scheduled, job) == 1 then return true end
             local score = string.sub(where, 2)
             if not tonumber(score) then return false end
-            local same = redis.call('ZRANGEBYSCORE', delayed, score, score, 'LIMIT', 0, 64)
+            local same = redis.pcall('ZRANGEBYSCORE', delayed, score, score, 'LIMIT', 0, 64)
+            if type(same) ~= 'table' or same.err then return false end
             for _, m in ipairs(same) do
               if string.sub(m, 1, #job + 1) == job .. '|' then return true end
             end
             return #same >= 64
           end
           if not string.match(where, '^%d+%-%d+$') then return false end
-          return #redis.call('XRANGE', KEYS[1], where, where) > 0
+          -- pcall: a value set by hand (an id out of range) makes the key stale rather than failing the whole round.
+          local found = redis.pcall('XRANGE', KEYS[1], where, where)
+          return type(found) == 'table' and not found.err and #found > 0
         end
         -- The job moved: its key follows it, if the job holds it or nobody does.
         local function moveKey(k, job, where)

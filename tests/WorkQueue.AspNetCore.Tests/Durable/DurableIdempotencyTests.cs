@@ -473,6 +473,32 @@ public sealed class DurableIdempotencyTests(RedisServerFixture redis) : IClassFi
         Assert.NotEqual(scheduled.JobId, afterRemove.JobId);
     }
 
+    [Fact]
+    public async Task KeysThatDifferOnlyInALoneSurrogate_AreNeverTakenForOneAnother()
+    {
+        // Keys are compared ordinally (JobOptions.IdempotencyKey): "order-\uFFFD" and the two keys with a lone surrogate
+        // differ. A lone surrogate may be refused as invalid (ArgumentException) or kept apart, but not merged: sent as
+        // UTF-8 it becomes U+FFFD, and in Redis all three name one key.
+        await using var host = await DurableTestHost.StartAsync(redis.Server, new JobLog(), DurableTestHost.NewPrefix(), configureDurable: d => d.Consume = false);
+
+        var replacement = await host.Producer.EnqueueAsync(new TestJob(1), Key("order-\uFFFD"));
+        Assert.True(replacement.Created);
+        foreach (string key in new[] { "order-\uD800", "order-\uDC00" })
+        {
+            DurableEnqueueResult result;
+            try
+            {
+                result = await host.Producer.EnqueueAsync(new TestJob(2), Key(key));
+            }
+            catch (ArgumentException error) when (error.ParamName == "options")
+            {
+                continue;
+            }
+
+            Assert.True(result.Created, $"a key with a lone surrogate ({(int)key[^1]:X4}) was answered as held by {result.JobId}, the job of 'order-\\uFFFD' ({replacement.JobId})");
+        }
+    }
+
     [Theory]
     [InlineData("", 1)]
     [InlineData("k", JobOptions.MaxKeyLength + 1)]

@@ -122,6 +122,24 @@ public sealed class IdempotencyKeyTests
         Assert.True((await harness.Queue.EnqueueAsync(handler, "p", Key(new string('k', JobOptions.MaxKeyLength)))).Created);
     }
 
+    [Theory]
+    [InlineData("order-", 0xD800, "")]
+    [InlineData("", 0xDC00, "order")]
+    [InlineData("order-", 0xDBFF, "x")]        // a high surrogate followed by no low one
+    // Built here: attribute strings are stored as UTF-8, which would turn a lone surrogate into U+FFFD.
+    public async Task EnqueueAsync_KeyWithALoneSurrogate_ThrowsNamingOptions(string before, int surrogate, string after)
+    {
+        string key = before + (char)surrogate + after;
+        await using var harness = Start();
+        var handler = new GateHandler(null);
+
+        var ex = await Assert.ThrowsAsync<ArgumentException>(async () => await harness.Queue.EnqueueAsync(handler, "p", Key(key)));
+
+        Assert.Equal("options", ex.ParamName);
+        Assert.Contains("lone surrogate", ex.Message, StringComparison.Ordinal);
+        Assert.True((await harness.Queue.EnqueueAsync(handler, "p", Key("order-\uD83D\uDE00"))).Created);   // a surrogate pair is fine
+    }
+
     [Fact]
     public async Task Metrics_DeduplicatedCounter()
     {
