@@ -104,10 +104,11 @@ public sealed class DurableDashboardTests(Chromium chromium, RedisServerFixture 
         var rows = card.Locator("details.dead-letters tbody tr");
         await Expect(rows).ToHaveCountAsync(1, new() { Timeout = Generous });
         var cells = rows.First.Locator("td");
-        await Expect(cells.Nth(0).Locator(".id")).ToHaveTextAsync(jobId);
-        await Expect(cells.Nth(0).Locator(".sub").First).ToHaveTextAsync("attempt 1, failed");
-        await Expect(cells.Nth(1).Locator(".type")).ToHaveTextAsync("System.InvalidOperationException");
-        await Expect(cells.Nth(1).Locator(".message")).ToHaveTextAsync(HostileError);
+        // A checkbox (to select it for the bulk actions) comes first, then the job, the error and its buttons.
+        await Expect(cells.Nth(1).Locator(".id")).ToHaveTextAsync(jobId);
+        await Expect(cells.Nth(1).Locator(".sub").First).ToHaveTextAsync("attempt 1, failed");
+        await Expect(cells.Nth(2).Locator(".type")).ToHaveTextAsync("System.InvalidOperationException");
+        await Expect(cells.Nth(2).Locator(".message")).ToHaveTextAsync(HostileError);
 
         // The error is text: no element was made from it, nothing ran.
         Assert.Equal(0, await card.Locator("details.dead-letters img").CountAsync());
@@ -214,6 +215,188 @@ public sealed class DurableDashboardTests(Chromium chromium, RedisServerFixture 
     }
 
     [Fact]
+    public async Task DeadLetters_TwoOfThreeSelectedAndRequeued_TheyRunAndTheListShowsTheThird()
+    {
+        var setup = DurableSetup.New(redis.Server);
+        bool failing = true;
+        setup.Jobs.Behavior = (_, _, _) => Volatile.Read(ref failing) ? throw new InvalidOperationException("card declined") : ValueTask.CompletedTask;
+        await using var host = await DashboardHost.StartAsync(durable: setup);
+        string[] jobs = await DeadLetteredJobsAsync(host, 3);
+        var page = await OpenAsync(host);
+        var card = Card(page, Queue);
+        var rows = await OpenDeadLettersAsync(card, 3);
+
+        await card.GetByRole(AriaRole.Checkbox, new() { Name = $"Select job {jobs[0]}" }).CheckAsync();
+        await card.GetByRole(AriaRole.Checkbox, new() { Name = $"Select job {jobs[1]}" }).CheckAsync();
+        Volatile.Write(ref failing, false);
+        await card.GetByRole(AriaRole.Button, new() { Name = "Requeue selected" }).ClickAsync();
+
+        await setup.Jobs.WaitUntilAsync(() => setup.Jobs.CallsOf(0) == 2 && setup.Jobs.CallsOf(1) == 2 && setup.Jobs.Succeeded == 2, "the two requeued jobs to run again and succeed");
+        await Expect(card.Locator("details.dead-letters [role=status]")).ToHaveTextAsync("Requeued 2 of 2 dead letters.", new() { Timeout = Generous });
+        await Expect(rows).ToHaveCountAsync(1, new() { Timeout = Generous });
+        await Expect(rows.First.Locator("td .id")).ToHaveTextAsync(jobs[2]);
+        await Expect(card.Locator("details.dead-letters summary")).ToHaveTextAsync("Dead letters (1)", new() { Timeout = Generous });
+        await DeadLettersAsync(host, 1);
+        Assert.Equal(1, setup.Jobs.CallsOf(2));
+        await Expect(card.Locator("details.dead-letters [role=alert]")).ToBeEmptyAsync();
+    }
+
+    [Fact]
+    public async Task DeadLetters_AllSelectedAndDeleted_AsksFirstEmptiesTheListAndNoneRunsAgain()
+    {
+        var setup = DurableSetup.New(redis.Server);
+        setup.Jobs.Behavior = static (_, _, _) => throw new InvalidOperationException("card declined");
+        await using var host = await DashboardHost.StartAsync(durable: setup);
+        string[] jobs = await DeadLetteredJobsAsync(host, 3);
+        var page = await OpenAsync(host);
+        var card = Card(page, Queue);
+        var rows = await OpenDeadLettersAsync(card, 3);
+        string confirmation = string.Empty;
+        page.Dialog += async (_, dialog) =>
+        {
+            confirmation = dialog.Message;
+            await dialog.AcceptAsync();
+        };
+
+        await card.GetByRole(AriaRole.Checkbox, new() { Name = "Select all shown" }).CheckAsync();
+        foreach (string job in jobs)
+        {
+            await Expect(card.GetByRole(AriaRole.Checkbox, new() { Name = $"Select job {job}" })).ToBeCheckedAsync();
+        }
+
+        await card.GetByRole(AriaRole.Button, new() { Name = "Delete selected" }).ClickAsync();
+
+        await Expect(card.Locator("details.dead-letters [role=status]")).ToHaveTextAsync("Deleted 3 of 3 dead letters.", new() { Timeout = Generous });
+        Assert.Contains("Delete 3 dead letters", confirmation);
+        await Expect(rows).ToHaveCountAsync(0, new() { Timeout = Generous });
+        await Expect(card.Locator("details.dead-letters summary")).ToHaveTextAsync("Dead letters (0)", new() { Timeout = Generous });
+        await DeadLettersAsync(host, 0);
+        Assert.All(Enumerable.Range(0, 3), n => Assert.Equal(1, setup.Jobs.CallsOf(n)));
+    }
+
+    [Fact]
+    public async Task DeadLetters_SomeGoneBeforeTheBulkRequeue_SaysHowManyWereNoLongerThere()
+    {
+        var setup = DurableSetup.New(redis.Server);
+        bool failing = true;
+        setup.Jobs.Behavior = (_, _, _) => Volatile.Read(ref failing) ? throw new InvalidOperationException("card declined") : ValueTask.CompletedTask;
+        await using var host = await DashboardHost.StartAsync(durable: setup);
+        string[] jobs = await DeadLetteredJobsAsync(host, 3);
+        string[] ids = await DeadLettersAsync(host, 3);
+        var page = await OpenAsync(host);
+        var card = Card(page, Queue);
+        await OpenDeadLettersAsync(card, 3);
+        await card.GetByRole(AriaRole.Checkbox, new() { Name = "Select all shown" }).CheckAsync();
+
+        // Another operator deletes the newest while the page's polling is held back (so it still shows and selects it).
+        var held = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        var resume = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        await page.RouteAsync(
+            url => new Uri(url).AbsolutePath.TrimEnd('/') == "/admin/workqueue",
+            async route =>
+            {
+                held.TrySetResult();
+                await resume.Task;
+                await route.ContinueAsync();
+            });
+        await Wait.ForAsync(held.Task, "the page's next poll");
+        using var deleted = await host.Client.SendAsync(new HttpRequestMessage(HttpMethod.Delete, $"/admin/workqueue/{Queue}/dead-letters/{ids[0]}")
+        {
+            Content = new StringContent("{}", System.Text.Encoding.UTF8, "application/json"),
+        });
+        Assert.Equal(System.Net.HttpStatusCode.NoContent, deleted.StatusCode);
+        Volatile.Write(ref failing, false);
+        await card.GetByRole(AriaRole.Button, new() { Name = "Requeue selected" }).ClickAsync();
+
+        await Expect(card.Locator("details.dead-letters [role=status]")).ToHaveTextAsync("Requeued 2 of 3 dead letters; 1 was no longer there.", new() { Timeout = Generous });
+        await Expect(card.Locator("details.dead-letters tbody tr")).ToHaveCountAsync(0, new() { Timeout = Generous });
+        resume.SetResult();
+        await setup.Jobs.WaitUntilAsync(() => setup.Jobs.Succeeded == 2, "the two requeued jobs to succeed");
+        Assert.Equal(1, setup.Jobs.CallsOf(2));
+        Assert.Equal(jobs.Length, setup.Jobs.Succeeded + 1);
+    }
+
+    [Fact]
+    public async Task DeadLetters_NothingSelected_BulkButtonsAreDisabled()
+    {
+        var setup = DurableSetup.New(redis.Server);
+        setup.Jobs.Behavior = static (_, _, _) => throw new InvalidOperationException("card declined");
+        await using var host = await DashboardHost.StartAsync(durable: setup);
+        string[] jobs = await DeadLetteredJobsAsync(host, 2);
+        var page = await OpenAsync(host);
+        var card = Card(page, Queue);
+        await OpenDeadLettersAsync(card, 2);
+        var requeue = card.GetByRole(AriaRole.Button, new() { Name = "Requeue selected" });
+        var delete = card.GetByRole(AriaRole.Button, new() { Name = "Delete selected" });
+        var all = card.GetByRole(AriaRole.Checkbox, new() { Name = "Select all shown" });
+        var one = card.GetByRole(AriaRole.Checkbox, new() { Name = $"Select job {jobs[0]}" });
+
+        await Expect(requeue).ToBeDisabledAsync();
+        await Expect(delete).ToBeDisabledAsync();
+        await one.CheckAsync();
+        await Expect(requeue).ToBeEnabledAsync();
+        await Expect(delete).ToBeEnabledAsync();
+        Assert.True(await all.EvaluateAsync<bool>("b => b.indeterminate"));
+        await one.UncheckAsync();
+        await Expect(requeue).ToBeDisabledAsync();
+        await Expect(delete).ToBeDisabledAsync();
+        await all.CheckAsync();
+        await all.UncheckAsync();
+        await Expect(one).Not.ToBeCheckedAsync();
+        await Expect(requeue).ToBeDisabledAsync();
+
+        // The page's polling keeps the rows (and what is ticked) while nothing changes.
+        await one.CheckAsync();
+        await Expect(Field(card, "Dead letters")).ToHaveTextAsync("2");
+        for (int polls = 0; polls < 2; polls++)
+        {
+            await page.WaitForResponseAsync(r => new Uri(r.Url).AbsolutePath.TrimEnd('/') == "/admin/workqueue", new() { Timeout = Generous });
+        }
+        await Expect(one).ToBeCheckedAsync();
+        await Expect(requeue).ToBeEnabledAsync();
+        Assert.Equal(1, setup.Jobs.CallsOf(0));
+    }
+
+    [Fact]
+    public async Task DeadLetters_BulkRequeueWithTheKeyboard_SpaceTicksTabReachesTheButtonEnterRequeues()
+    {
+        var setup = DurableSetup.New(redis.Server);
+        bool failing = true;
+        setup.Jobs.Behavior = (_, _, _) => Volatile.Read(ref failing) ? throw new InvalidOperationException("card declined") : ValueTask.CompletedTask;
+        await using var host = await DashboardHost.StartAsync(durable: setup);
+        string[] jobs = await DeadLetteredJobsAsync(host, 2);
+        var page = await OpenAsync(host);
+        var card = Card(page, Queue);
+        var summary = card.Locator("details.dead-letters summary");
+        await Expect(summary).ToHaveTextAsync("Dead letters (2)", new() { Timeout = Generous });
+
+        await summary.FocusAsync();
+        await page.Keyboard.PressAsync("Enter");
+        var rows = card.Locator("details.dead-letters tbody tr");
+        await Expect(rows).ToHaveCountAsync(2, new() { Timeout = Generous });
+        var box = card.GetByRole(AriaRole.Checkbox, new() { Name = $"Select job {jobs[1]}" });
+        await TabToAsync(page, box, "Tab");
+        await page.Keyboard.PressAsync("Space");
+        await Expect(box).ToBeCheckedAsync();
+
+        // The bulk buttons sit above the list: back up to them.
+        var requeue = card.GetByRole(AriaRole.Button, new() { Name = "Requeue selected" });
+        await TabToAsync(page, requeue, "Shift+Tab");
+        Volatile.Write(ref failing, false);
+        await page.Keyboard.PressAsync("Enter");
+
+        await setup.Jobs.WaitUntilAsync(() => setup.Jobs.CallsOf(1) == 2 && setup.Jobs.Succeeded == 1, "the requeued job to run again and succeed");
+        await Expect(card.Locator("details.dead-letters [role=status]")).ToHaveTextAsync("Requeued 1 of 1 dead letter.", new() { Timeout = Generous });
+        await Expect(rows).ToHaveCountAsync(1, new() { Timeout = Generous });
+        await Expect(rows.First.Locator("td .id")).ToHaveTextAsync(jobs[0]);
+        Assert.Equal(1, setup.Jobs.CallsOf(0));
+
+        // The pressed button is disabled again (nothing is ticked): the focus stays in the group, on Select all shown.
+        await Expect(requeue).ToBeDisabledAsync();
+        await Expect(card.GetByRole(AriaRole.Checkbox, new() { Name = "Select all shown" })).ToBeFocusedAsync();
+    }
+
+    [Fact]
     public async Task Accessibility_DurableAndInMemoryDeadLettersOpen_AxeReportsNoSeriousOrCriticalViolation()
     {
         var setup = DurableSetup.New(redis.Server);
@@ -274,6 +457,39 @@ public sealed class DurableDashboardTests(Chromium chromium, RedisServerFixture 
             },
             $"{count} dead letter(s) listed by the API");
         return ids;
+    }
+
+    /// <summary>Enqueues <paramref name="count"/> failing jobs (N = 0, 1, ...) one after another and returns their job ids once each is dead-lettered.</summary>
+    private static async Task<string[]> DeadLetteredJobsAsync(DashboardHost host, int count)
+    {
+        var jobs = new string[count];
+        for (int n = 0; n < count; n++)
+        {
+            jobs[n] = await host.Durable.EnqueueAsync(new PaymentJob(n));
+            await DeadLettersAsync(host, n + 1);
+        }
+
+        return jobs;
+    }
+
+    private static async Task<ILocator> OpenDeadLettersAsync(ILocator card, int count)
+    {
+        var summary = card.Locator("details.dead-letters summary");
+        await Expect(summary).ToHaveTextAsync($"Dead letters ({count})", new() { Timeout = Generous });
+        await summary.ClickAsync();
+        var rows = card.Locator("details.dead-letters tbody tr");
+        await Expect(rows).ToHaveCountAsync(count, new() { Timeout = Generous });
+        return rows;
+    }
+
+    private static async Task TabToAsync(IPage page, ILocator target, string key)
+    {
+        for (int tabs = 0; tabs < 20 && !await target.EvaluateAsync<bool>("e => e === document.activeElement"); tabs++)
+        {
+            await page.Keyboard.PressAsync(key);
+        }
+
+        await Expect(target).ToBeFocusedAsync();
     }
 
     private async Task SaveAsync(IPage page, string name) => Log($"Screenshot: {await SaveScreenshotAsync(page, name)}");

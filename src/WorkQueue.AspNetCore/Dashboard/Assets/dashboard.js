@@ -754,7 +754,7 @@
     const head = document.createElement('thead');
     const headRow = document.createElement('tr');
     // Few columns, so the table reads in a narrow card: the attempt, the time and the name go under the job's id.
-    const columns = durable ? ['Job', 'Error', 'Actions'] : ['Job', 'Error'];
+    const columns = durable ? ['Select', 'Job', 'Error', 'Actions'] : ['Job', 'Error'];
     for (const name of columns) {
       const th = make('th', '', name);
       th.scope = 'col';
@@ -764,10 +764,31 @@
     const rows = document.createElement('tbody');
     table.append(caption, head, rows);
     table.hidden = true;
-    body.append(note, reload, message, done, table);
+    // A durable queue's dead letters can be requeued or deleted several at once: those ticked in the list.
+    const bulk = durable ? createBulk(q) : null;
+    body.append(note, reload, message, done);
+    if (bulk) {
+      body.appendChild(bulk.root);
+    }
+    body.appendChild(table);
     root.append(summary, body);
 
-    const view = { root, summary, table, rows, message, done, reload, durable, path: `${queuePath(q.name)}/dead-letters`, byId: new Map(), messageFrom: '', count: -1, loaded: -1, loads: 0 };
+    const view = { root, summary, table, rows, message, done, reload, durable, bulk, path: `${queuePath(q.name)}/dead-letters`, byId: new Map(), messageFrom: '', count: -1, loaded: -1, loads: 0 };
+    if (bulk) {
+      bulk.all.addEventListener('change', () => {
+        for (const box of view.rows.querySelectorAll('input.select')) {
+          box.checked = bulk.all.checked;
+        }
+        updateBulk(view);
+      });
+      bulk.requeue.addEventListener('click', () => actOnSelected(view, 'requeue'));
+      bulk.remove.addEventListener('click', () => {
+        const count = selectedIds(view).length;
+        if (count > 0 && window.confirm(`Delete ${deadLetters(count)} (the selected ones)? Their jobs will not run again.`)) {
+          actOnSelected(view, 'delete');
+        }
+      });
+    }
     view.load = () => loadDeadLetters(view);
     root.addEventListener('toggle', () => {
       if (root.open) {
@@ -826,6 +847,78 @@
     }
     view.byId = keep;
     view.table.hidden = items.length === 0;
+    updateBulk(view);
+  }
+
+  function createBulk(q) {
+    const root = make('div', 'bulk');
+    root.setAttribute('role', 'group');
+    root.setAttribute('aria-label', `Selected dead letters of ${q.name}`);
+    const label = make('label', 'select-all');
+    const all = make('input', 'select-all');
+    all.type = 'checkbox';
+    label.append(all, ' Select all shown');
+    const requeue = make('button', 'requeue-selected', 'Requeue selected');
+    requeue.type = 'button';
+    const remove = make('button', 'delete delete-selected', 'Delete selected');
+    remove.type = 'button';
+    root.append(label, requeue, remove);
+    root.hidden = true;
+    return { root, all, requeue, remove, busy: false };
+  }
+
+  function selectedIds(view) {
+    return Array.from(view.rows.querySelectorAll('input.select:checked'), box => box.closest('tr').dataset.id);
+  }
+
+  function updateBulk(view) {
+    const bulk = view.bulk;
+    if (!bulk) {
+      return;
+    }
+    const boxes = view.rows.querySelectorAll('input.select');
+    const selected = selectedIds(view).length;
+    bulk.root.hidden = boxes.length === 0;
+    bulk.all.checked = boxes.length > 0 && selected === boxes.length;
+    bulk.all.indeterminate = selected > 0 && selected < boxes.length;
+    bulk.requeue.disabled = bulk.busy || selected === 0;
+    bulk.remove.disabled = bulk.busy || selected === 0;
+  }
+
+  function deadLetters(count) {
+    return `${fmt(count)} dead letter${count === 1 ? '' : 's'}`;
+  }
+
+  async function actOnSelected(view, action) {
+    const bulk = view.bulk;
+    const ids = selectedIds(view);
+    if (ids.length === 0 || bulk.busy) {
+      return;
+    }
+    const hadFocus = bulk.root.contains(document.activeElement);
+    bulk.busy = true;
+    updateBulk(view);
+    setText(view.message, '');
+    setText(view.done, '');
+    try {
+      const result = await api('POST', `${view.path}/${action}`, { ids });
+      const verb = action === 'requeue' ? 'Requeued' : 'Deleted';
+      const gone = result.notFound === 1 ? '1 was no longer there' : `${fmt(result.notFound)} were no longer there`;
+      setText(view.done, `${verb} ${fmt(result.done)} of ${deadLetters(ids.length)}${result.notFound > 0 ? `; ${gone}` : ''}.`);
+    } catch (e) {
+      view.messageFrom = 'action';
+      // 503: Redis failed midway; the reload below shows what is left.
+      setText(view.message, e.message);
+    }
+    bulk.busy = false;
+    await view.load();
+    updateBulk(view);
+    refresh();
+    const active = document.activeElement;
+    if (hadFocus && (!bulk.root.contains(active) || active.disabled)) {
+      // The button pressed is disabled now that its rows are gone: the keyboard stays in the group.
+      (bulk.root.hidden ? view.reload : bulk.all).focus();
+    }
   }
 
   function deadLetterRow(view, item) {
@@ -848,6 +941,13 @@
     error.appendChild(make('span', 'message', item.error ? item.error.message : ''));
     row.append(job, error);
     if (view.durable) {
+      const pick = make('td', 'pick');
+      const box = make('input', 'select');
+      box.type = 'checkbox';
+      box.setAttribute('aria-label', `Select job ${item.jobId}`);
+      box.addEventListener('change', () => updateBulk(view));
+      pick.appendChild(box);
+      row.insertBefore(pick, job);
       const actions = make('td', 'actions');
       const requeue = make('button', 'requeue', 'Requeue');
       requeue.type = 'button';
