@@ -393,10 +393,11 @@ internal static class DurableScripts
 
     /// <summary>
     /// KEYS: stream, delayed, epoch. ARGV: group, consumer, id, delay ms, member, job id, idempotency key (empty: none),
-    /// the epoch the entry was fetched under, 1 when this consumer already found that Redis lost it (else 0). Moves a
-    /// failed entry this consumer still owns to the delayed set, due after the delay by Redis's clock, its key with it;
-    /// one Redis lost (<see cref="Vanished"/>, not asked again when already found) is stored there again. Returns 1, or 0
-    /// when another consumer owns it now.
+    /// the epoch the entry was fetched under, 1 when this consumer already found that Redis lost it (else 0), nudge
+    /// channel. Moves a failed entry this consumer still owns to the delayed set, due after the delay by Redis's clock,
+    /// its key with it; one Redis lost (<see cref="Vanished"/>, not asked again when already found) is stored there again.
+    /// When it is the earliest due, a nudge tells idle consumers, which learn due times only when they fetch. Returns 1,
+    /// or 0 when another consumer owns it now.
     /// </summary>
     public const string ScheduleRetry = Now + Vanished + KeyHelpers + """
 
@@ -407,6 +408,7 @@ internal static class DurableScripts
         moveKey(ARGV[7], ARGV[6], 'z' .. score)
         redis.call('XACK', KEYS[1], ARGV[1], ARGV[3])
         redis.call('XDEL', KEYS[1], ARGV[3])
+        if redis.call('ZRANGE', KEYS[2], 0, 0)[1] == ARGV[5] then redis.pcall('PUBLISH', ARGV[10], 1) end
         return 1
         """;
 

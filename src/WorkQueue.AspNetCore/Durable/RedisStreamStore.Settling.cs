@@ -107,7 +107,14 @@ internal sealed partial class RedisStreamStore
             stored = (long)db.ScriptEvaluate(
                 DurableScripts.ScheduleRetry,
                 [Keys.Stream, Keys.Delayed, Keys.Epoch],
-                [RedisStreamKeys.Group, ConsumerName, entry.StreamId, outcome.DelayMs, RetryMember(entry), entry.JobId, entry.IdempotencyKey ?? string.Empty, entry.Epoch, entry.Vanished ? 1 : 0]) == 1;
+                [RedisStreamKeys.Group, ConsumerName, entry.StreamId, outcome.DelayMs, RetryMember(entry), entry.JobId, entry.IdempotencyKey ?? string.Empty, entry.Epoch, entry.Vanished ? 1 : 0, Keys.NudgeName]) == 1;
+            if (stored)
+            {
+                // This consumer learns due times from its fetches: without this, a retry stored after its last fetch
+                // would wait for the next poll (up to PollInterval) instead of its backoff. The script nudges the
+                // others when this retry is the earliest due.
+                _nextPoll = Math.Min(_nextPoll, _time.GetTimestamp() + Ticks(TimeSpan.FromMilliseconds(outcome.DelayMs)));
+            }
         }
         else
         {

@@ -310,6 +310,52 @@ public sealed class DurableFailureTests(RedisServerFixture redis) : IClassFixtur
         await log.WaitUntilAsync(() => Enumerable.Range(1, 5).All(n => log.CallsOf(n) == 1), "jobs 1-5, which Redis lost, to run", TimeSpan.FromSeconds(15));
     }
 
+    /// <summary>
+    /// Due retries are fetched when due: a consumer learns the next due time from its own fetches, so a retry it stores
+    /// after its last fetch must move its next poll (and nudge the others), or the retry waits for the next PollInterval
+    /// (up to a minute) instead of its backoff.
+    /// </summary>
+    [Fact]
+    public async Task Retry_ConsumerWithALongPoll_RunsAtItsBackoffNotAtThePoll()
+    {
+        var fail = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        var second = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        var log = new JobLog
+        {
+            Behavior = async (_, call, _) =>
+            {
+                if (call == 1)
+                {
+                    await fail.Task;
+                    throw new InvalidOperationException("fails once");
+                }
+
+                second.TrySetResult();
+            },
+        };
+        await using var host = await DurableTestHost.StartAsync(
+            redis.Server,
+            log,
+            DurableTestHost.NewPrefix(),
+            configure: o =>
+            {
+                o.Retry.MaxAttempts = 2;
+                o.Retry.BaseDelay = TimeSpan.FromMilliseconds(200);
+                o.Retry.UseJitter = false;
+            },
+            configureDurable: d => d.PollInterval = TimeSpan.FromSeconds(55));
+
+        await host.Producer.EnqueueAsync(new TestJob(1));
+        await log.WaitUntilAsync(() => log.CallsOf(1) == 1, "the first attempt to start");
+
+        // The consumer has settled down to wait for its next poll: Redis has seen no fetch from it for a while.
+        await using var admin = await DurableTestHost.ConnectAsync(redis.Server);
+        string stream = host.Services.GetRequiredService<WorkQueue.AspNetCore.Durable.DurableQueueRegistry>().Queues.Single().Store.Keys.Stream.ToString();
+        await Eventually.HoldsAsync(async () => (await admin.GetDatabase().StreamConsumerInfoAsync(stream, "workers")).All(c => c.IdleTimeInMilliseconds > 1_000), "the consumer idle for a second");
+        fail.SetResult();
+        await Wait.ForAsync(second.Task, "the retry, 200 ms after the failure, well before the 55-second poll");
+    }
+
     [Fact]
     public async Task Stop_WhileAProducerWaitsForRoom_TellsItQueueStopped()
     {
