@@ -311,6 +311,73 @@ public sealed class DurableFailureTests(RedisServerFixture redis) : IClassFixtur
     }
 
     /// <summary>
+    /// Three instances hold 24 jobs (6 running, 18 prefetched) when Redis loses its data; right after, new jobs are
+    /// enqueued and completed on the recreated stream by a fourth, so the others' heartbeats may come after completions
+    /// there.
+    /// Every held job must still run, exactly once (the running ones by their success, the others stored again), and no
+    /// instance may take its held jobs for reclaimed elsewhere (504). Whether a completion beats a given heartbeat is
+    /// a race: without the epoch this fails on most runs, not all.
+    /// </summary>
+    [Fact]
+    public async Task RedisLosesItsData_ThreeInstancesAndCompletionsRightAfter_EveryHeldJobRunsOnce()
+    {
+        await using var own = await RedisServer.StartAsync();
+        string prefix = DurableTestHost.NewPrefix();
+        var gate = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        var log = new JobLog
+        {
+            Behavior = async (job, call, _) =>
+            {
+                if (job.N < 100 && call == 1)
+                {
+                    await gate.Task;
+                }
+            },
+        };
+        var logs = new LogCapture();
+        Action<WorkQueueOptions> engine = o =>
+        {
+            o.MinWorkers = 2;
+            o.MaxWorkers = 2;
+            o.MaxConcurrency = 2;
+        };
+        Action<DurableQueueOptions> durable = d =>
+        {
+            d.Prefetch = 8;
+            d.ClaimTimeout = TimeSpan.FromSeconds(2);
+            d.HeartbeatInterval = TimeSpan.FromMilliseconds(300);
+        };
+        await using var a = await DurableTestHost.StartAsync(own, log, prefix, "a", engine, durable, logs);
+        await using var b = await DurableTestHost.StartAsync(own, log, prefix, "b", engine, durable, logs);
+        await using var c = await DurableTestHost.StartAsync(own, log, prefix, "c", engine, durable, logs);
+        await using var admin = await DurableTestHost.ConnectAsync(own);
+        var db = admin.GetDatabase();
+        string stream = DurableTestHost.StreamKey(prefix);
+        for (int n = 0; n < 24; n++)
+        {
+            await a.Producer.EnqueueAsync(new TestJob(n));
+        }
+
+        await log.WaitUntilAsync(() => log.Runs.Count == 6, "two jobs to start on each instance");
+        await Eventually.HoldsAsync(async () => (await db.StreamPendingAsync(stream, "workers")).PendingMessageCount == 24, "all 24 jobs held");
+
+        // A fourth instance, holding nothing, runs the jobs added after the loss while the others' threads are busy.
+        await using var d = await DurableTestHost.StartAsync(own, log, prefix, "d", engine, durable, logs);
+        await admin.GetServer(admin.GetEndPoints()[0]).FlushAllDatabasesAsync();
+        for (int n = 100; n < 110; n++)
+        {
+            await d.Producer.EnqueueAsync(new TestJob(n));
+        }
+
+        // Some may wait in the others' prefetch behind the gate: one completion on the new stream is what matters.
+        await log.WaitUntilAsync(() => log.Completed > 0, "a new job to complete", TimeSpan.FromSeconds(15));
+        gate.SetResult();
+        await log.WaitUntilAsync(() => log.Completed == 34, "every held job to run", TimeSpan.FromSeconds(20));
+        Assert.All(Enumerable.Range(0, 24), n => Assert.Equal(1, log.CallsOf(n)));
+        Assert.DoesNotContain(logs.Entries, e => e.EventId.Id == 504);
+    }
+
+    /// <summary>
     /// Due retries are fetched when due: a consumer learns the next due time from its own fetches, so a retry it stores
     /// after its last fetch must move its next poll (and nudge the others), or the retry waits for the next PollInterval
     /// (up to a minute) instead of its backoff.
