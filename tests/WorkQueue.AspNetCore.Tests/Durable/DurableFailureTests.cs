@@ -344,7 +344,9 @@ public sealed class DurableFailureTests(RedisServerFixture redis) : IClassFixtur
         Action<DurableQueueOptions> durable = d =>
         {
             d.Prefetch = 8;
-            d.ClaimTimeout = TimeSpan.FromSeconds(2);
+
+            // Long enough that no claim is reclaimed under a loaded test run: a reclaim is a legitimate second run.
+            d.ClaimTimeout = TimeSpan.FromSeconds(10);
             d.HeartbeatInterval = TimeSpan.FromMilliseconds(300);
         };
         await using var a = await DurableTestHost.StartAsync(own, log, prefix, "a", engine, durable, logs);
