@@ -23,8 +23,17 @@ internal sealed class DurableEntry
     /// <summary>Gets a value indicating whether the store took the entry back before it started (it must not run here).</summary>
     public bool IsTakenBack => Volatile.Read(ref _state) == TakenBack;
 
-    /// <summary>Gets or sets a value indicating whether Redis lost the entry while it ran here (no heartbeats; its outcome stores it again).</summary>
+    /// <summary>
+    /// Gets or sets a value indicating whether this consumer found that Redis lost the entry (no more heartbeats; its
+    /// outcome, or its hand-back when it had not started, stores it again without asking Redis whether it was lost).
+    /// </summary>
     public bool Vanished { get; set; }
+
+    /// <summary>
+    /// Gets or sets the queue's epoch when the entry was fetched (see <see cref="RedisStreamKeys.Epoch"/>), empty when
+    /// unknown: once it is not the current one, Redis lost the entry.
+    /// </summary>
+    public string Epoch { get; set; } = string.Empty;
 
     /// <summary>Marks the entry started (a queue thread); <see langword="false"/> when the store took it back first.</summary>
     public bool TryMarkStarted() => Interlocked.CompareExchange(ref _state, Started, Held) != TakenBack;

@@ -27,11 +27,35 @@ internal static class DurableScripts
         """;
 
     /// <summary>
-    /// <c>vanished(id)</c>: whether Redis lost an entry (a restart without persistence, a failover to an empty replica, a
-    /// flush) rather than someone settling it: pending for no consumer, not in the stream, and never deleted from it (the
-    /// stream's <c>max-deleted-entry-id</c> is below it, or there is no stream). Every way WorkQueue settles an entry
-    /// deletes it (XDEL), which raises that id. Redis before 7.0 does not report it: there, nothing counts as vanished.
-    /// KEYS[1] is the stream, ARGV[1] the group.
+    /// <c>epochOf(key, consumer)</c>: the queue's epoch, a token written together with its consumer group (see
+    /// <see cref="CreateGroup"/>). Redis losing its data loses the token with the group, and whoever makes the group again
+    /// writes a new one, so an entry fetched under another epoch than the current one was lost by Redis, whatever happened
+    /// to the new stream since. A missing token (evicted, deleted, or the group made again by something other than
+    /// <see cref="CreateGroup"/>) is written anew here, so entries read from now on carry one. Returns '' when Redis
+    /// refuses (the entries then rely on <c>vanished</c>'s other test only).
+    /// </summary>
+    private const string Epoch = "\n" + """
+        local function epochOf(key, consumer)
+          local e = redis.pcall('GET', key)
+          if type(e) == 'string' then return e end
+          if type(e) == 'table' then return '' end
+          local t = redis.call('TIME')
+          e = t[1] .. '.' .. t[2] .. '@' .. consumer
+          local set = redis.pcall('SET', key, e)
+          if type(set) == 'table' and set.err then return '' end
+          return e
+        end
+        """ + "\n";
+
+    /// <summary>
+    /// <c>vanished(id, epochKey, epoch)</c>: whether Redis lost an entry (a restart without persistence, a failover to an
+    /// empty replica, a flush) rather than someone settling it. It must be pending for no consumer and not in the
+    /// stream, and then either the queue's epoch (<c>epochKey</c>) is no longer <c>epoch</c>, the one it was fetched
+    /// under (see <see cref="Epoch"/>; '' when unknown), or it was never deleted from the stream (the stream's
+    /// <c>max-deleted-entry-id</c> is below it, or there is no stream; Redis before 7.0 does not report it). The second
+    /// test alone fails once anything completed on a stream made again (every settle deletes, XDEL, which raises that
+    /// id above every id from before the loss); it still covers a Redis restarted from an older snapshot, which keeps the
+    /// epoch. KEYS[1] is the stream, ARGV[1] the group.
     /// </summary>
     private const string Vanished = "\n" + """
         local function before(a, b)
@@ -41,10 +65,14 @@ internal static class DurableScripts
           am, as, bm, bs = tonumber(am), tonumber(as), tonumber(bm), tonumber(bs)
           return am < bm or (am == bm and as < bs)
         end
-        local function vanished(id)
+        local function vanished(id, epochKey, epoch)
           local okp, anyone = pcall(redis.call, 'XPENDING', KEYS[1], ARGV[1], id, id, 1)
           if okp and #anyone > 0 then return false end
           if #redis.call('XRANGE', KEYS[1], id, id) > 0 then return false end
+          if epoch and epoch ~= '' then
+            local current = redis.pcall('GET', epochKey)
+            if type(current) ~= 'table' and current ~= epoch then return true end
+          end
           local ok, info = pcall(redis.call, 'XINFO', 'STREAM', KEYS[1])
           if not ok then return true end
           for i = 1, #info, 2 do
@@ -130,7 +158,7 @@ internal static class DurableScripts
         """ + "\n";
 
     /// <summary>
-    /// KEYS: stream, delayed, scheduled, recurring, ids. ARGV: group, consumer, capacity, nudge channel, fetch count (0: no
+    /// KEYS: stream, delayed, scheduled, recurring, ids, epoch. ARGV: group, consumer, capacity, nudge channel, fetch count (0: no
     /// fetch), promote limit, enqueue count n, keyed acknowledgement count m, key retention ms, then n payloads, their n
     /// specs, their n idempotency keys (empty: none), m triples { key, job id, stream id } of completed entries that hold a
     /// key, then the ids of every completed entry. One turn of the store's loop in one call (one round trip, and under
@@ -150,12 +178,12 @@ internal static class DurableScripts
     /// <item>acknowledgements: acknowledges and deletes the completed entries (so memory does not grow with history), and
     /// frees the keys that still name them (or keeps them as done for the retention);</item>
     /// <item>the fetch, when asked: moves due retries and scheduled jobs to the stream (their keys with them), then reads
-    /// up to fetch count new entries for the consumer.</item>
+    /// up to fetch count new entries for the consumer, and the epoch they are read under (see <see cref="Epoch"/>).</item>
     /// </list>
     /// Returns { new ids, enqueue error or nil, acknowledgement error or nil, ms until the next delayed job is due or -1,
-    /// entries, fetch error or nil }. Any enqueue publishes a nudge, so consumers asleep until a later due time look again.
+    /// entries, fetch error or nil, epoch ('' without a fetch) }. Any enqueue publishes a nudge, so consumers asleep until a later due time look again.
     /// </summary>
-    public const string Round = Now + KeyHelpers + """
+    public const string Round = Now + KeyHelpers + Epoch + """
 
         local function try(...)
           local reply = redis.pcall(...)
@@ -247,7 +275,7 @@ internal static class DurableScripts
             for i = releases + 1, acks, 3 do releaseKey(ARGV[i], ARGV[i + 1], ARGV[i + 2], retention) end
           end
         end
-        local nextDue, entries, fetchError = -1, {}, false
+        local nextDue, entries, fetchError, epoch = -1, {}, false, ''
         if tonumber(ARGV[5]) > 0 then
           local due, err = try('ZRANGEBYSCORE', KEYS[2], '-inf', now, 'LIMIT', 0, tonumber(ARGV[6]))
           for _, member in ipairs(due or {}) do
@@ -271,26 +299,27 @@ internal static class DurableScripts
           end
           local first = try('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
           if first and #first > 0 then nextDue = math.max(0, tonumber(first[2]) - now) end
+          epoch = epochOf(KEYS[6], ARGV[2])
           local read, readError = try('XREADGROUP', 'GROUP', ARGV[1], ARGV[2], 'COUNT', ARGV[5], 'STREAMS', KEYS[1], '>')
           if read then entries = read[1][2] end
           fetchError = readError or err or false
         end
-        return { ids, enqueueError, ackError, nextDue, entries, fetchError }
+        return { ids, enqueueError, ackError, nextDue, entries, fetchError, epoch }
         """;
 
     /// <summary>
-    /// KEYS: stream. ARGV: group, consumer, id... Refreshes the claim of each entry this consumer still owns, without
-    /// raising its delivery count (JUSTID) and without taking back an entry another consumer has reclaimed. Returns
-    /// { ids this consumer no longer owns (another consumer took them, or they were settled elsewhere), ids Redis lost
-    /// (see <see cref="Vanished"/>) }.
+    /// KEYS: stream, epoch. ARGV: group, consumer, then per entry: id, the epoch it was fetched under. Refreshes the
+    /// claim of each entry this consumer still owns, without raising its delivery count (JUSTID) and without taking back
+    /// an entry another consumer has reclaimed. Returns { ids this consumer no longer owns (another consumer took them,
+    /// or they were settled elsewhere), ids Redis lost (see <see cref="Vanished"/>) }.
     /// </summary>
     public const string KeepAlive = Vanished + """
         local lost, gone = {}, {}
-        for i = 3, #ARGV do
+        for i = 3, #ARGV, 2 do
           local mine = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[i], ARGV[i], 1, ARGV[2])
           if #mine == 1 then
             redis.call('XCLAIM', KEYS[1], ARGV[1], ARGV[2], 0, ARGV[i], 'JUSTID')
-          elseif vanished(ARGV[i]) then
+          elseif vanished(ARGV[i], KEYS[2], ARGV[i + 1]) then
             gone[#gone + 1] = ARGV[i]
           else
             lost[#lost + 1] = ARGV[i]
@@ -300,11 +329,12 @@ internal static class DurableScripts
         """;
 
     /// <summary>
-    /// KEYS: stream. ARGV: group, consumer, id... Takes back entries pending for this consumer that it does not hold (a
-    /// call that read them lost its reply): for each still pending here, returns { id, fields, deliveries }; one deleted
-    /// meanwhile is acknowledged. An entry another consumer has reclaimed is left to it.
+    /// KEYS: stream, epoch. ARGV: group, consumer, id... Takes back entries pending for this consumer that it does not
+    /// hold (a call that read them lost its reply): returns { { id, fields, deliveries } for each still pending here,
+    /// the epoch (see <see cref="Epoch"/>) }; one deleted meanwhile is acknowledged. An entry another consumer has
+    /// reclaimed is left to it.
     /// </summary>
-    public const string Adopt = """
+    public const string Adopt = Epoch + """
         local found = {}
         for i = 3, #ARGV do
           local id = ARGV[i]
@@ -318,22 +348,23 @@ internal static class DurableScripts
             end
           end
         end
-        return found
+        return { found, epochOf(KEYS[2], ARGV[2]) }
         """;
 
     /// <summary>
-    /// KEYS: stream, dead. ARGV: group, consumer, min idle ms, cursor, count, max deliveries. Claims entries whose
+    /// KEYS: stream, dead, epoch. ARGV: group, consumer, min idle ms, cursor, count, max deliveries. Claims entries whose
     /// consumer has not refreshed them for min idle (XAUTOCLAIM raises their delivery count; the entry, and so its
     /// idempotency key, stays where it is); an entry delivered more than max deliveries times is dead-lettered as poison
-    /// in the same step, and its key freed. Returns { next cursor, { id, fields, deliveries }... }.
-    /// With count 0 (no room to take anything now) it only looks: returns { cursor, {}, 1 } when some entry has been idle
-    /// for min idle, else { cursor, {}, 0 }, so the caller can keep its next free slot for it.
+    /// in the same step, and its key freed. Returns { next cursor, { id, fields, deliveries }..., 0, the epoch (see
+    /// <see cref="Epoch"/>) }.
+    /// With count 0 (no room to take anything now) it only looks: returns { cursor, {}, 1, '' } when some entry has been
+    /// idle for min idle, else { cursor, {}, 0, '' }, so the caller can keep its next free slot for it.
     /// </summary>
-    public const string Reclaim = Now + KeyHelpers + """
+    public const string Reclaim = Now + KeyHelpers + Epoch + """
 
         if tonumber(ARGV[5]) == 0 then
           local idle = redis.call('XPENDING', KEYS[1], ARGV[1], 'IDLE', ARGV[3], '-', '+', 1)
-          return { ARGV[4], {}, #idle }
+          return { ARGV[4], {}, #idle, '' }
         end
         local claimed = redis.call('XAUTOCLAIM', KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4], 'COUNT', ARGV[5])
         local keep = {}
@@ -363,36 +394,41 @@ internal static class DurableScripts
         if claimed[3] then
           for _, id in ipairs(claimed[3]) do redis.call('XACK', KEYS[1], ARGV[1], id) end
         end
-        return { claimed[1], keep }
+        return { claimed[1], keep, 0, epochOf(KEYS[3], ARGV[2]) }
         """;
 
     /// <summary>
-    /// KEYS: stream, delayed. ARGV: group, consumer, id, delay ms, member, job id, idempotency key (empty: none). Moves a
-    /// failed entry this consumer still owns to the delayed set, due after the delay by Redis's clock, its key with it;
-    /// one Redis lost (<see cref="Vanished"/>) is stored there again. Returns 1, or 0 when another consumer owns it now.
+    /// KEYS: stream, delayed, epoch. ARGV: group, consumer, id, delay ms, member, job id, idempotency key (empty: none),
+    /// the epoch the entry was fetched under, 1 when this consumer already found that Redis lost it (else 0), nudge
+    /// channel. Moves a failed entry this consumer still owns to the delayed set, due after the delay by Redis's clock,
+    /// its key with it; one Redis lost (<see cref="Vanished"/>, not asked again when already found) is stored there again.
+    /// When it is the earliest due, a nudge tells idle consumers, which learn due times only when they fetch. Returns 1,
+    /// or 0 when another consumer owns it now.
     /// </summary>
     public const string ScheduleRetry = Now + Vanished + KeyHelpers + """
 
         local mine = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[3], ARGV[3], 1, ARGV[2])
-        if #mine == 0 and not vanished(ARGV[3]) then return 0 end
+        if #mine == 0 and ARGV[9] ~= '1' and not vanished(ARGV[3], KEYS[3], ARGV[8]) then return 0 end
         local score = string.format('%.0f', now + tonumber(ARGV[4]))
         redis.call('ZADD', KEYS[2], score, ARGV[5])
         moveKey(ARGV[7], ARGV[6], 'z' .. score)
         redis.call('XACK', KEYS[1], ARGV[1], ARGV[3])
         redis.call('XDEL', KEYS[1], ARGV[3])
+        if redis.call('ZRANGE', KEYS[2], 0, 0)[1] == ARGV[5] then redis.pcall('PUBLISH', ARGV[10], 1) end
         return 1
         """;
 
     /// <summary>
-    /// KEYS: stream, dead. ARGV: group, consumer, id, job id, payload, attempt, enqueued at, error, reason, idempotency key
-    /// (empty: none). Moves an entry this consumer still owns (or that Redis lost, see <see cref="Vanished"/>) to the
-    /// dead-letter stream (the key recorded there) and frees its key, so the work can be submitted again. Returns 1, or 0
-    /// when another consumer owns it now.
+    /// KEYS: stream, dead, epoch. ARGV: group, consumer, id, job id, payload, attempt, enqueued at, error, reason,
+    /// idempotency key (empty: none), the epoch the entry was fetched under, 1 when this consumer already found that
+    /// Redis lost it (else 0). Moves an entry this consumer still owns (or that Redis lost, see <see cref="Vanished"/>) to
+    /// the dead-letter stream (the key recorded there) and frees its key, so the work can be submitted again. Returns 1,
+    /// or 0 when another consumer owns it now.
     /// </summary>
     public const string DeadLetter = Now + Vanished + KeyHelpers + """
 
         local mine = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[3], ARGV[3], 1, ARGV[2])
-        if #mine == 0 and not vanished(ARGV[3]) then return 0 end
+        if #mine == 0 and ARGV[12] ~= '1' and not vanished(ARGV[3], KEYS[3], ARGV[11]) then return 0 end
         if ARGV[10] == '' then
           redis.call('XADD', KEYS[2], '*', 'j', ARGV[4], 'p', ARGV[5], 'a', ARGV[6], 't', ARGV[7], 'e', ARGV[8], 'r', ARGV[9],
             'f', string.format('%.0f', now), 'c', ARGV[2])
@@ -407,17 +443,18 @@ internal static class DurableScripts
         """;
 
     /// <summary>
-    /// KEYS: stream. ARGV: group, consumer, nudge channel, then per entry: id, job id, payload, attempt, enqueued at,
-    /// idempotency key (empty: none). Hands entries this consumer still owns (or that Redis lost, see <see cref="Vanished"/>)
-    /// back as new entries at the stream's end (so any consumer reads them at once), same attempt, their keys with them.
+    /// KEYS: stream, epoch. ARGV: group, consumer, nudge channel, then per entry: id, job id, payload, attempt, enqueued
+    /// at, idempotency key (empty: none), the epoch it was fetched under, 1 when this consumer already found that Redis
+    /// lost it (else 0). Hands entries this consumer still owns (or that Redis lost, see <see cref="Vanished"/>) back as
+    /// new entries at the stream's end (so any consumer reads them at once), same attempt, their keys with them.
     /// Returns how many were handed back.
     /// </summary>
     public const string Release = Vanished + KeyHelpers + """
         local n = 0
-        for i = 4, #ARGV, 6 do
+        for i = 4, #ARGV, 8 do
           local id = ARGV[i]
           local mine = redis.call('XPENDING', KEYS[1], ARGV[1], id, id, 1, ARGV[2])
-          if #mine == 1 or vanished(id) then
+          if #mine == 1 or ARGV[i + 7] == '1' or vanished(id, KEYS[2], ARGV[i + 6]) then
             local key = ARGV[i + 5]
             local moved
             if key == '' then
@@ -494,6 +531,18 @@ internal static class DurableScripts
         if #mine > 0 then return 0 end
         redis.call('XGROUP', 'DELCONSUMER', KEYS[1], ARGV[1], ARGV[2])
         return 1
+        """;
+
+    /// <summary>
+    /// KEYS: stream, epoch. ARGV: group, consumer. Creates the group (and the stream) unless it exists, reading from the
+    /// stream's start so jobs enqueued before any consumer existed are delivered too, and the queue's epoch (see
+    /// <see cref="Epoch"/>) unless it exists, in one step: a group made again after Redis lost its data comes with a new
+    /// epoch. Returns the epoch.
+    /// </summary>
+    public const string CreateGroup = Epoch + """
+        local created = redis.pcall('XGROUP', 'CREATE', KEYS[1], ARGV[1], '0', 'MKSTREAM')
+        if type(created) == 'table' and created.err and not string.find(created.err, 'BUSYGROUP', 1, true) then return created end
+        return epochOf(KEYS[2], ARGV[2])
         """;
 
     /// <summary>

@@ -20,6 +20,7 @@ internal sealed class RedisStreamKeys
         Scheduled = root + ":scheduled";
         Recurring = root + ":recurring";
         Ids = root + ":ids";
+        Epoch = root + ":epoch";
         Nudge = RedisChannel.Literal(root + ":nudge");
         NudgeName = root + ":nudge";
     }
@@ -41,6 +42,12 @@ internal sealed class RedisStreamKeys
 
     /// <summary>Gets the counter that numbers scheduled jobs (their ids, <c>s{ms}-{n}</c>, exist before any stream entry does).</summary>
     public RedisKey Ids { get; }
+
+    /// <summary>
+    /// Gets the token written together with the consumer group: Redis losing its data loses both, and the group made
+    /// again comes with a new token, which tells a consumer that Redis lost the entries it holds (see <see cref="DurableScripts"/>).
+    /// </summary>
+    public RedisKey Epoch { get; }
 
     /// <summary>Gets the channel an enqueue publishes on, so idle consumers fetch at once instead of at their next poll.</summary>
     public RedisChannel Nudge { get; }

@@ -220,7 +220,7 @@ internal sealed partial class RedisStreamStore
     /// Takes in what a round fetched: the entries into the prefetch, and when to poll next. A refused promotion of due
     /// retries still hands over what was read; a refused fetch (the group is gone) is tried again on a later turn.
     /// </summary>
-    private void FinishFetch(int room, long sentAt, RedisResult nextDue, RedisResult[] entries, string? error)
+    private void FinishFetch(int room, long sentAt, RedisResult nextDue, RedisResult[] entries, string epoch, string? error)
     {
         _moreWaiting = entries.Length == room;
         if (error is null)
@@ -237,7 +237,7 @@ internal sealed partial class RedisStreamStore
             _nudged = true;
         }
 
-        Accept([.. entries.Select(static raw => (RedisResult[])raw!).Select(static pair => DurableEntry.Parse((string)pair[0]!, pair[1], deliveries: 1))]);
+        Accept([.. entries.Select(static raw => (RedisResult[])raw!).Select(static pair => DurableEntry.Parse((string)pair[0]!, pair[1], deliveries: 1))], epoch);
     }
 
     /// <summary>
@@ -270,8 +270,9 @@ internal sealed partial class RedisStreamStore
         int adopted = 0;
         foreach (var chunk in orphans.Chunk(BatchSize))
         {
-            var found = (RedisResult[])db.ScriptEvaluate(DurableScripts.Adopt, [Keys.Stream], [RedisStreamKeys.Group, ConsumerName, .. chunk])!;
-            Accept([.. found.Select(static raw => (RedisResult[])raw!).Select(static t => DurableEntry.Parse((string)t[0]!, t[1], (long)t[2]))]);
+            var result = (RedisResult[])db.ScriptEvaluate(DurableScripts.Adopt, [Keys.Stream, Keys.Epoch], [RedisStreamKeys.Group, ConsumerName, .. chunk])!;
+            var found = (RedisResult[])result[0]!;
+            Accept([.. found.Select(static raw => (RedisResult[])raw!).Select(static t => DurableEntry.Parse((string)t[0]!, t[1], (long)t[2]))], (string?)result[1] ?? string.Empty);
             adopted += found.Length;
         }
 
@@ -285,14 +286,16 @@ internal sealed partial class RedisStreamStore
     }
 
     /// <summary>
-    /// Takes fetched entries: each is held (so heartbeats cover it) before anything else can fail, then read into the
-    /// prefetch; one that cannot be read is dead-lettered (through the outcome queue) and never runs.
+    /// Takes fetched entries, read under <paramref name="epoch"/> (see <see cref="RedisStreamKeys.Epoch"/>): each is held
+    /// (so heartbeats cover it) before anything else can fail, then read into the prefetch; one that cannot be read is
+    /// dead-lettered (through the outcome queue) and never runs.
     /// </summary>
-    private void Accept(List<DurableEntry> entries)
+    private void Accept(List<DurableEntry> entries, string epoch)
     {
         long nowMs = _time.GetUtcNow().ToUnixTimeMilliseconds();
         foreach (var entry in entries)
         {
+            entry.Epoch = epoch;
             _held[entry.StreamId] = entry;
         }
 
@@ -334,24 +337,28 @@ internal sealed partial class RedisStreamStore
         int lostCount = 0;
         int restored = 0;
         int running = 0;
-        foreach (var chunk in _held.Where(static h => !h.Value.Vanished).Select(static h => h.Key).Chunk(BatchSize))
+        foreach (var chunk in _held.Values.Where(static e => !e.Vanished).Chunk(BatchSize))
         {
-            var args = new RedisValue[chunk.Length + 2];
+            var args = new RedisValue[(2 * chunk.Length) + 2];
             args[0] = RedisStreamKeys.Group;
             args[1] = ConsumerName;
             for (int i = 0; i < chunk.Length; i++)
             {
-                args[i + 2] = chunk[i];
+                args[(2 * i) + 2] = chunk[i].StreamId;
+                args[(2 * i) + 3] = chunk[i].Epoch;
             }
 
-            var result = (RedisResult[])db.ScriptEvaluate(DurableScripts.KeepAlive, [Keys.Stream], args)!;
+            var result = (RedisResult[])db.ScriptEvaluate(DurableScripts.KeepAlive, [Keys.Stream, Keys.Epoch], args)!;
             foreach (var id in (RedisResult[])result[1]!)
             {
                 // Redis lost it (restart without persistence, failover, flush); this process still holds the payload,
                 // and the producer was told it was stored. Not started: stored again now as a new entry (Release);
                 // running: its outcome stores it (a retry, a dead letter, a hand-back; a success needs nothing).
+                // Either way the script is told it was lost rather than asked again: by then anything may have
+                // happened to the new stream (a completion there hides the loss from the max-deleted-entry-id test).
                 if (_held.TryGetValue((string)id!, out var entry))
                 {
+                    entry.Vanished = true;
                     if (entry.TryTakeBack())
                     {
                         _outcomes.Enqueue(new Outcome(OutcomeKind.Release, entry, 0, null, null));
@@ -359,7 +366,6 @@ internal sealed partial class RedisStreamStore
                     }
                     else
                     {
-                        entry.Vanished = true;
                         running++;
                     }
                 }
@@ -400,7 +406,7 @@ internal sealed partial class RedisStreamStore
         int room = _intake!.FreeSlots;
         var result = (RedisResult[])db.ScriptEvaluate(
             DurableScripts.Reclaim,
-            [Keys.Stream, Keys.Dead],
+            [Keys.Stream, Keys.Dead, Keys.Epoch],
             [RedisStreamKeys.Group, ConsumerName, (long)_durable.ClaimTimeout.TotalMilliseconds, _reclaimCursor, Math.Max(0, room), _durable.MaxDeliveries])!;
         if (room <= 0)
         {
@@ -411,7 +417,7 @@ internal sealed partial class RedisStreamStore
         _reclaimWaiting = false;
         _reclaimCursor = (string)result[0]!;
         var claimed = (RedisResult[])result[1]!;
-        Accept([.. claimed.Select(static raw => (RedisResult[])raw!).Select(static t => DurableEntry.Parse((string)t[0]!, t[1], (long)t[2]))]);
+        Accept([.. claimed.Select(static raw => (RedisResult[])raw!).Select(static t => DurableEntry.Parse((string)t[0]!, t[1], (long)t[2]))], (string?)result[3] ?? string.Empty);
 
         if (claimed.Length > 0)
         {

@@ -88,7 +88,7 @@ internal sealed partial class RedisStreamStore
         RedisResult[] result;
         try
         {
-            result = (RedisResult[])db.ScriptEvaluate(DurableScripts.Round, [Keys.Stream, Keys.Delayed, Keys.Scheduled, Keys.Recurring, Keys.Ids], args)!;
+            result = (RedisResult[])db.ScriptEvaluate(DurableScripts.Round, [Keys.Stream, Keys.Delayed, Keys.Scheduled, Keys.Recurring, Keys.Ids, Keys.Epoch], args)!;
         }
         catch (Exception ex) when (ex is RedisException or TimeoutException)
         {
@@ -130,7 +130,7 @@ internal sealed partial class RedisStreamStore
 
         if (room > 0)
         {
-            FinishFetch(room, now, result[3], (RedisResult[])result[4]!, fetchError);
+            FinishFetch(room, now, result[3], (RedisResult[])result[4]!, (string?)result[6] ?? string.Empty, fetchError);
         }
 
         PartFailed(enqueueError);

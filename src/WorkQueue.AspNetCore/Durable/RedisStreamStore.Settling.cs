@@ -93,22 +93,42 @@ internal sealed partial class RedisStreamStore
         return sent;
     }
 
+    /// <summary>
+    /// Sends a retry or a dead letter. An entry the heartbeat found lost by Redis is stored again without asking Redis
+    /// again (<see cref="DurableEntry.Vanished"/>); a script that stores nothing (another consumer owns the entry now) is
+    /// logged, never silently dropped.
+    /// </summary>
     private void Send(IDatabase db, Outcome outcome)
     {
         var entry = outcome.Entry;
+        bool stored;
         if (outcome.Kind == OutcomeKind.Retry)
         {
-            db.ScriptEvaluate(
+            stored = (long)db.ScriptEvaluate(
                 DurableScripts.ScheduleRetry,
-                [Keys.Stream, Keys.Delayed],
-                [RedisStreamKeys.Group, ConsumerName, entry.StreamId, outcome.DelayMs, RetryMember(entry), entry.JobId, entry.IdempotencyKey ?? string.Empty]);
+                [Keys.Stream, Keys.Delayed, Keys.Epoch],
+                [RedisStreamKeys.Group, ConsumerName, entry.StreamId, outcome.DelayMs, RetryMember(entry), entry.JobId, entry.IdempotencyKey ?? string.Empty, entry.Epoch, entry.Vanished ? 1 : 0, Keys.NudgeName]) == 1;
+            if (stored)
+            {
+                // This consumer learns due times from its fetches: without this, a retry stored after its last fetch
+                // would wait for the next poll (up to PollInterval) instead of its backoff. The script nudges the
+                // others when this retry is the earliest due.
+                _nextPoll = Math.Min(_nextPoll, _time.GetTimestamp() + Ticks(TimeSpan.FromMilliseconds(outcome.DelayMs)));
+            }
         }
         else
         {
-            db.ScriptEvaluate(
+            stored = (long)db.ScriptEvaluate(
                 DurableScripts.DeadLetter,
-                [Keys.Stream, Keys.Dead],
-                [RedisStreamKeys.Group, ConsumerName, entry.StreamId, entry.JobId, entry.Payload, entry.Attempt, entry.EnqueuedAtMs, outcome.Error, outcome.Reason, entry.IdempotencyKey ?? string.Empty]);
+                [Keys.Stream, Keys.Dead, Keys.Epoch],
+                [RedisStreamKeys.Group, ConsumerName, entry.StreamId, entry.JobId, entry.Payload, entry.Attempt, entry.EnqueuedAtMs, outcome.Error, outcome.Reason, entry.IdempotencyKey ?? string.Empty, entry.Epoch, entry.Vanished ? 1 : 0]) == 1;
+        }
+
+        if (!stored)
+        {
+            _logger.TryLog(
+                static (l, s) => Log.OutcomeRefused(l, s._queue, s.Item2, s.JobId, s.StreamId),
+                (_queue, outcome.Kind == OutcomeKind.Retry ? "retry" : "dead letter", entry.JobId, entry.StreamId));
         }
     }
 
@@ -151,7 +171,7 @@ internal sealed partial class RedisStreamStore
 
     private void SendReleaseChunk(IDatabase db, List<Outcome> releases)
     {
-        var args = new List<RedisValue>(3 + (releases.Count * 6)) { RedisStreamKeys.Group, ConsumerName, Keys.NudgeName };
+        var args = new List<RedisValue>(3 + (releases.Count * 8)) { RedisStreamKeys.Group, ConsumerName, Keys.NudgeName };
         foreach (var release in releases)
         {
             args.Add(release.Entry.StreamId);
@@ -160,11 +180,14 @@ internal sealed partial class RedisStreamStore
             args.Add(release.Entry.Attempt);
             args.Add(release.Entry.EnqueuedAtMs);
             args.Add(release.Entry.IdempotencyKey ?? string.Empty);
+            args.Add(release.Entry.Epoch);
+            args.Add(release.Entry.Vanished ? 1 : 0);
         }
 
+        long handedBack;
         try
         {
-            db.ScriptEvaluate(DurableScripts.Release, [Keys.Stream], [.. args]);
+            handedBack = (long)db.ScriptEvaluate(DurableScripts.Release, [Keys.Stream, Keys.Epoch], [.. args]);
         }
         catch (Exception ex) when (ex is RedisException or TimeoutException)
         {
@@ -179,6 +202,11 @@ internal sealed partial class RedisStreamStore
         foreach (var release in releases)
         {
             Forget(release.Entry);
+        }
+
+        if (handedBack < releases.Count)
+        {
+            _logger.TryLog(static (l, s) => Log.HandBackRefused(l, s._queue, s.Item2, s.Count), (_queue, releases.Count - (int)handedBack, releases.Count));
         }
     }
 

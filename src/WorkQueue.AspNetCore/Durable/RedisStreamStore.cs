@@ -352,16 +352,9 @@ internal sealed partial class RedisStreamStore : IJobStore
             return true;
         }
 
-        try
-        {
-            // From the start of the stream, so jobs enqueued before any consumer existed are delivered too.
-            db.StreamCreateConsumerGroup(Keys.Stream, RedisStreamKeys.Group, StreamPosition.Beginning, createStream: true);
-        }
-        catch (RedisServerException ex) when (ex.Message.Contains("BUSYGROUP", StringComparison.Ordinal))
-        {
-            // Another instance (or an earlier start) created it.
-        }
-
+        // With the epoch in the same step: after Redis lost its data, whichever instance makes the group again also
+        // writes the new epoch, so no consumer can read the new group under the old epoch.
+        db.ScriptEvaluate(DurableScripts.CreateGroup, [Keys.Stream, Keys.Epoch], [RedisStreamKeys.Group, ConsumerName]);
         _groupReady = true;
         return true;
     }
@@ -461,6 +454,12 @@ internal sealed partial class RedisStreamStore : IJobStore
 
         [LoggerMessage(511, LogLevel.Warning, "Durable queue '{Queue}': Redis lost {Count} job(s) held here (a restart without persistence, a failover to an empty replica, a flush): {Restored} not started were stored again; {Running} running here are stored again by their outcome (a success needs nothing).", EventName = "DurableJobsVanished")]
         public static partial void Vanished(ILogger logger, string queue, int count, int restored, int running);
+
+        [LoggerMessage(512, LogLevel.Warning, "Durable queue '{Queue}': the {Outcome} of job {JobId} was not stored: its entry {EntryId} is no longer this consumer's in Redis: another consumer reclaimed it after this one missed its heartbeats (and settles it there), or it was settled elsewhere.", EventName = "DurableOutcomeRefused")]
+        public static partial void OutcomeRefused(ILogger logger, string queue, string outcome, string jobId, string entryId);
+
+        [LoggerMessage(513, LogLevel.Warning, "Durable queue '{Queue}': {Count} of {Total} job(s) handed back were not: they are no longer this consumer's in Redis: another consumer reclaimed them after this one missed its heartbeats (and runs them there), or they were settled elsewhere.", EventName = "DurableHandBackRefused")]
+        public static partial void HandBackRefused(ILogger logger, string queue, int count, int total);
 
         [LoggerMessage(510, LogLevel.Information, "Durable queue '{Queue}': took back {Count} job(s) pending here whose fetch lost its reply.", EventName = "DurableAdopted")]
         public static partial void Adopted(ILogger logger, string queue, int count);

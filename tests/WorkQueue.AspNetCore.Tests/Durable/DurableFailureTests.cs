@@ -9,8 +9,8 @@ using WorkQueue.Testing;
 namespace WorkQueue.AspNetCore.Tests.Durable;
 
 /// <summary>
-/// Durable queues when things go wrong: a payload type that throws while it is read, Redis refusing writes, a stop
-/// while producers wait for room, Redis gone, and fairness between producers waiting for room.
+/// Durable queues when things go wrong: a payload type that throws while it is read, Redis refusing writes, Redis losing
+/// its data, retries, a stop while producers wait for room, Redis gone, and fairness between producers waiting for room.
 /// </summary>
 public sealed class DurableFailureTests(RedisServerFixture redis) : IClassFixture<RedisServerFixture>
 {
@@ -173,6 +173,256 @@ public sealed class DurableFailureTests(RedisServerFixture redis) : IClassFixtur
         await Eventually.HoldsAsync(async () => await db.StreamLengthAsync(stream) == 0 && await db.SortedSetLengthAsync(DurableTestHost.DelayedKey(prefix)) == 0, "the stream and the delayed set to be empty");
         Assert.DoesNotContain(logs.Entries, e => e.EventId.Id == 504);
         Assert.Contains(logs.Entries, e => e.EventId.Id == 511 && e.Message.Contains("5 not started", StringComparison.Ordinal));
+    }
+
+    /// <summary>
+    /// A job running when Redis lost its data is stored again by its outcome, even when a completion on the new stream
+    /// (which raises its max-deleted-entry-id above every id from before the loss) comes first: the heartbeat found it
+    /// lost, and the retry says so instead of letting the script decide again (it would answer "another consumer owns
+    /// it", and the job would be lost).
+    /// </summary>
+    [Fact]
+    public async Task RedisLosesItsData_ACompletionComesBeforeTheRunningJobFails_ItsRetryIsStillStored()
+    {
+        await using var own = await RedisServer.StartAsync();
+        string prefix = DurableTestHost.NewPrefix();
+        var gate0 = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        var log = new JobLog
+        {
+            Behavior = async (job, call, _) =>
+            {
+                if (job.N == 0 && call == 1)
+                {
+                    await gate0.Task;
+                    throw new InvalidOperationException("job 0 fails once");
+                }
+            },
+        };
+        var logs = new LogCapture();
+        await using var host = await DurableTestHost.StartAsync(
+            own,
+            log,
+            prefix,
+            "a",
+            o =>
+            {
+                o.MinWorkers = 2;
+                o.MaxWorkers = 2;
+                o.Retry.MaxAttempts = 2;
+                o.Retry.BaseDelay = TimeSpan.FromMilliseconds(10);
+            },
+            d =>
+            {
+                d.ClaimTimeout = TimeSpan.FromSeconds(2);
+                d.HeartbeatInterval = TimeSpan.FromMilliseconds(300);
+            },
+            logs);
+        await using var admin = await DurableTestHost.ConnectAsync(own);
+        var db = admin.GetDatabase();
+        string stream = DurableTestHost.StreamKey(prefix);
+        await host.Producer.EnqueueAsync(new TestJob(0));
+        await log.WaitUntilAsync(() => log.Runs.Count == 1, "job 0 to start");
+
+        // A restart without persistence: job 0 runs here, Redis no longer has it; the heartbeat finds it vanished.
+        await admin.GetServer(admin.GetEndPoints()[0]).FlushAllDatabasesAsync();
+        await Eventually.HoldsAsync(() => Task.FromResult(logs.Entries.Any(e => e.EventId.Id == 511 && e.Message.Contains("1 running", StringComparison.Ordinal))), "job 0 found vanished while it runs");
+
+        // Life goes on: a new job runs and completes (acknowledged and deleted from the new stream).
+        await host.Producer.EnqueueAsync(new TestJob(1));
+        await log.WaitUntilAsync(() => log.CallsOf(1) == 1 && log.Completed == 1, "job 1 to complete");
+        await Eventually.HoldsAsync(async () => await db.StreamLengthAsync(stream) == 0, "job 1 acknowledged and deleted");
+
+        // Job 0 fails: its outcome (a retry) must store it again, so it runs a second time.
+        gate0.SetResult();
+        await log.WaitUntilAsync(() => log.CallsOf(0) == 2, "job 0's retry to run", TimeSpan.FromSeconds(15));
+    }
+
+    /// <summary>
+    /// With several instances, the one that recreates the group after Redis lost its data is not the only one holding
+    /// jobs. Another instance sees no NOGROUP (the group exists again) and looks at its held entries at its next
+    /// heartbeat; a completion that deleted an entry of the new stream by then must not make them look "reclaimed by
+    /// another consumer" (log 504, the unstarted ones dropped and never run anywhere): the queue's epoch changed, so they
+    /// were lost (511). Here the other instance's work (recreate the group, add a job, complete it) is one atomic script
+    /// right after the flush, so the interleaving is deterministic; it writes no epoch (an instance of an older version).
+    /// </summary>
+    [Fact]
+    public async Task RedisLosesItsData_AnotherInstanceCompletesAJobFirst_JobsHeldHereAreStillStoredAgain()
+    {
+        await using var own = await RedisServer.StartAsync();
+        string prefix = DurableTestHost.NewPrefix();
+        var gate0 = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        var log = new JobLog
+        {
+            Behavior = async (job, _, _) =>
+            {
+                if (job.N == 0)
+                {
+                    await gate0.Task;
+                }
+            },
+        };
+        var logs = new LogCapture();
+        await using var host = await DurableTestHost.StartAsync(
+            own,
+            log,
+            prefix,
+            "a",
+            o =>
+            {
+                o.MinWorkers = 1;
+                o.MaxWorkers = 1;
+                o.MaxConcurrency = 1;
+            },
+            d =>
+            {
+                d.ClaimTimeout = TimeSpan.FromSeconds(2);
+                d.HeartbeatInterval = TimeSpan.FromMilliseconds(300);
+            },
+            logs);
+        await using var admin = await DurableTestHost.ConnectAsync(own);
+        var db = admin.GetDatabase();
+        string stream = DurableTestHost.StreamKey(prefix);
+        await host.Producer.EnqueueAsync(new TestJob(0));
+        await log.WaitUntilAsync(() => log.Runs.Count == 1, "job 0 to start");
+        for (int n = 1; n <= 5; n++)
+        {
+            await host.Producer.EnqueueAsync(new TestJob(n));
+        }
+
+        await Eventually.HoldsAsync(async () => (await db.StreamPendingAsync(stream, "workers")).PendingMessageCount == 6, "jobs 1-5 prefetched behind job 0");
+
+        // Redis loses its data; another instance recreates the group, and runs and completes a new job, before this
+        // host's next heartbeat.
+        await db.ScriptEvaluateAsync(
+            """
+            redis.call('FLUSHALL')
+            redis.call('XGROUP', 'CREATE', KEYS[1], 'workers', '0', 'MKSTREAM')
+            local id = redis.call('XADD', KEYS[1], '*', 'p', '{"n":99}', 'a', '1', 't', '0')
+            redis.call('XDEL', KEYS[1], id)
+            return 1
+            """,
+            [stream]);
+
+        // This host's next heartbeat looks at the six entries it holds (511: Redis lost them; 504 would say another
+        // consumer took them), while jobs 1-5 still wait behind job 0.
+        await Eventually.HoldsAsync(() => Task.FromResult(logs.Entries.Any(e => e.EventId.Id is 504 or 511)), "the heartbeat to look at the entries held here");
+        gate0.SetResult();
+        await log.WaitUntilAsync(() => Enumerable.Range(1, 5).All(n => log.CallsOf(n) == 1), "jobs 1-5, which Redis lost, to run", TimeSpan.FromSeconds(15));
+    }
+
+    /// <summary>
+    /// Three instances hold 24 jobs (6 running, 18 prefetched) when Redis loses its data; right after, new jobs are
+    /// enqueued and completed on the recreated stream by a fourth, so the others' heartbeats may come after completions
+    /// there.
+    /// Every held job must still run, exactly once (the running ones by their success, the others stored again), and no
+    /// instance may take its held jobs for reclaimed elsewhere (504). Whether a completion beats a given heartbeat is
+    /// a race: without the epoch this fails on most runs, not all.
+    /// </summary>
+    [Fact]
+    public async Task RedisLosesItsData_ThreeInstancesAndCompletionsRightAfter_EveryHeldJobRunsOnce()
+    {
+        await using var own = await RedisServer.StartAsync();
+        string prefix = DurableTestHost.NewPrefix();
+        var gate = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        var log = new JobLog
+        {
+            Behavior = async (job, call, _) =>
+            {
+                if (job.N < 100 && call == 1)
+                {
+                    await gate.Task;
+                }
+            },
+        };
+        var logs = new LogCapture();
+        Action<WorkQueueOptions> engine = o =>
+        {
+            o.MinWorkers = 2;
+            o.MaxWorkers = 2;
+            o.MaxConcurrency = 2;
+        };
+        Action<DurableQueueOptions> durable = d =>
+        {
+            d.Prefetch = 8;
+
+            // Long enough that no claim is reclaimed under a loaded test run: a reclaim is a legitimate second run.
+            d.ClaimTimeout = TimeSpan.FromSeconds(10);
+            d.HeartbeatInterval = TimeSpan.FromMilliseconds(300);
+        };
+        await using var a = await DurableTestHost.StartAsync(own, log, prefix, "a", engine, durable, logs);
+        await using var b = await DurableTestHost.StartAsync(own, log, prefix, "b", engine, durable, logs);
+        await using var c = await DurableTestHost.StartAsync(own, log, prefix, "c", engine, durable, logs);
+        await using var admin = await DurableTestHost.ConnectAsync(own);
+        var db = admin.GetDatabase();
+        string stream = DurableTestHost.StreamKey(prefix);
+        for (int n = 0; n < 24; n++)
+        {
+            await a.Producer.EnqueueAsync(new TestJob(n));
+        }
+
+        await log.WaitUntilAsync(() => log.Runs.Count == 6, "two jobs to start on each instance");
+        await Eventually.HoldsAsync(async () => (await db.StreamPendingAsync(stream, "workers")).PendingMessageCount == 24, "all 24 jobs held");
+
+        // A fourth instance, holding nothing, runs the jobs added after the loss while the others' threads are busy.
+        await using var d = await DurableTestHost.StartAsync(own, log, prefix, "d", engine, durable, logs);
+        await admin.GetServer(admin.GetEndPoints()[0]).FlushAllDatabasesAsync();
+        for (int n = 100; n < 110; n++)
+        {
+            await d.Producer.EnqueueAsync(new TestJob(n));
+        }
+
+        // Some may wait in the others' prefetch behind the gate: one completion on the new stream is what matters.
+        await log.WaitUntilAsync(() => log.Completed > 0, "a new job to complete", TimeSpan.FromSeconds(15));
+        gate.SetResult();
+        await log.WaitUntilAsync(() => log.Completed == 34, "every held job to run", TimeSpan.FromSeconds(20));
+        Assert.All(Enumerable.Range(0, 24), n => Assert.Equal(1, log.CallsOf(n)));
+        Assert.DoesNotContain(logs.Entries, e => e.EventId.Id == 504);
+    }
+
+    /// <summary>
+    /// Due retries are fetched when due: a consumer learns the next due time from its own fetches, so a retry it stores
+    /// after its last fetch must move its next poll (and nudge the others), or the retry waits for the next PollInterval
+    /// (up to a minute) instead of its backoff.
+    /// </summary>
+    [Fact]
+    public async Task Retry_ConsumerWithALongPoll_RunsAtItsBackoffNotAtThePoll()
+    {
+        var fail = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        var second = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        var log = new JobLog
+        {
+            Behavior = async (_, call, _) =>
+            {
+                if (call == 1)
+                {
+                    await fail.Task;
+                    throw new InvalidOperationException("fails once");
+                }
+
+                second.TrySetResult();
+            },
+        };
+        await using var host = await DurableTestHost.StartAsync(
+            redis.Server,
+            log,
+            DurableTestHost.NewPrefix(),
+            configure: o =>
+            {
+                o.Retry.MaxAttempts = 2;
+                o.Retry.BaseDelay = TimeSpan.FromMilliseconds(200);
+                o.Retry.UseJitter = false;
+            },
+            configureDurable: d => d.PollInterval = TimeSpan.FromSeconds(55));
+
+        await host.Producer.EnqueueAsync(new TestJob(1));
+        await log.WaitUntilAsync(() => log.CallsOf(1) == 1, "the first attempt to start");
+
+        // The consumer has settled down to wait for its next poll: Redis has seen no fetch from it for a while.
+        await using var admin = await DurableTestHost.ConnectAsync(redis.Server);
+        string stream = host.Services.GetRequiredService<WorkQueue.AspNetCore.Durable.DurableQueueRegistry>().Queues.Single().Store.Keys.Stream.ToString();
+        await Eventually.HoldsAsync(async () => (await admin.GetDatabase().StreamConsumerInfoAsync(stream, "workers")).All(c => c.IdleTimeInMilliseconds > 1_000), "the consumer idle for a second");
+        fail.SetResult();
+        await Wait.ForAsync(second.Task, "the retry, 200 ms after the failure, well before the 55-second poll");
     }
 
     [Fact]

@@ -221,7 +221,7 @@ public sealed class DurableRoundTests(RedisServerFixture redis) : IClassFixture<
         args.AddRange(Enumerable.Repeat((RedisValue)string.Empty, batch));
         args.AddRange(Enumerable.Repeat((RedisValue)string.Empty, batch));
         args.AddRange(done.Select(e => (RedisValue)e.Id));
-        var result = (RedisResult[])(await db.ScriptEvaluateAsync(DurableScripts.Round, [keys.Stream, keys.Delayed, keys.Scheduled, keys.Recurring, keys.Ids], [.. args]))!;
+        var result = (RedisResult[])(await db.ScriptEvaluateAsync(DurableScripts.Round, [keys.Stream, keys.Delayed, keys.Scheduled, keys.Recurring, keys.Ids, keys.Epoch], [.. args]))!;
 
         Assert.Equal(batch, ((RedisResult[])result[0]!).Length);
         Assert.True(result[1].IsNull && result[2].IsNull && result[5].IsNull, $"A part failed: {result[1]} / {result[2]} / {result[5]}.");
@@ -231,6 +231,10 @@ public sealed class DurableRoundTests(RedisServerFixture redis) : IClassFixture<
         Assert.Equal((string?)((RedisResult[])result[0]!)[0], (string?)((RedisResult[])fetched[0]!)[0]);
         Assert.Equal(batch, await db.StreamLengthAsync(keys.Stream));
         Assert.Equal(Prefetch, (await db.StreamPendingAsync(keys.Stream, RedisStreamKeys.Group)).PendingMessageCount);
+
+        // The group was made without an epoch: the fetch writes one, and the entries it read carry it.
+        Assert.Equal((string?)result[6], (string?)await db.StringGetAsync(keys.Epoch));
+        Assert.False(string.IsNullOrEmpty((string?)result[6]));
     }
 
     [Fact]
