@@ -41,10 +41,9 @@ public class DurableIdempotencyKeyBenchmarks
     private RedisServerProcess? _redis;
     private DurableBenchHost? _host;
     private RedisCounters? _redisBefore;
-    private RedisCounters? _redisTotal;
+    private readonly RedisPerJob _redisPerJob = new();
     private string[] _keys = [];
     private int _iteration;
-    private long _jobsRun;
 
     [GlobalSetup]
     public void Setup()
@@ -93,22 +92,8 @@ public class DurableIdempotencyKeyBenchmarks
         host.Signals.Countdown.Wait(BatchTimeout, name);
     }
 
-    private void RecordRedis(string method)
-    {
-        var delta = _redis!.ReadCounters() - _redisBefore!;
-        _redisTotal = _redisTotal is null ? delta : new RedisCounters(
-            _redisTotal.Calls.Keys.Union(delta.Calls.Keys).ToDictionary(k => k, k => _redisTotal.Calls.GetValueOrDefault(k) + delta.Calls.GetValueOrDefault(k)),
-            _redisTotal.CpuSeconds + delta.CpuSeconds);
-        _jobsRun += Jobs;
-        ResultStore.Write(ResultStore.Key(typeof(DurableIdempotencyKeyBenchmarks), method), new Dictionary<string, double>
-        {
-            ["redis_commands_per_job"] = (double)_redisTotal.Commands / _jobsRun,
-            ["redis_scripts_per_1k_jobs"] = 1000.0 * _redisTotal.Scripts / _jobsRun,
-            ["redis_cpu_us_per_job"] = 1e6 * _redisTotal.CpuSeconds / _jobsRun,
-            ["jobs"] = _jobsRun,
-        });
-        Console.WriteLine($"// Redis commands over {_jobsRun} jobs: {_redisTotal}");
-    }
+    private void RecordRedis(string method) =>
+        _redisPerJob.Record(_redis!.ReadCounters() - _redisBefore!, Jobs, ResultStore.Key(typeof(DurableIdempotencyKeyBenchmarks), method));
 
     private sealed class Config : ManualConfig
     {
@@ -116,10 +101,7 @@ public class DurableIdempotencyKeyBenchmarks
         {
             AddJob(Job.Default.WithInvocationCount(1).WithUnrollFactor(1).AsMutator());
             AddColumn(StatisticColumn.OperationsPerSecond);
-            AddColumn(
-                new ResultColumn("redis_commands_per_job", "Redis cmds/job", "Redis cmds/job: commands redis-server ran per job, those inside Lua scripts included (INFO commandstats)", "N1"),
-                new ResultColumn("redis_scripts_per_1k_jobs", "Scripts/1k jobs", "Scripts/1k jobs: EVAL/EVALSHA calls per 1,000 jobs (each one round trip)", "N1"),
-                new ResultColumn("redis_cpu_us_per_job", "Redis CPU us/job", "Redis CPU us/job: redis-server's CPU time (user + system) per job", "N1"));
+            AddColumn(RedisPerJob.Columns());
         }
     }
 }

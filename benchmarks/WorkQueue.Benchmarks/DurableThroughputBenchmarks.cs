@@ -52,8 +52,7 @@ public class DurableThroughputBenchmarks
     private DurableBenchHost? _host;
     private HangfireRedisProcess? _hangfire;
     private RedisCounters? _redisBefore;
-    private long _jobsRun;
-    private RedisCounters? _redisTotal;
+    private readonly RedisPerJob _redisPerJob = new();
 
     /// <summary>Gets or sets the redis-server's <c>appendfsync</c> policy (the AOF is on in every Redis row).</summary>
     [Params("everysec", "always")]
@@ -114,23 +113,9 @@ public class DurableThroughputBenchmarks
         host.Signals.Countdown.Wait(BatchTimeout, name);
     }
 
-    private void RecordRedis(string method, int jobsPerInvocation)
-    {
-        // Every invocation of the process (warm-ups included): the figures are per job and do not depend on timing.
-        var delta = _redis!.ReadCounters() - _redisBefore!;
-        _redisTotal = _redisTotal is null ? delta : new RedisCounters(
-            _redisTotal.Calls.Keys.Union(delta.Calls.Keys).ToDictionary(k => k, k => _redisTotal.Calls.GetValueOrDefault(k) + delta.Calls.GetValueOrDefault(k)),
-            _redisTotal.CpuSeconds + delta.CpuSeconds);
-        _jobsRun += jobsPerInvocation;
-        ResultStore.Write(ResultStore.Key(typeof(DurableThroughputBenchmarks), method) + "." + AppendFsync, new Dictionary<string, double>
-        {
-            ["redis_commands_per_job"] = (double)_redisTotal.Commands / _jobsRun,
-            ["redis_scripts_per_1k_jobs"] = 1000.0 * _redisTotal.Scripts / _jobsRun,
-            ["redis_cpu_us_per_job"] = 1e6 * _redisTotal.CpuSeconds / _jobsRun,
-            ["jobs"] = _jobsRun,
-        });
-        Console.WriteLine($"// Redis commands over {_jobsRun} jobs: {_redisTotal}");
-    }
+    // Every invocation of the process (warm-ups included): the figures are per job and do not depend on timing.
+    private void RecordRedis(string method, int jobsPerInvocation) =>
+        _redisPerJob.Record(_redis!.ReadCounters() - _redisBefore!, jobsPerInvocation, ResultStore.Key(typeof(DurableThroughputBenchmarks), method) + "." + AppendFsync);
 
     private sealed class Config : ManualConfig
     {
@@ -141,10 +126,7 @@ public class DurableThroughputBenchmarks
             // Ratio column reads against the baseline.
             AddJob(Job.Default.WithInvocationCount(1).WithUnrollFactor(1).AsMutator());
             AddColumn(StatisticColumn.OperationsPerSecond);
-            AddColumn(
-                new ResultColumn("redis_commands_per_job", "Redis cmds/job", "Redis cmds/job: commands redis-server ran per job, those inside Lua scripts included (INFO commandstats)", "N1", keySuffix: nameof(AppendFsync)),
-                new ResultColumn("redis_scripts_per_1k_jobs", "Scripts/1k jobs", "Scripts/1k jobs: EVAL/EVALSHA calls per 1,000 jobs (each one round trip)", "N1", keySuffix: nameof(AppendFsync)),
-                new ResultColumn("redis_cpu_us_per_job", "Redis CPU us/job", "Redis CPU us/job: redis-server's CPU time (user + system) per job", "N1", keySuffix: nameof(AppendFsync)));
+            AddColumn(RedisPerJob.Columns(keySuffix: nameof(AppendFsync)));
         }
     }
 }

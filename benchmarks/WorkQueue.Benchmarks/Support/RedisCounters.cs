@@ -27,6 +27,14 @@ public sealed record RedisCounters(IReadOnlyDictionary<string, long> Calls, doub
         later.Calls.ToDictionary(c => c.Key, c => c.Value - earlier.Calls.GetValueOrDefault(c.Key)),
         later.CpuSeconds - earlier.CpuSeconds);
 
+    /// <summary>Adds two readings of separate periods (a total over several).</summary>
+    /// <param name="first">One period's counters.</param>
+    /// <param name="second">Another period's counters.</param>
+    /// <returns>Both together.</returns>
+    public static RedisCounters operator +(RedisCounters first, RedisCounters second) => new(
+        first.Calls.Keys.Union(second.Calls.Keys).ToDictionary(k => k, k => first.Calls.GetValueOrDefault(k) + second.Calls.GetValueOrDefault(k)),
+        first.CpuSeconds + second.CpuSeconds);
+
     /// <summary>Reads the reply of <c>INFO commandstats</c> followed by that of <c>INFO cpu</c>.</summary>
     /// <param name="info">The text of both replies.</param>
     /// <returns>The counters.</returns>
