@@ -211,14 +211,9 @@ internal static class AdminEndpoints
     private static async Task<Results<Ok<DeadLetterBatchState>, ValidationProblem, ProblemHttpResult>> ActOnDeadLettersAsync(
         string queue, DeadLetterBatchRequest? body, IWorkQueueProvider queues, HttpContext http, string action, Func<RedisStreamStore, string, Task<DeadLetterBatchItem>> act)
     {
-        if (!queues.TryGetControl(queue, out var q))
+        if (FindDurableStore(queue, queues, http, out string name, out var store) is { } problem)
         {
-            return UnknownQueue(queue);
-        }
-
-        if (FindDurable(http, q.Name) is not { } durable)
-        {
-            return NotDurable(q.Name);
+            return problem;
         }
 
         string[] ids = body?.Ids ?? [];
@@ -238,7 +233,7 @@ internal static class AdminEndpoints
         {
             foreach (string id in ids.Distinct(StringComparer.Ordinal))
             {
-                results.Add(await act(durable.Store, id).ConfigureAwait(false));
+                results.Add(await act(store!, id).ConfigureAwait(false));
             }
         }
         catch (Exception ex) when (ex is StackExchange.Redis.RedisException or TimeoutException)
@@ -246,11 +241,11 @@ internal static class AdminEndpoints
             return TypedResults.Problem(
                 statusCode: StatusCodes.Status503ServiceUnavailable,
                 title: "Redis unavailable",
-                detail: $"Durable queue '{q.Name}': Redis failed after {results.Count} of the dead letters ({ex.Message}); 'done' lists those; retry the rest.",
+                detail: $"Durable queue '{name}': Redis failed after {results.Count} of the dead letters ({ex.Message}); 'done' lists those; retry the rest.",
                 extensions: new Dictionary<string, object?> { ["done"] = results });
         }
 
-        return TypedResults.Ok(new DeadLetterBatchState(q.Name, action, results.Count(r => r.Outcome != "not-found"), results.Count(r => r.Outcome == "not-found"), [.. results]));
+        return TypedResults.Ok(new DeadLetterBatchState(name, action, results.Count(r => r.Outcome != "not-found"), results.Count(r => r.Outcome == "not-found"), [.. results]));
     }
 
     /// <summary>The most scheduled jobs one call lists by default, and at most.</summary>
@@ -473,6 +468,23 @@ internal static class AdminEndpoints
     /// </summary>
     private static ProblemHttpResult? FindDeadLetterStore(string queue, string id, IWorkQueueProvider queues, HttpContext http, out string name, out RedisStreamStore? store)
     {
+        if (FindDurableStore(queue, queues, http, out name, out store) is { } problem)
+        {
+            return problem;
+        }
+
+        if (!IsStreamId(id))
+        {
+            store = null;
+            return UnknownDeadLetter(name, id);
+        }
+
+        return null;
+    }
+
+    /// <summary>Finds a durable queue's store, or the problem to answer instead: 404 for an unknown queue, 400 naming <c>queue</c> for an in-memory one.</summary>
+    private static ProblemHttpResult? FindDurableStore(string queue, IWorkQueueProvider queues, HttpContext http, out string name, out RedisStreamStore? store)
+    {
         name = queue;
         store = null;
         if (!queues.TryGetControl(queue, out var q))
@@ -484,11 +496,6 @@ internal static class AdminEndpoints
         if (FindDurable(http, q.Name) is not { } durable)
         {
             return NotDurable(q.Name);
-        }
-
-        if (!IsStreamId(id))
-        {
-            return UnknownDeadLetter(q.Name, id);
         }
 
         store = durable.Store;
