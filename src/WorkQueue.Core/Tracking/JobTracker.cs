@@ -1,4 +1,5 @@
 using System.Collections.Concurrent;
+using System.Diagnostics;
 using WorkQueue.Internal;
 
 namespace WorkQueue.Tracking;
@@ -10,20 +11,33 @@ namespace WorkQueue.Tracking;
 /// <c>TryEnqueue</c> path pays nothing for this; a tracked job costs one <see cref="TrackedJob"/> and a dictionary entry.
 /// </summary>
 /// <remarks>
+/// <para>
 /// The tracker only finds jobs; each job's state is its <see cref="TrackedJob"/>'s, which travels with the job in its
 /// <see cref="WorkItem"/>, so no state change looks anything up.
+/// </para>
+/// <para>
+/// For the job search, jobs in flight are also kept by id in <c>_live</c>, and ended jobs in logs in the order they
+/// ended: one of all endings and one per ending state. An ended job never changes state, so the logs are appended and
+/// forgotten oldest first only; all of them change under one lock, so the oldest of all endings is also the oldest of
+/// its own state's log, and forgetting it there is taking that log's first entry.
+/// </para>
 /// </remarks>
-internal sealed class JobTracker
+internal sealed partial class JobTracker
 {
-    private readonly ConcurrentDictionary<long, TrackedJob> _jobs = new();
+    private const int FirstEnding = (int)JobState.Succeeded;
+    private const int EndingCount = (int)JobState.Abandoned - FirstEnding + 1;
 
-    // Ended jobs, in the order they ended, so the oldest are forgotten first.
-    private readonly ConcurrentQueue<TrackedJob> _ended = new();
-    private readonly Lock _pruneLock = new();
+    private readonly ConcurrentDictionary<long, TrackedJob> _jobs = new();
+    private readonly ConcurrentDictionary<long, TrackedJob> _live = new();
+
+    // Guards the logs and the sequence; held for a few array writes (or a page's worth of copying), never around user code.
+    private readonly Lock _endedLock = new();
+    private readonly EndedLog _ended = new();
+    private readonly EndedLog[] _endedByState = CreateLogs();
     private readonly TimeProvider _time;
     private readonly long _retentionTicks;
     private readonly int _maxEnded;
-    private int _endedCount;
+    private long _endSequence;
 
     public JobTracker(TimeProvider time, TimeSpan retention, int maxEnded)
     {
@@ -40,15 +54,20 @@ internal sealed class JobTracker
     internal long Timestamp => _time.GetTimestamp();
 
     /// <summary>Starts tracking a job that is being accepted (before anyone can run it).</summary>
-    public TrackedJob Track(long id, JobInvoker invoker, object? target, string? key, DateTimeOffset? runAt)
+    public TrackedJob Track(long id, JobInvoker invoker, object? target, string? key, DateTimeOffset? runAt, object? payload = null)
     {
-        var job = new TrackedJob(this, id, invoker, target, key, _time.GetUtcNow(), runAt);
+        var job = new TrackedJob(this, id, invoker, target, key, _time.GetUtcNow(), runAt, payload);
         _jobs[id] = job;
+        _live[id] = job;
         return job;
     }
 
     /// <summary>The enqueue that took <paramref name="id"/> was refused: no job has it.</summary>
-    public void Forget(long id) => _jobs.TryRemove(id, out _);
+    public void Forget(long id)
+    {
+        _jobs.TryRemove(id, out _);
+        _live.TryRemove(id, out _);
+    }
 
     /// <summary>Finds a job that lives, or ended within the retention.</summary>
     public TrackedJob? Find(long id)
@@ -60,7 +79,11 @@ internal sealed class JobTracker
 
         if (job.IsEnded && IsExpired(job, _time.GetTimestamp()))
         {
-            Prune();
+            lock (_endedLock)
+            {
+                PruneLocked();
+            }
+
             return null;
         }
 
@@ -70,42 +93,47 @@ internal sealed class JobTracker
     /// <summary>Called once by the job as it ends.</summary>
     internal void OnEnded(TrackedJob job)
     {
+        _live.TryRemove(new KeyValuePair<long, TrackedJob>(job.Id, job));
         if (_maxEnded == 0)
         {
             _jobs.TryRemove(new KeyValuePair<long, TrackedJob>(job.Id, job));
             return;
         }
 
-        _ended.Enqueue(job);
-        Interlocked.Increment(ref _endedCount);
-        Prune();
+        Debug.Assert(TrackedJob.IsEnding(job.State), "Only an ended job is logged as ended.");
+        lock (_endedLock)
+        {
+            job.EndSequence = ++_endSequence;
+            _ended.Append(job);
+            _endedByState[(int)job.State - FirstEnding].Append(job);
+            PruneLocked();
+        }
+    }
+
+    private static EndedLog[] CreateLogs()
+    {
+        var logs = new EndedLog[EndingCount];
+        for (int i = 0; i < logs.Length; i++)
+        {
+            logs[i] = new EndedLog();
+        }
+
+        return logs;
     }
 
     private bool IsExpired(TrackedJob job, long now) => now - job.EndedTimestamp >= _retentionTicks;
 
     /// <summary>Forgets the oldest ended jobs beyond the count, and those past the retention.</summary>
-    private void Prune()
+    private void PruneLocked()
     {
-        // One thread prunes at a time (the queue's order is what makes "oldest first" true); others leave it to it.
-        if (!_pruneLock.TryEnter())
+        Debug.Assert(_endedLock.IsHeldByCurrentThread, "The logs change under their lock.");
+        long now = _time.GetTimestamp();
+        while (_ended.Count > 0 && (_ended.Count > _maxEnded || IsExpired(_ended[0], now)))
         {
-            return;
-        }
-
-        try
-        {
-            long now = _time.GetTimestamp();
-            while (_ended.TryPeek(out var oldest)
-                && (Volatile.Read(ref _endedCount) > _maxEnded || IsExpired(oldest, now))
-                && _ended.TryDequeue(out var removed))
-            {
-                Interlocked.Decrement(ref _endedCount);
-                _jobs.TryRemove(new KeyValuePair<long, TrackedJob>(removed.Id, removed));
-            }
-        }
-        finally
-        {
-            _pruneLock.Exit();
+            var removed = _ended.RemoveFirst();
+            var ofState = _endedByState[(int)removed.State - FirstEnding].RemoveFirst();
+            Debug.Assert(ReferenceEquals(removed, ofState), "The oldest ending is also the oldest of its state.");
+            _jobs.TryRemove(new KeyValuePair<long, TrackedJob>(removed.Id, removed));
         }
     }
 }

@@ -17,6 +17,7 @@ internal sealed class TrackedJob
     private readonly JobTracker _owner;
     private readonly JobInvoker _invoker;
     private object? _target;
+    private object? _payload;
     private string? _name;
     private int _state;
     private int _cancelRequested;
@@ -28,12 +29,13 @@ internal sealed class TrackedJob
     private string? _worker;
     private string? _lastError;
 
-    public TrackedJob(JobTracker owner, long id, JobInvoker invoker, object? target, string? key, DateTimeOffset now, DateTimeOffset? runAt)
+    public TrackedJob(JobTracker owner, long id, JobInvoker invoker, object? target, string? key, DateTimeOffset now, DateTimeOffset? runAt, object? payload = null)
     {
         _owner = owner;
         Id = id;
         _invoker = invoker;
         _target = target;
+        _payload = payload;
         Key = key;
         EnqueuedAt = now;
         _stateSinceTicks = now.UtcTicks;
@@ -63,6 +65,32 @@ internal sealed class TrackedJob
 
     /// <summary>Gets the <see cref="TimeProvider"/> timestamp at which the job ended (set before it is listed as ended).</summary>
     public long EndedTimestamp { get; private set; }
+
+    /// <summary>Gets or sets the job's place among the queue's endings (set by the tracker, under its lock, as it ends).</summary>
+    public long EndSequence { get; set; }
+
+    /// <summary>Gets the handler type or delegate method that runs the job, worked out once.</summary>
+    public string Name
+    {
+        get
+        {
+            if (_name is { } name)
+            {
+                return name;
+            }
+
+            name = Describe();
+            if (name.Length > 0)
+            {
+                _name = name;
+            }
+
+            return name;
+        }
+    }
+
+    /// <summary>Gets the message of the exception the job's last failed attempt threw, if any.</summary>
+    public string? LastError => Volatile.Read(ref _lastError);
 
     public static bool IsEnding(JobState state) => state >= JobState.Succeeded;
 
@@ -185,6 +213,7 @@ internal sealed class TrackedJob
             {
                 _name ??= Describe();
                 _target = null;
+                _payload = null;
                 Volatile.Write(ref _running, null);
                 _owner.OnEnded(this);
                 return true;
@@ -209,7 +238,10 @@ internal sealed class TrackedJob
             startedAt == 0 ? null : new DateTimeOffset(startedAt, TimeSpan.Zero),
             _worker,
             _lastError,
-            CancelRequested);
+            CancelRequested)
+        {
+            Payload = Volatile.Read(ref _payload),
+        };
     }
 
     private string Describe()
