@@ -181,7 +181,8 @@ public sealed class JobBrowserTests(Chromium chromium, ITestOutputHelper output)
         await jobs.GetByRole(AriaRole.Button, new() { Name = $"Job {id} details" }).ClickAsync();
         await Expect(DetailField(jobs.Locator("#job-details"), "Last error")).ToHaveTextAsync(Hostile);
 
-        Assert.Equal(0, await page.Locator("#jobs img").CountAsync());
+        Assert.Equal(0, await page.Locator("#jobs img, #jobs script").CountAsync());
+        await Expect(jobs.GetByLabel("Queue").Locator("option")).ToHaveTextAsync(["default", "io", DashboardHost.HostileQueue]);
         Assert.False(await page.EvaluateAsync<bool>("() => 'pwned' in window"), "The error text ran as markup.");
     }
 
