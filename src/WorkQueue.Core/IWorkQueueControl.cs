@@ -109,10 +109,9 @@ public interface IWorkQueueControl
     /// </summary>
     /// <remarks>
     /// <para>
-    /// Jobs in flight come first, newest id first, then ended jobs, latest ending first. A state filter reads a per-state
-    /// index of the ended jobs; a text filter reads at most <see cref="JobQuery.ScanLimit"/> ended jobs per page and returns
-    /// a cursor where it stopped. Jobs in flight (at most the queue's capacity, scheduled jobs and retries) are read in full
-    /// on the page that lists them.
+    /// Jobs in flight come first, latest accepted first, then ended jobs, latest ending first. A filter on ended states
+    /// reads a per-state index of the ended jobs; anything else (a text filter, jobs in flight) reads at most
+    /// <see cref="JobQuery.ScanLimit"/> jobs per page and returns a cursor where it stopped.
     /// </para>
     /// <para>
     /// A page is read while jobs move: a job that ends between two pages may appear on both or on neither. A durable queue

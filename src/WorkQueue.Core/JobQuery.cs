@@ -5,10 +5,11 @@ namespace WorkQueue;
 /// some states, whose name or last error contains some text, after a cursor.
 /// </summary>
 /// <remarks>
-/// A page lists the jobs still in flight (queued, scheduled, running, retrying) first, newest id first, then the ended
-/// ones, latest ending first. A state filter alone reads the queue's per-state index; a text filter reads jobs one by
-/// one, at most <see cref="ScanLimit"/> per page, and returns a cursor where it stopped (the page may then hold fewer
-/// than <see cref="Limit"/> jobs, or none, and still have a <see cref="JobPage.Next"/>).
+/// A page lists the jobs still in flight (queued, scheduled, running, retrying) first, latest accepted first, then the
+/// ended ones, latest ending first. A filter on ended states alone reads the queue's per-state index of ended jobs;
+/// anything else (text, or a state a job in flight can be in) reads jobs one by one, at most <see cref="ScanLimit"/> per
+/// page, and returns a cursor where it stopped (the page may then hold fewer than <see cref="Limit"/> jobs, or none,
+/// and still have a <see cref="JobPage.Next"/>).
 /// </remarks>
 public sealed class JobQuery
 {
@@ -50,8 +51,8 @@ public sealed class JobQuery
     public int Limit { get; init; } = 50;
 
     /// <summary>
-    /// Gets the most ended jobs one page reads when a text filter applies, from 1 to <see cref="MaxScanLimit"/>, so a
-    /// search over many retained jobs costs a bounded amount per page.
+    /// Gets the most jobs one page reads when it cannot use the per-state index (a text filter, or jobs in flight), from
+    /// 1 to <see cref="MaxScanLimit"/>, so a search over many jobs costs a bounded amount per page.
     /// </summary>
     /// <value>The default value is 100,000.</value>
     public int ScanLimit { get; init; } = 100_000;

@@ -59,48 +59,67 @@ internal sealed partial class JobTracker
         && (query.ErrorContains is not { } error || (job.LastError?.Contains(error, StringComparison.OrdinalIgnoreCase) ?? false));
 
     /// <summary>
-    /// Adds the jobs in flight below <paramref name="before"/>, newest id first, up to the limit.
+    /// Adds the jobs in flight accepted before <paramref name="before"/>, latest first, until the page is full or
+    /// <see cref="JobQuery.ScanLimit"/> entries were read (jobs in flight change state all the time, so no index can say
+    /// which are running: they are read one by one, ended ones skipped).
     /// </summary>
-    /// <returns>The cursor to continue among jobs in flight, or <see langword="null"/> when they are all listed.</returns>
+    /// <returns>The cursor to continue among jobs in flight, or <see langword="null"/> when none is left to read.</returns>
     private string? FindLive(JobQuery query, int states, long before, string queueName, List<JobStatus> found, ref int scanned)
     {
-        // Jobs in flight are bounded by the queue's capacity, its scheduled jobs and its retries; they are read in full,
-        // and only the page's worth (plus one, to know whether more follow) is kept.
-        var page = new PriorityQueue<TrackedJob, long>(query.Limit + 1);
-        foreach (var (id, job) in _live)
+        var chunk = new TrackedJob[Math.Min(CopyChunk, query.ScanLimit)];
+        while (found.Count < query.Limit)
         {
-            scanned++;
-            if (id >= before || (states & (1 << (int)job.State)) == 0 || !Matches(job, query))
+            if (scanned >= query.ScanLimit)
             {
-                continue;
+                return HasLiveBefore(before) ? new JobCursor(Ended: false, before).ToString() : null;
             }
 
-            // A min-heap on id: the smallest is dropped once the page is one over its limit.
-            page.Enqueue(job, id);
-            if (page.Count > query.Limit + 1)
+            int copied = CopyLiveBefore(before, chunk.AsSpan(0, Math.Min(chunk.Length, query.ScanLimit - scanned)));
+            if (copied == 0)
             {
-                page.Dequeue();
+                return null;
+            }
+
+            for (int i = 0; i < copied && found.Count < query.Limit; i++)
+            {
+                var job = chunk[i];
+                scanned++;
+                before = job.TrackSequence;
+
+                // A job that ended is listed among the ended jobs, not here.
+                if (!job.IsGone && (states & (1 << (int)job.State)) != 0 && Matches(job, query))
+                {
+                    found.Add(job.Describe(queueName));
+                }
             }
         }
 
-        bool more = page.Count > query.Limit;
-        if (more)
-        {
-            page.Dequeue();
-        }
+        return HasLiveBefore(before) ? new JobCursor(Ended: false, before).ToString() : null;
+    }
 
-        var newestFirst = new TrackedJob[page.Count];
-        for (int i = newestFirst.Length - 1; i >= 0; i--)
+    /// <summary>Copies the entries accepted latest before <paramref name="before"/>, latest first.</summary>
+    private int CopyLiveBefore(long before, Span<TrackedJob> into)
+    {
+        lock (_liveLock)
         {
-            newestFirst[i] = page.Dequeue();
-        }
+            CompactLiveIfMostlyGoneLocked();
+            int next = _live.CountBefore(before) - 1;
+            int copied = 0;
+            while (copied < into.Length && next >= 0)
+            {
+                into[copied++] = _live[next--];
+            }
 
-        foreach (var job in newestFirst)
+            return copied;
+        }
+    }
+
+    private bool HasLiveBefore(long before)
+    {
+        lock (_liveLock)
         {
-            found.Add(job.Describe(queueName));
+            return _live.Count > 0 && _live[0].TrackSequence < before;
         }
-
-        return more ? new JobCursor(Ended: false, newestFirst[^1].Id).ToString() : null;
     }
 
     /// <summary>
@@ -110,13 +129,13 @@ internal sealed partial class JobTracker
     /// <returns>The cursor to continue among ended jobs, or <see langword="null"/> when none is left to read.</returns>
     private string? FindEnded(JobQuery query, int states, long before, string queueName, List<JobStatus> found, ref int scanned)
     {
+        // The scan limit is the page's: what the jobs in flight used of it is gone. A state filter alone reads its index.
         bool hasText = query.NameContains is not null || query.ErrorContains is not null;
         var logs = SelectLogs(states);
         var chunk = new TrackedJob[Math.Min(CopyChunk, hasText ? query.ScanLimit : query.Limit)];
-        int read = 0;
-        while (found.Count < query.Limit && (!hasText || read < query.ScanLimit))
+        while (found.Count < query.Limit && (!hasText || scanned < query.ScanLimit))
         {
-            int want = Math.Min(chunk.Length, hasText ? query.ScanLimit - read : query.Limit - found.Count);
+            int want = Math.Min(chunk.Length, hasText ? query.ScanLimit - scanned : query.Limit - found.Count);
             int copied = CopyBefore(logs, before, chunk.AsSpan(0, want));
             if (copied == 0)
             {
@@ -126,7 +145,6 @@ internal sealed partial class JobTracker
             for (int i = 0; i < copied && found.Count < query.Limit; i++)
             {
                 var job = chunk[i];
-                read++;
                 scanned++;
                 before = job.EndSequence;
                 if (Matches(job, query))

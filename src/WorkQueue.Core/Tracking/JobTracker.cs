@@ -16,8 +16,8 @@ namespace WorkQueue.Tracking;
 /// <see cref="WorkItem"/>, so no state change looks anything up.
 /// </para>
 /// <para>
-/// For the job search, jobs in flight are also kept by id in <c>_live</c>, and ended jobs in logs in the order they
-/// ended: one of all endings and one per ending state. An ended job never changes state, so the logs are appended and
+/// For the job search, jobs are also kept in the order they were accepted (<see cref="LiveLog"/>, where ended ones are
+/// skipped and compacted away), and ended jobs in logs in the order they ended: one of all endings and one per ending state. An ended job never changes state, so the logs are appended and
 /// forgotten oldest first only; all of them change under one lock, so the oldest of all endings is also the oldest of
 /// its own state's log, and forgetting it there is taking that log's first entry.
 /// </para>
@@ -28,7 +28,12 @@ internal sealed partial class JobTracker
     private const int EndingCount = (int)JobState.Abandoned - FirstEnding + 1;
 
     private readonly ConcurrentDictionary<long, TrackedJob> _jobs = new();
-    private readonly ConcurrentDictionary<long, TrackedJob> _live = new();
+
+    // The jobs in the order they were accepted, ended ones included until the next compaction; guarded by _liveLock.
+    private readonly Lock _liveLock = new();
+    private readonly LiveLog _live = new();
+    private long _trackSequence;
+    private int _goneInLive;
 
     // Guards the logs and the sequence; held for a few array writes (or a page's worth of copying), never around user code.
     private readonly Lock _endedLock = new();
@@ -58,15 +63,24 @@ internal sealed partial class JobTracker
     {
         var job = new TrackedJob(this, id, invoker, target, key, _time.GetUtcNow(), runAt, payload);
         _jobs[id] = job;
-        _live[id] = job;
+        lock (_liveLock)
+        {
+            job.TrackSequence = ++_trackSequence;
+            CompactLiveIfMostlyGoneLocked();
+            _live.Append(job);
+        }
+
         return job;
     }
 
     /// <summary>The enqueue that took <paramref name="id"/> was refused: no job has it.</summary>
     public void Forget(long id)
     {
-        _jobs.TryRemove(id, out _);
-        _live.TryRemove(id, out _);
+        if (_jobs.TryRemove(id, out var job))
+        {
+            job.MarkForgotten();
+            Interlocked.Increment(ref _goneInLive);
+        }
     }
 
     /// <summary>Finds a job that lives, or ended within the retention.</summary>
@@ -93,7 +107,7 @@ internal sealed partial class JobTracker
     /// <summary>Called once by the job as it ends.</summary>
     internal void OnEnded(TrackedJob job)
     {
-        _live.TryRemove(new KeyValuePair<long, TrackedJob>(job.Id, job));
+        Interlocked.Increment(ref _goneInLive);
         if (_maxEnded == 0)
         {
             _jobs.TryRemove(new KeyValuePair<long, TrackedJob>(job.Id, job));
@@ -119,6 +133,19 @@ internal sealed partial class JobTracker
         }
 
         return logs;
+    }
+
+    /// <summary>
+    /// Drops the ended entries of the live log once they are half of it, so it holds about twice the jobs in flight
+    /// (amortized: each compaction removes at least as many entries as it keeps).
+    /// </summary>
+    private void CompactLiveIfMostlyGoneLocked()
+    {
+        Debug.Assert(_liveLock.IsHeldByCurrentThread, "The live log changes under its lock.");
+        if (_live.Count >= 32 && Volatile.Read(ref _goneInLive) * 2 >= _live.Count)
+        {
+            Interlocked.Add(ref _goneInLive, -_live.Compact());
+        }
     }
 
     private bool IsExpired(TrackedJob job, long now) => now - job.EndedTimestamp >= _retentionTicks;

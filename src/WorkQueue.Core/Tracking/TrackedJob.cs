@@ -21,6 +21,7 @@ internal sealed class TrackedJob
     private string? _name;
     private int _state;
     private int _cancelRequested;
+    private int _forgotten;
     private CancellationTokenSource? _running;
     private long _stateSinceTicks;
     private long _runAtTicks;
@@ -69,6 +70,12 @@ internal sealed class TrackedJob
     /// <summary>Gets or sets the job's place among the queue's endings (set by the tracker, under its lock, as it ends).</summary>
     public long EndSequence { get; set; }
 
+    /// <summary>Gets or sets the job's place among the queue's tracked jobs (set by the tracker, under its lock, as it is accepted).</summary>
+    public long TrackSequence { get; set; }
+
+    /// <summary>Gets a value indicating whether the job is no longer in flight: it ended, or its enqueue was refused.</summary>
+    public bool IsGone => IsEnded || Volatile.Read(ref _forgotten) != 0;
+
     /// <summary>Gets the handler type or delegate method that runs the job, worked out once.</summary>
     public string Name
     {
@@ -95,6 +102,9 @@ internal sealed class TrackedJob
     public static bool IsEnding(JobState state) => state >= JobState.Succeeded;
 
     private static bool IsPending(JobState state) => state is JobState.Queued or JobState.Scheduled or JobState.Retrying;
+
+    /// <summary>The enqueue that tracked the job was refused: it never was a job.</summary>
+    public void MarkForgotten() => Volatile.Write(ref _forgotten, 1);
 
     /// <summary>A scheduled job came due, or a retry's delay passed: it waits for a thread now.</summary>
     /// <returns><see langword="false"/> if the job has ended (it was cancelled): it must not be handed to the threads.</returns>

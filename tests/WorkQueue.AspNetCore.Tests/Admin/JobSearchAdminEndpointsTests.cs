@@ -29,7 +29,7 @@ public sealed class JobSearchAdminEndpointsTests
         Assert.Equal([succeeded, failed], Ids(byType));
         Assert.Empty(Ids(none));
         Assert.Equal(JsonValueKind.Null, none.RootElement.GetProperty("next").ValueKind);
-        Assert.Equal(2, none.RootElement.GetProperty("scanned").GetInt32());
+        Assert.InRange(none.RootElement.GetProperty("scanned").GetInt32(), 2, 4);
     }
 
     [Fact]
