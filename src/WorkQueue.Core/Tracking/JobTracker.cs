@@ -107,7 +107,22 @@ internal sealed partial class JobTracker
     /// <summary>Called once by the job as it ends.</summary>
     internal void OnEnded(TrackedJob job)
     {
-        Interlocked.Increment(ref _goneInLive);
+        // A queue that stops accepting jobs must not keep its ended ones in the live log forever; whoever finds the
+        // lock free compacts (a producer does it on its next Track anyway).
+        // (The count is read without the lock: a stale value only moves the compaction by one ending.)
+        int gone = Interlocked.Increment(ref _goneInLive);
+        if (gone >= 16 && gone * 2 >= _live.Count && _liveLock.TryEnter())
+        {
+            try
+            {
+                CompactLiveIfMostlyGoneLocked();
+            }
+            finally
+            {
+                _liveLock.Exit();
+            }
+        }
+
         if (_maxEnded == 0)
         {
             _jobs.TryRemove(new KeyValuePair<long, TrackedJob>(job.Id, job));
