@@ -54,6 +54,18 @@ internal sealed partial class JobTracker
     /// <summary>Gets the number of jobs tracked, ended ones included (for tests).</summary>
     public int Count => _jobs.Count;
 
+    /// <summary>Gets the number of entries in the live log, ended ones not yet compacted away included (for tests).</summary>
+    internal int LiveLogCount
+    {
+        get
+        {
+            lock (_liveLock)
+            {
+                return _live.Count;
+            }
+        }
+    }
+
     internal DateTimeOffset Now => _time.GetUtcNow();
 
     internal long Timestamp => _time.GetTimestamp();

@@ -161,6 +161,20 @@ public sealed class JobTrackerQueryTests
     }
 
     [Fact]
+    public void OnEnded_WithNoFurtherEnqueue_CompactsTheLiveLog()
+    {
+        var tracker = NewTracker();
+        var jobs = Enumerable.Range(1, 1000).Select(id => Track(tracker, id)).ToList();
+
+        foreach (var job in jobs)
+        {
+            End(job, JobState.Succeeded);
+        }
+
+        Assert.InRange(tracker.LiveLogCount, 0, 31);
+    }
+
+    [Fact]
     public void Query_NameContains_MatchesTheDelegatesNameIgnoringCase()
     {
         var tracker = NewTracker();
