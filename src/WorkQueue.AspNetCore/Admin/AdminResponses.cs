@@ -110,7 +110,7 @@ internal static class AdminResponses
 
     /// <summary>
     /// Writes a payload as JSON (with the web defaults), cut to <paramref name="maxLength"/> characters; a payload that
-    /// cannot be written as JSON shows its <c>ToString()</c>, so one odd type never fails the page.
+    /// cannot be written as JSON shows its <c>ToString()</c> (or, if that throws too, says so), so one odd type never fails the page.
     /// </summary>
     [UnconditionalSuppressMessage("Trimming", "IL2026", Justification = "Payloads are the app's own types, rooted by the handlers that take them; a failure falls back to ToString().")]
     [UnconditionalSuppressMessage("AOT", "IL3050", Justification = "As above: a failure falls back to ToString().")]
@@ -121,14 +121,22 @@ internal static class AdminResponses
             return null;
         }
 
+        // The payload's getters and ToString are the app's code: whatever they throw costs this payload, not the page.
         string text;
         try
         {
             text = JsonSerializer.Serialize(payload, payload.GetType(), JsonSerializerOptions.Web);
         }
-        catch (Exception ex) when (ex is NotSupportedException or InvalidOperationException or JsonException or ArgumentException)
+        catch (Exception)
         {
-            text = payload.ToString() ?? string.Empty;
+            try
+            {
+                text = payload.ToString() ?? string.Empty;
+            }
+            catch (Exception ex)
+            {
+                text = $"(the payload of type {payload.GetType().FullName} could not be written: {ex.GetType().Name})";
+            }
         }
 
         return text.Length <= maxLength ? text : string.Concat(text.AsSpan(0, maxLength), "…");

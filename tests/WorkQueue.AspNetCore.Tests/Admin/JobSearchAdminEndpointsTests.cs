@@ -112,6 +112,19 @@ public sealed class JobSearchAdminEndpointsTests
         Assert.Equal("{\"customer\":\"Ada Lov…", job.RootElement.GetProperty("payload").GetString());
     }
 
+    [Fact]
+    public async Task Payload_WhoseGetterThrows_IsDescribedAndThePageStillAnswers()
+    {
+        await using var app = await StartAsync(o => o.ShowPayloads = true);
+        var queue = app.Services.GetRequiredService<IWorkQueue>();
+        var result = await queue.EnqueueAsync(new ThrowingPayloadHandler(), new ThrowingPayload(), new JobOptions { Delay = TimeSpan.FromHours(1) });
+
+        using var page = await GetJsonAsync(app, $"{Prefix}/default/jobs");
+
+        var job = page.RootElement.GetProperty("jobs").EnumerateArray().Single(j => j.GetProperty("id").GetInt64() == result.JobId);
+        Assert.Contains("could not be written", job.GetProperty("payload").GetString());
+    }
+
     [Theory]
     [InlineData(0)]
     [InlineData(WorkQueueAdminOptions.MaxPayloadLengthLimit + 1)]
@@ -157,6 +170,18 @@ public sealed class JobSearchAdminEndpointsTests
         page.RootElement.GetProperty("jobs").EnumerateArray().Select(j => j.GetProperty("id").GetInt64()).ToArray();
 
     private sealed record Order(string Customer);
+
+    private sealed class ThrowingPayload
+    {
+        public string Secret => throw new InvalidOperationException("no");
+
+        public override string ToString() => throw new InvalidOperationException("no");
+    }
+
+    private sealed class ThrowingPayloadHandler : IJobHandler<ThrowingPayload>
+    {
+        public ValueTask ExecuteAsync(ThrowingPayload payload, CancellationToken cancellationToken) => ValueTask.CompletedTask;
+    }
 
     private sealed class OrderHandler : IJobHandler<Order>
     {
