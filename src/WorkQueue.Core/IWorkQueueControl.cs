@@ -101,4 +101,27 @@ public interface IWorkQueueControl
     /// <param name="jobId">The job's id.</param>
     /// <returns>What the cancel did, and the job as it was left.</returns>
     JobCancelResult Cancel(long jobId);
+
+    /// <summary>
+    /// Finds one page of an in-memory queue's tracked jobs (see <see cref="GetJob(long)"/> for which jobs are tracked):
+    /// by state, by text in the job's name or last error, newest first, continued with the page's
+    /// <see cref="JobPage.Next"/> cursor.
+    /// </summary>
+    /// <remarks>
+    /// <para>
+    /// Jobs in flight come first, latest accepted first, then ended jobs, latest ending first. A filter on ended states
+    /// reads a per-state index of the ended jobs; anything else (a text filter, jobs in flight) reads at most
+    /// <see cref="JobQuery.ScanLimit"/> jobs per page and returns a cursor where it stopped.
+    /// </para>
+    /// <para>
+    /// A page is read while jobs move: a job that ends between two pages may appear on both or on neither. A durable queue
+    /// returns an empty page.
+    /// </para>
+    /// </remarks>
+    /// <param name="query">What to find.</param>
+    /// <returns>The page.</returns>
+    /// <exception cref="ArgumentNullException"><paramref name="query"/> is <see langword="null"/>.</exception>
+    /// <exception cref="ArgumentOutOfRangeException"><see cref="JobQuery.Limit"/> or <see cref="JobQuery.ScanLimit"/> is out of range.</exception>
+    /// <exception cref="ArgumentException">A text is empty or too long, a state is not defined, or the cursor is not one a page returned.</exception>
+    JobPage FindJobs(JobQuery query);
 }

@@ -35,4 +35,12 @@ public sealed record JobStatus(
     /// <see cref="OperationCanceledException"/> (<see cref="JobState.DeadLettered"/>, without a retry).
     /// </summary>
     public bool CancelIgnored => CancelRequested && State is JobState.Succeeded or JobState.DeadLettered;
+
+    /// <summary>
+    /// Gets the payload a typed job (<see cref="IJobHandler{TPayload}"/>) was enqueued with, while the job waits or runs;
+    /// <see langword="null"/> for a delegate job, and once the job ended (an ended job kept for
+    /// <see cref="WorkQueueOptions.FinishedJobRetention"/> holds no payload alive).
+    /// </summary>
+    /// <remarks>Payloads may hold personal data: show them only where the app means to.</remarks>
+    public object? Payload { get; init; }
 }

@@ -139,13 +139,16 @@ public sealed class WorkQueueOptions
     /// Gets or sets how long <see cref="IWorkQueueControl.GetJob(long)"/> still reports a tracked job after it ended.
     /// Zero forgets a job as soon as it ends.
     /// </summary>
-    /// <remarks>An ended job kept for the retention costs about 200 bytes; see also <see cref="MaxFinishedJobs"/>.</remarks>
+    /// <remarks>
+    /// An ended job kept for the retention costs about 200 bytes, plus two 8-byte slots in the logs the job search
+    /// (<see cref="IWorkQueueControl.FindJobs(JobQuery)"/>) reads; see also <see cref="MaxFinishedJobs"/>.
+    /// </remarks>
     /// <value>The default value is 10 minutes.</value>
     [Range(typeof(TimeSpan), "00:00:00", "7.00:00:00")]
     public TimeSpan FinishedJobRetention { get; set; } = TimeSpan.FromMinutes(10);
 
     /// <summary>
-    /// Gets or sets the most ended jobs <see cref="IWorkQueueControl.GetJob(long)"/> still reports; the oldest endings
+    /// Gets or sets the most ended jobs <see cref="IWorkQueueControl.GetJob(long)"/> and <see cref="IWorkQueueControl.FindJobs(JobQuery)"/> still report; the oldest endings
     /// are forgotten first, even within <see cref="FinishedJobRetention"/>. Zero forgets a job as soon as it ends.
     /// </summary>
     /// <value>The default value is 10,000.</value>

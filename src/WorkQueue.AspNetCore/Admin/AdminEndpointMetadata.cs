@@ -1,5 +1,10 @@
 namespace WorkQueue.AspNetCore.Admin;
 
-/// <summary>Marks the endpoints mapped by <c>MapWorkQueueAdmin</c>, so a startup check can find them among all endpoints.</summary>
+/// <summary>
+/// Marks the endpoints mapped by <c>MapWorkQueueAdmin</c>, so a startup check can find them among all endpoints, and
+/// carries the settings their handlers read.
+/// </summary>
 /// <param name="Prefix">The prefix they were mapped under.</param>
-internal sealed record AdminEndpointMetadata(string Prefix);
+/// <param name="ShowPayloads">Whether job routes include payloads (<see cref="WorkQueueAdminOptions.ShowPayloads"/>).</param>
+/// <param name="MaxPayloadLength">The most payload characters they return (<see cref="WorkQueueAdminOptions.MaxPayloadLength"/>).</param>
+internal sealed record AdminEndpointMetadata(string Prefix, bool ShowPayloads = false, int MaxPayloadLength = 4096);

@@ -1,4 +1,6 @@
+using System.Diagnostics.CodeAnalysis;
 using System.Globalization;
+using System.Text.Json;
 using WorkQueue.AspNetCore.Dashboard;
 using WorkQueue.AspNetCore.Durable;
 
@@ -89,7 +91,7 @@ internal static class AdminResponses
             s.QueueWait.P99.TotalMilliseconds);
     }
 
-    public static JobStatusState FromJob(JobStatus j) => new(
+    public static JobStatusState FromJob(JobStatus j, AdminEndpointMetadata? settings = null) => new(
         j.Id,
         j.QueueName,
         j.Name,
@@ -102,7 +104,43 @@ internal static class AdminResponses
         j.WorkerName,
         j.LastError,
         j.CancelRequested,
-        j.CancelIgnored);
+        j.CancelIgnored,
+        settings is { ShowPayloads: true } ? WritePayload(j.Payload, settings.MaxPayloadLength) : null,
+        settings is { ShowPayloads: true });
+
+    /// <summary>
+    /// Writes a payload as JSON (with the web defaults), cut to <paramref name="maxLength"/> characters; a payload that
+    /// cannot be written as JSON shows its <c>ToString()</c> (or, if that throws too, says so), so one odd type never fails the page.
+    /// </summary>
+    [UnconditionalSuppressMessage("Trimming", "IL2026", Justification = "Payloads are the app's own types, rooted by the handlers that take them; a failure falls back to ToString().")]
+    [UnconditionalSuppressMessage("AOT", "IL3050", Justification = "As above: a failure falls back to ToString().")]
+    public static string? WritePayload(object? payload, int maxLength)
+    {
+        if (payload is null)
+        {
+            return null;
+        }
+
+        // The payload's getters and ToString are the app's code: whatever they throw costs this payload, not the page.
+        string text;
+        try
+        {
+            text = JsonSerializer.Serialize(payload, payload.GetType(), JsonSerializerOptions.Web);
+        }
+        catch (Exception)
+        {
+            try
+            {
+                text = payload.ToString() ?? string.Empty;
+            }
+            catch (Exception ex)
+            {
+                text = $"(the payload of type {payload.GetType().FullName} could not be written: {ex.GetType().Name})";
+            }
+        }
+
+        return text.Length <= maxLength ? text : string.Concat(text.AsSpan(0, maxLength), "…");
+    }
 
     public static string ToJson(JobCancelOutcome outcome) => outcome switch
     {
@@ -124,6 +162,20 @@ internal static class AdminResponses
         JobState.Dropped => "dropped",
         _ => "abandoned",
     };
+
+    /// <summary>Reads a state as <see cref="ToJson(JobState)"/> writes it (ignoring case), or <see langword="null"/>.</summary>
+    public static JobState? ParseJobState(string text)
+    {
+        foreach (var state in Enum.GetValues<JobState>())
+        {
+            if (string.Equals(ToJson(state), text, StringComparison.OrdinalIgnoreCase))
+            {
+                return state;
+            }
+        }
+
+        return null;
+    }
 
     public static string ToJson(WorkerMode mode) => mode == WorkerMode.Manual ? "manual" : "auto";
 
@@ -250,7 +302,12 @@ internal sealed record JobStatusState(
     string? Worker,
     string? LastError,
     bool CancelRequested,
-    bool CancelIgnored);
+    bool CancelIgnored,
+    string? Payload,
+    bool PayloadsShown);
+
+/// <summary>One page of a job search (<c>GET {prefix}/{queue}/jobs</c>).</summary>
+internal sealed record JobPageState(JobStatusState[] Jobs, string? Next, int Scanned, bool PayloadsShown);
 
 /// <summary>What a cancel by id did (<c>DELETE {prefix}/{queue}/jobs/{id}</c>).</summary>
 internal sealed record JobCancelState(string Outcome, JobStatusState Job);

@@ -4,6 +4,7 @@ using Microsoft.AspNetCore.Routing;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Logging;
 using WorkQueue;
+using WorkQueue.AspNetCore;
 using WorkQueue.AspNetCore.Admin;
 
 namespace Microsoft.AspNetCore.Builder;
@@ -25,6 +26,10 @@ public static partial class WorkQueueEndpointRouteBuilderExtensions
     /// of an in-memory queue (see <c>IWorkQueueControl.GetJob</c>) and <c>DELETE {prefix}/{queue}/jobs/{id}</c> cancels it:
     /// 200 with <c>{"outcome":"canceled"|"cancelRequested","job":...}</c>, 409 when it had already ended (the problem's
     /// <c>job</c> says how), 404 for an unknown queue or job, 400 for an id that is not a number, 501 for a durable queue.
+    /// <c>GET {prefix}/{queue}/jobs?state=&amp;type=&amp;error=&amp;cursor=&amp;limit=</c> searches an in-memory queue's
+    /// tracked jobs (see <c>IWorkQueueControl.FindJobs</c>): <c>{"jobs":[...],"next":cursor|null,"scanned":n}</c>, 400 naming
+    /// the field for a bad state, limit or cursor, 501 for a durable queue. Payloads are left out unless
+    /// <see cref="WorkQueue.AspNetCore.WorkQueueAdminOptions.ShowPayloads"/> is set.
     /// </summary>
     /// <remarks>
     /// <para>
@@ -42,19 +47,33 @@ public static partial class WorkQueueEndpointRouteBuilderExtensions
     /// </remarks>
     /// <param name="endpoints">The endpoint route builder.</param>
     /// <param name="prefix">The route prefix.</param>
+    /// <param name="configure">Configures the endpoints: whether job routes show payloads (<see cref="WorkQueueAdminOptions.ShowPayloads"/>, off by default because payloads may hold personal data).</param>
     /// <returns>A builder for conventions such as <c>RequireAuthorization</c>.</returns>
     /// <exception cref="InvalidOperationException"><c>AddWorkQueue</c> was not called.</exception>
-    public static IEndpointConventionBuilder MapWorkQueueAdmin(this IEndpointRouteBuilder endpoints, [StringSyntax("Route")] string prefix = "/admin/workqueue")
+    /// <exception cref="ArgumentException">An option is not valid.</exception>
+    public static IEndpointConventionBuilder MapWorkQueueAdmin(
+        this IEndpointRouteBuilder endpoints,
+        [StringSyntax("Route")] string prefix = "/admin/workqueue",
+        Action<WorkQueueAdminOptions>? configure = null)
     {
         ArgumentNullException.ThrowIfNull(endpoints);
         ArgumentException.ThrowIfNullOrWhiteSpace(prefix);
+        var options = new WorkQueueAdminOptions();
+        configure?.Invoke(options);
+        if (options.MaxPayloadLength is < 1 or > WorkQueueAdminOptions.MaxPayloadLengthLimit)
+        {
+            throw new ArgumentException(
+                $"WorkQueueAdminOptions.MaxPayloadLength must be from 1 to {WorkQueueAdminOptions.MaxPayloadLengthLimit}; it was {options.MaxPayloadLength}.",
+                nameof(configure));
+        }
+
         if (endpoints.ServiceProvider.GetService<IWorkQueueProvider>() is null)
         {
             throw new InvalidOperationException(
                 "Unable to find the WorkQueue services. Add them by calling 'services.AddWorkQueue()' before mapping the admin endpoints.");
         }
 
-        var group = endpoints.MapGroup(prefix).WithTags("WorkQueue").WithMetadata(new AdminEndpointMetadata(prefix));
+        var group = endpoints.MapGroup(prefix).WithTags("WorkQueue").WithMetadata(new AdminEndpointMetadata(prefix, options.ShowPayloads, options.MaxPayloadLength));
         group.AddEndpointFilter(LoopbackOnlyFilter.InvokeAsync);
         group.MapGet("/", AdminEndpoints.GetAll);
         group.MapGet("/history", AdminEndpoints.GetHistory);
@@ -70,6 +89,7 @@ public static partial class WorkQueueEndpointRouteBuilderExtensions
         group.MapGet("/{queue}/dead-letters", AdminEndpoints.GetDeadLetters);
         group.MapGet("/{queue}/scheduled", AdminEndpoints.GetScheduled);
         group.MapDelete("/{queue}/scheduled/{id}", AdminEndpoints.CancelScheduled).AddEndpointFilter(JsonOnlyFilter.InvokeAsync);
+        group.MapGet("/{queue}/jobs", AdminEndpoints.FindJobs);
         group.MapGet("/{queue}/jobs/{id}", AdminEndpoints.GetJob);
         group.MapDelete("/{queue}/jobs/{id}", AdminEndpoints.CancelJob).AddEndpointFilter(JsonOnlyFilter.InvokeAsync);
         group.MapPut("/{queue}/workers", AdminEndpoints.PutWorkers).AddEndpointFilter(JsonOnlyFilter.InvokeAsync);

@@ -28,6 +28,13 @@ internal sealed class QueueControl(QueueRuntime runtime) : IWorkQueueControl
 
     public JobCancelResult Cancel(long jobId) => runtime.Cancel(jobId);
 
+    public JobPage FindJobs(JobQuery query)
+    {
+        ArgumentNullException.ThrowIfNull(query);
+        query.Validate(nameof(query));
+        return runtime.FindJobs(query);
+    }
+
     public void Pause() => runtime.Pause();
 
     public void Resume() => runtime.Resume();

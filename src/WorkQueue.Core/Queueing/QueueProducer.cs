@@ -179,7 +179,7 @@ internal sealed class QueueProducer : IWorkQueue
         }
 
         // Tracked before it can come due: its id is handed out, so it can be looked up and cancelled.
-        var tracked = _tracker.Track(id, invoker, target, key, runAt);
+        var tracked = _tracker.Track(id, invoker, target, key, runAt, state);
         var item = new WorkItem(invoker, target, state, id, _time.GetTimestamp(), attempt: 1, WorkQueueTracing.CaptureParent(), key, tracked);
         switch (_scheduled.TryAdd(item, runAt))
         {
@@ -289,7 +289,7 @@ internal sealed class QueueProducer : IWorkQueue
             return ValueTask.FromException(Refuse(key, id, RejectionReason.QueueStopped));
         }
 
-        var tracked = track ? _tracker.Track(id, invoker, target, key, runAt: null) : null;
+        var tracked = track ? _tracker.Track(id, invoker, target, key, runAt: null, state) : null;
         var item = new WorkItem(invoker, target, state, id, _time.GetTimestamp(), attempt: 1, WorkQueueTracing.CaptureParent(), key, tracked);
         if (_writer.TryWrite(item))
         {

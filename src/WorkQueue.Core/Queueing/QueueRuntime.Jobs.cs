@@ -9,6 +9,9 @@ internal sealed partial class QueueRuntime
     public JobStatus? GetJob(long jobId) =>
         Store is null && Tracker.Find(jobId) is { } job ? job.Describe(Name) : null;
 
+    public JobPage FindJobs(JobQuery query) =>
+        Store is null ? Tracker.Query(query, Name) : new JobPage([], Next: null, Scanned: 0);
+
     public JobCancelResult Cancel(long jobId)
     {
         if (Store is not null || Tracker.Find(jobId) is not { } job)

@@ -17,9 +17,11 @@ internal sealed class TrackedJob
     private readonly JobTracker _owner;
     private readonly JobInvoker _invoker;
     private object? _target;
+    private object? _payload;
     private string? _name;
     private int _state;
     private int _cancelRequested;
+    private int _forgotten;
     private CancellationTokenSource? _running;
     private long _stateSinceTicks;
     private long _runAtTicks;
@@ -28,12 +30,13 @@ internal sealed class TrackedJob
     private string? _worker;
     private string? _lastError;
 
-    public TrackedJob(JobTracker owner, long id, JobInvoker invoker, object? target, string? key, DateTimeOffset now, DateTimeOffset? runAt)
+    public TrackedJob(JobTracker owner, long id, JobInvoker invoker, object? target, string? key, DateTimeOffset now, DateTimeOffset? runAt, object? payload = null)
     {
         _owner = owner;
         Id = id;
         _invoker = invoker;
         _target = target;
+        _payload = payload;
         Key = key;
         EnqueuedAt = now;
         _stateSinceTicks = now.UtcTicks;
@@ -64,9 +67,44 @@ internal sealed class TrackedJob
     /// <summary>Gets the <see cref="TimeProvider"/> timestamp at which the job ended (set before it is listed as ended).</summary>
     public long EndedTimestamp { get; private set; }
 
+    /// <summary>Gets or sets the job's place among the queue's endings (set by the tracker, under its lock, as it ends).</summary>
+    public long EndSequence { get; set; }
+
+    /// <summary>Gets or sets the job's place among the queue's tracked jobs (set by the tracker, under its lock, as it is accepted).</summary>
+    public long TrackSequence { get; set; }
+
+    /// <summary>Gets a value indicating whether the job is no longer in flight: it ended, or its enqueue was refused.</summary>
+    public bool IsGone => IsEnded || Volatile.Read(ref _forgotten) != 0;
+
+    /// <summary>Gets the handler type or delegate method that runs the job, worked out once.</summary>
+    public string Name
+    {
+        get
+        {
+            if (_name is { } name)
+            {
+                return name;
+            }
+
+            name = Describe();
+            if (name.Length > 0)
+            {
+                _name = name;
+            }
+
+            return name;
+        }
+    }
+
+    /// <summary>Gets the message of the exception the job's last failed attempt threw, if any.</summary>
+    public string? LastError => Volatile.Read(ref _lastError);
+
     public static bool IsEnding(JobState state) => state >= JobState.Succeeded;
 
     private static bool IsPending(JobState state) => state is JobState.Queued or JobState.Scheduled or JobState.Retrying;
+
+    /// <summary>The enqueue that tracked the job was refused: it never was a job.</summary>
+    public void MarkForgotten() => Volatile.Write(ref _forgotten, 1);
 
     /// <summary>A scheduled job came due, or a retry's delay passed: it waits for a thread now.</summary>
     /// <returns><see langword="false"/> if the job has ended (it was cancelled): it must not be handed to the threads.</returns>
@@ -185,6 +223,7 @@ internal sealed class TrackedJob
             {
                 _name ??= Describe();
                 _target = null;
+                _payload = null;
                 Volatile.Write(ref _running, null);
                 _owner.OnEnded(this);
                 return true;
@@ -209,7 +248,10 @@ internal sealed class TrackedJob
             startedAt == 0 ? null : new DateTimeOffset(startedAt, TimeSpan.Zero),
             _worker,
             _lastError,
-            CancelRequested);
+            CancelRequested)
+        {
+            Payload = Volatile.Read(ref _payload),
+        };
     }
 
     private string Describe()

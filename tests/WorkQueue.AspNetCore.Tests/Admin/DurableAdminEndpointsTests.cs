@@ -399,14 +399,15 @@ public sealed class DurableAdminEndpointsTests(RedisServerFixture redis) : IClas
     }
 
     [Fact]
-    public async Task Jobs_DurableQueue_GetAndCancelAnswer501SayingWhy()
+    public async Task Jobs_DurableQueue_GetCancelAndSearchAnswer501SayingWhy()
     {
         await using var app = await StartAsync(new JobLog());
 
         using var get = await app.Client.GetAsync($"{Prefix}/{Durable}/jobs/1");
         using var cancel = await SendAsync(app, HttpMethod.Delete, $"{Prefix}/{Durable}/jobs/1");
+        using var search = await app.Client.GetAsync($"{Prefix}/{Durable}/jobs?state=deadLettered");
 
-        foreach (var response in new[] { get, cancel })
+        foreach (var response in new[] { get, cancel, search })
         {
             Assert.Equal(HttpStatusCode.NotImplemented, response.StatusCode);
             Assert.Equal("application/problem+json", response.Content.Headers.ContentType?.MediaType);

@@ -59,7 +59,8 @@ internal sealed class DashboardHost : IAsyncDisposable
     /// key prefix are instances of one service (one consumer group).
     /// </param>
     /// <param name="testQueues">Adds the <c>io</c> queue and the one named like markup next to <c>default</c>.</param>
-    public static async Task<DashboardHost> StartAsync(bool requireKey = false, string pageAdminPrefix = "/admin/workqueue", DurableSetup? durable = null, bool testQueues = true)
+    /// <param name="showPayloads">Turns on <see cref="WorkQueueAdminOptions.ShowPayloads"/>.</param>
+    public static async Task<DashboardHost> StartAsync(bool requireKey = false, string pageAdminPrefix = "/admin/workqueue", DurableSetup? durable = null, bool testQueues = true, bool showPayloads = false)
     {
         var builder = WebApplication.CreateSlimBuilder();
         builder.WebHost.UseUrls("http://127.0.0.1:0");
@@ -111,7 +112,7 @@ internal sealed class DashboardHost : IAsyncDisposable
             app.UseAuthorization();
         }
 
-        var admin = app.MapWorkQueueAdmin("/admin/workqueue");
+        var admin = app.MapWorkQueueAdmin("/admin/workqueue", o => o.ShowPayloads = showPayloads);
         if (requireKey)
         {
             admin.RequireAuthorization(KeyCheck.Scheme);

@@ -204,6 +204,7 @@
       const queues = await api('GET', '/');
       await loadHistory();
       render(queues);
+      updateJobQueues(queues);
       renderRecurring(await api('GET', '/recurring'));
       renderThreadPool(await api('GET', '/threadpool'));
       showError('');
@@ -661,6 +662,296 @@
     }
     view.cancel.hidden = !UNFINISHED.has(job.state);
     view.cancel.setAttribute('aria-label', `Cancel job ${job.id}`);
+  }
+
+  // ---- The job browser: search an in-memory queue's tracked jobs, page through them, open one, cancel it ----
+
+  const JOB_PAGE_SIZE = 20;
+  const browser = {
+    root: document.getElementById('jobs'),
+    form: document.getElementById('jobs-search'),
+    queue: document.getElementById('jobs-queue'),
+    id: document.getElementById('jobs-id'),
+    type: document.getElementById('jobs-type'),
+    error: document.getElementById('jobs-error'),
+    state: document.getElementById('jobs-state'),
+    alert: document.getElementById('jobs-alert'),
+    status: document.getElementById('jobs-status'),
+    results: document.getElementById('jobs-results'),
+    title: document.getElementById('jobs-results-title'),
+    payloads: document.getElementById('jobs-payloads'),
+    caption: document.getElementById('jobs-caption'),
+    rows: document.querySelector('#jobs-table tbody'),
+    prev: document.getElementById('jobs-prev'),
+    next: document.getElementById('jobs-next'),
+    pageNo: document.getElementById('jobs-page'),
+    // The search that the pages belong to, and the cursor of each page seen so far (the first page's is null).
+    query: null,
+    cursors: [null],
+    page: 0,
+    asks: 0,
+    details: {
+      root: document.getElementById('job-details'),
+      title: document.getElementById('job-details-title'),
+      fields: document.querySelector('#job-details dl'),
+      payload: document.getElementById('job-details-payload'),
+      alert: document.getElementById('job-details-alert'),
+      status: document.getElementById('job-details-status'),
+      cancel: document.getElementById('job-details-cancel'),
+      close: document.getElementById('job-details-close'),
+      job: null,
+      queue: null,
+      asks: 0,
+    },
+  };
+
+  for (const [value, name] of Object.entries(JOB_STATES)) {
+    browser.state.appendChild(option(value, name));
+  }
+
+  browser.form.addEventListener('submit', event => {
+    event.preventDefault();
+    searchJobs();
+  });
+  browser.next.addEventListener('click', () => turnPage(1));
+  browser.prev.addEventListener('click', () => turnPage(-1));
+  browser.details.close.addEventListener('click', closeDetails);
+  browser.details.cancel.addEventListener('click', () => {
+    const { job, queue } = browser.details;
+    if (job && window.confirm(`Cancel job ${job.id} of ${queue}? A job not started yet will not run; a running one is asked to stop.`)) {
+      cancelFromDetails(job, queue);
+    }
+  });
+
+  function option(value, text) {
+    const node = document.createElement('option');
+    node.value = value;
+    node.textContent = text;
+    return node;
+  }
+
+  // Durable queues answer the search with 501 (their jobs are not tracked by id here): only in-memory ones are offered.
+  function updateJobQueues(queues) {
+    const names = queues.filter(q => !q.durable).map(q => q.name);
+    const current = Array.from(browser.queue.options, o => o.value);
+    if (names.join('\n') !== current.join('\n')) {
+      const selected = browser.queue.value;
+      browser.queue.replaceChildren(...names.map(name => option(name, name)));
+      if (names.includes(selected)) {
+        browser.queue.value = selected;
+      }
+    }
+    browser.root.hidden = names.length === 0;
+  }
+
+  async function searchJobs() {
+    const queue = browser.queue.value;
+    setText(browser.alert, '');
+    setText(browser.status, '');
+    if (!queue) {
+      setText(browser.alert, 'There is no in-memory queue to search.');
+      return;
+    }
+    const idText = browser.id.value.trim();
+    if (idText) {
+      if (!/^\d+$/.test(idText)) {
+        // The API's rule; checked here too, so that ".." cannot turn the path into another route.
+        setText(browser.alert, 'Enter a job id: a whole number from 0, as EnqueueResult.JobId and Schedule return it. Leave it empty to search by type, error or state.');
+        browser.id.focus();
+        return;
+      }
+      const ask = ++browser.asks;
+      try {
+        const job = await api('GET', `${queuePath(queue)}/jobs/${encodeURIComponent(idText)}`);
+        if (ask === browser.asks) {
+          browser.query = null;
+          showPage(queue, { jobs: [job], next: null, scanned: 1, payloadsShown: job.payloadsShown }, `Job ${job.id} found: ${stateName(job.state)}.`);
+          openDetails(job, queue);
+        }
+      } catch (e) {
+        if (ask === browser.asks) {
+          hideResults();
+          setText(browser.alert, e.message);
+        }
+      }
+      return;
+    }
+    browser.query = { queue, type: browser.type.value.trim(), error: browser.error.value.trim(), state: browser.state.value };
+    browser.cursors = [null];
+    browser.page = 0;
+    await loadJobPage();
+  }
+
+  async function turnPage(step) {
+    if (!browser.query) {
+      return;
+    }
+    const page = browser.page + step;
+    if (page < 0 || page >= browser.cursors.length) {
+      return;
+    }
+    browser.page = page;
+    await loadJobPage();
+  }
+
+  async function loadJobPage() {
+    const q = browser.query;
+    const params = new URLSearchParams();
+    if (q.state) {
+      params.set('state', q.state);
+    }
+    if (q.type) {
+      params.set('type', q.type);
+    }
+    if (q.error) {
+      params.set('error', q.error);
+    }
+    const cursor = browser.cursors[browser.page];
+    if (cursor) {
+      params.set('cursor', cursor);
+    }
+    params.set('limit', String(JOB_PAGE_SIZE));
+    setText(browser.alert, '');
+    const ask = ++browser.asks;
+    try {
+      const page = await api('GET', `${queuePath(q.queue)}/jobs?${params}`);
+      if (ask !== browser.asks) {
+        return;
+      }
+      browser.cursors.length = browser.page + 1;
+      if (page.next) {
+        browser.cursors.push(page.next);
+      }
+      const count = page.jobs.length;
+      const more = page.next ? ' More on the next page.' : '';
+      const text = count === 0 && page.next
+        ? `Page ${browser.page + 1}: no match among the ${fmt(page.scanned)} jobs read; the next page reads on.`
+        : `Page ${browser.page + 1}: ${fmt(count)} ${count === 1 ? 'job' : 'jobs'} of ${q.queue} (${fmt(page.scanned)} read).${more}`;
+      showPage(q.queue, page, text);
+      closeDetails(false);
+    } catch (e) {
+      if (ask === browser.asks) {
+        hideResults();
+        setText(browser.alert, e.message);
+      }
+    }
+  }
+
+  function hideResults() {
+    browser.results.hidden = true;
+    closeDetails(false);
+  }
+
+  function showPage(queue, page, text) {
+    browser.rows.replaceChildren(...page.jobs.map(job => jobRow(job, queue)));
+    if (page.jobs.length === 0) {
+      const cell = make('td', 'muted', 'No job matches.');
+      cell.colSpan = 7;
+      const row = document.createElement('tr');
+      row.appendChild(cell);
+      browser.rows.appendChild(row);
+    }
+    setText(browser.caption, `Jobs of ${queue}, page ${browser.query ? browser.page + 1 : 1} (times in this browser's zone)`);
+    setText(browser.payloads, page.payloadsShown
+      ? 'Payloads are shown (WorkQueueAdminOptions.ShowPayloads is on): open a job to see its payload.'
+      : 'Payloads are hidden by configuration (WorkQueueAdminOptions.ShowPayloads is off; payloads may hold personal data).');
+    const paged = Boolean(browser.query);
+    browser.prev.disabled = !paged || browser.page === 0;
+    browser.next.disabled = !paged || browser.page + 1 >= browser.cursors.length;
+    setText(browser.pageNo, paged ? `Page ${browser.page + 1}` : '');
+    browser.results.hidden = false;
+    setText(browser.status, text);
+    browser.title.focus();
+  }
+
+  function jobRow(job, queue) {
+    const row = document.createElement('tr');
+    row.dataset.jobId = String(job.id);
+    const open = make('button', 'link', String(job.id));
+    open.type = 'button';
+    open.setAttribute('aria-label', `Job ${job.id} details`);
+    open.addEventListener('click', () => openDetails(job, queue));
+    const id = document.createElement('td');
+    id.appendChild(open);
+    const state = make('td', 'state', stateName(job.state));
+    row.append(id, make('td', '', job.job), state, make('td', 'num', fmt(job.attempt)), make('td', '', when(job.enqueuedAt)), make('td', '', when(job.stateSince)), make('td', 'last-error', job.lastError || ''));
+    return row;
+  }
+
+  function openDetails(job, queue) {
+    const d = browser.details;
+    setText(d.alert, '');
+    setText(d.status, '');
+    showDetails(job, queue);
+    d.root.hidden = false;
+    d.title.focus();
+  }
+
+  function showDetails(job, queue) {
+    const d = browser.details;
+    d.job = job;
+    d.queue = queue;
+    setText(d.title, `Job ${job.id} of ${queue}`);
+    const fields = [{ label: 'Id', value: () => String(job.id) }, ...JOB_FIELDS];
+    d.fields.replaceChildren(...fields.map(spec => {
+      const value = spec.value(job);
+      const wrap = make('div', spec.wide ? 'wide' : '');
+      wrap.hidden = value === undefined || value === null;
+      wrap.append(make('dt', '', spec.label), make('dd', '', value === undefined || value === null ? '' : String(value)));
+      return wrap;
+    }));
+    setText(d.payload, !job.payloadsShown
+      ? 'Hidden by configuration: the app has not turned on WorkQueueAdminOptions.ShowPayloads (payloads may hold personal data).'
+      : job.payload !== null && job.payload !== undefined
+        ? job.payload
+        : 'None: a delegate job has none, and an ended job no longer holds its payload.');
+    d.cancel.hidden = !UNFINISHED.has(job.state);
+    d.cancel.setAttribute('aria-label', `Cancel job ${job.id}`);
+    // The row of the same job shows the same state.
+    const row = browser.rows.querySelector(`tr[data-job-id="${CSS.escape(String(job.id))}"] td.state`);
+    if (row) {
+      setText(row, stateName(job.state));
+    }
+  }
+
+  function closeDetails(moveFocus) {
+    const d = browser.details;
+    const job = d.job;
+    d.root.hidden = true;
+    d.job = null;
+    if (moveFocus !== false && job) {
+      const button = browser.rows.querySelector(`tr[data-job-id="${CSS.escape(String(job.id))}"] button`);
+      (button && !browser.results.hidden ? button : browser.title).focus();
+    }
+  }
+
+  async function cancelFromDetails(job, queue) {
+    const d = browser.details;
+    const ask = ++d.asks;
+    d.cancel.disabled = true;
+    setText(d.alert, '');
+    setText(d.status, '');
+    try {
+      const result = await api('DELETE', `${queuePath(queue)}/jobs/${encodeURIComponent(job.id)}`, {});
+      if (ask === d.asks) {
+        showDetails(result.job, queue);
+        setText(d.status, result.outcome === 'canceled'
+          ? `Canceled job ${result.job.id}: it will not run.`
+          : `Asked job ${result.job.id} to stop: its cancellation token is cancelled; it ends when its code gives up.`);
+      }
+    } catch (e) {
+      if (ask === d.asks) {
+        if (e.status === 409 && e.problem && e.problem.job) {
+          showDetails(e.problem.job, queue);
+        }
+        setText(d.alert, e.message);
+      }
+    } finally {
+      d.cancel.disabled = false;
+    }
+    // Disabling the focused button dropped the focus: it goes to the details' heading, which says what changed.
+    d.title.focus();
+    refresh();
   }
 
   // ---- A durable queue's Redis figures and consumers ----
