@@ -129,6 +129,50 @@ public sealed class DurableRecurringSharedStateTests(RedisServerFixture redis) :
     }
 
     /// <summary>
+    /// Schedules changed again and again at runtime on three hosts, each change on another host than the last, so the
+    /// hosts disagree about the schedule most of the time: every occurrence still runs at most once, and the job keeps
+    /// running on whichever schedule is the latest.
+    /// </summary>
+    [Fact]
+    public async Task AddOrUpdate_ManyChangesOnThreeHosts_EachOccurrenceRunsAtMostOnce()
+    {
+        var log = new RunLog();
+        string prefix = DurableTestHost.NewPrefix();
+        var hosts = new List<IHost>();
+        try
+        {
+            foreach (string name in new[] { "a", "b", "c" })
+            {
+                hosts.Add(await StartAsync(log, prefix, name, EverySecond));
+            }
+
+            await log.WaitForAsync("nightly", DateTimeOffset.UtcNow, "a first occurrence");
+            string[] schedules = ["*/2 * * * * *", EverySecond, "0/3 * * * * *", "*/2 * * * * *"];
+            for (int i = 0; i < 12; i++)
+            {
+                Jobs(hosts[i % 3]).AddOrUpdate<RunHandler>("nightly", schedules[i % schedules.Length], o => o.Queue = Queue);
+
+                // Paces the changes across occurrences (what is asserted does not depend on it).
+                await Task.Delay(TimeSpan.FromMilliseconds(700));
+            }
+
+            var lastChange = DateTimeOffset.UtcNow;
+            await log.WaitForAsync("nightly", lastChange.AddSeconds(1), "an occurrence on the latest schedule");
+            await log.WaitForAsync("fence", lastChange.AddSeconds(3), "three more seconds");
+            var repeated = log.Runs.Where(r => r.Job == "nightly" && !r.IsTriggeredManually).GroupBy(r => r.ScheduledFor).Where(g => g.Count() > 1)
+                .Select(g => $"{g.Key:O} x{g.Count()} on {string.Join(",", g.Select(r => r.Instance))}").ToArray();
+            Assert.True(repeated.Length == 0, "Occurrences run more than once: " + string.Join("; ", repeated));
+
+            // The latest schedule, every even second, set on c: only c runs it now, and no odd second runs.
+            AssertOnlyEvenSecondsSince(log, lastChange.AddSeconds(1));
+        }
+        finally
+        {
+            await StopAllAsync(hosts);
+        }
+    }
+
+    /// <summary>
     /// A host whose clock runs 2 s ahead fires on Redis's clock (its offset is measured from each round), so it does not
     /// start an occurrence 2 s before its time; before, it claimed every occurrence early by its skew. The start is
     /// measured on the test's clock, which is Redis's (same machine).
