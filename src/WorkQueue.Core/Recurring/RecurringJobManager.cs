@@ -490,7 +490,7 @@ internal sealed partial class RecurringJobManager : IRecurringJobs, IDisposable
             job.Dispose();
             if (dropped)
             {
-                Log.RemovedElsewhere(_logger, job.Definition.Id, generation);
+                _logger.TryLog(static (l, s) => Log.RemovedElsewhere(l, s.Id, s.generation), (job.Definition.Id, generation));
             }
 
             return false;
@@ -504,7 +504,7 @@ internal sealed partial class RecurringJobManager : IRecurringJobs, IDisposable
 
         if (job.OnSuperseded(occurrence, generation, schedule))
         {
-            Log.Superseded(_logger, job.Definition.Id, job.Definition.Schedule.Fingerprint, schedule, generation);
+            _logger.TryLog(static (l, s) => Log.Superseded(l, s.Id, s.Fingerprint, s.schedule, s.generation), (job.Definition.Id, job.Definition.Schedule.Fingerprint, schedule, generation));
         }
 
         return false;
