@@ -237,9 +237,12 @@ internal sealed partial class RecurringJobManager : IRecurringJobs, IDisposable
     private IRecurringOccurrenceStore? DurableStore(RecurringJobDefinition definition) =>
         _provider.Find(definition.Queue).Store as IRecurringOccurrenceStore;
 
+    /// <summary>
+    /// Arms the job's timer; a durable job's once the first write of its schedule to the store was tried, which also
+    /// measures the store's clock, so its first due time is on that clock already.
+    /// </summary>
     private void StartJob(RecurringJobState job, bool catchUp = true)
     {
-        job.Start();
         if (DurableStore(job.Definition) is not { } store)
         {
             job.OnScheduleStored();

@@ -64,8 +64,8 @@ internal sealed class RecurringJobState : IDisposable
 
     private Action<RecurringJobState, RecurringOccurrence> Fire { get; }
 
-    /// <summary>Arms the timer for the first occurrence after now (unless paused).</summary>
-    public void Start()
+    /// <summary>Arms the timer for the first occurrence after now (unless paused or disposed).</summary>
+    private void Start()
     {
         lock (_lock)
         {
@@ -143,8 +143,17 @@ internal sealed class RecurringJobState : IDisposable
         }
     }
 
-    /// <summary>The first write of the job's schedule to its store was tried: offers may go.</summary>
-    public void OnScheduleStored() => _scheduleStored.TrySetResult();
+    /// <summary>
+    /// The first write of the job's schedule to its store was tried (or the job is in memory): the timer is armed (see
+    /// <see cref="Start"/>), and offers may go.
+    /// </summary>
+    public void OnScheduleStored()
+    {
+        if (_scheduleStored.TrySetResult())
+        {
+            Start();
+        }
+    }
 
     /// <summary>The store holds this job's schedule: a warning about another one is given again if it comes back.</summary>
     public void OnScheduleCurrent()
@@ -222,6 +231,8 @@ internal sealed class RecurringJobState : IDisposable
         }
 
         _timer.Dispose();
+
+        // Offers waiting for the schedule's write go ahead (and find the job disposed); the timer stays unarmed.
         _scheduleStored.TrySetResult();
     }
 
