@@ -1,8 +1,10 @@
 namespace WorkQueue;
 
 /// <summary>
-/// Lists and changes the recurring jobs of in-memory queues at runtime: pause, resume, trigger now, remove, add or
-/// replace. Registered by <c>AddRecurringJob</c>; the jobs run per process (every instance of an app runs its own).
+/// Lists and changes the recurring jobs at runtime: pause, resume, trigger now, remove, add or replace. Registered by
+/// <c>AddRecurringJob</c>. On an in-memory queue the jobs run per process (every instance of an app runs its own) on the
+/// process's clock; on a durable queue each occurrence is enqueued once across the instances, on Redis's clock, and a
+/// pause, a removal and a schedule are shared through Redis.
 /// </summary>
 public interface IRecurringJobs
 {
@@ -47,7 +49,11 @@ public interface IRecurringJobs
     ValueTask<string?> TriggerNowAsync(string id, CancellationToken cancellationToken = default);
 
     /// <summary>
-    /// Removes the job: no further occurrences; one already enqueued still runs.
+    /// Removes the job: no further occurrences; one already enqueued still runs. On a durable queue the removal is also
+    /// stored in Redis (written in the background): every other instance drops the job at its next offer or start, and
+    /// an instance that starts with the same schedule in code keeps it removed, until the job is added again at runtime
+    /// (<see cref="AddOrUpdate{THandler}(string, string, Action{RecurringJobOptions}?)"/>) or a deploy registers another
+    /// schedule for it in code.
     /// </summary>
     /// <param name="id">The job's id.</param>
     /// <returns><see langword="true"/> if the job existed.</returns>
@@ -57,7 +63,11 @@ public interface IRecurringJobs
     // configure callback, so no call can bind to both.
 #pragma warning disable RS0026
     /// <summary>
-    /// Adds a recurring job on a cron schedule, or replaces the one with the same id.
+    /// Adds a recurring job on a cron schedule, or replaces the one with the same id. On a durable queue, called after the
+    /// host started, the schedule is also stored in Redis as the job's (written in the background): another instance with
+    /// another schedule for the job stops running its own (it logs a warning once) and an instance that starts with the
+    /// schedule in code this change replaced keeps the change, until a deploy registers another schedule in code. An
+    /// instance runs only the schedule it was given (in code, or by this method there).
     /// </summary>
     /// <typeparam name="THandler">The handler, resolved from a new service scope for each occurrence.</typeparam>
     /// <param name="id">The job's id (case-insensitive).</param>
@@ -70,6 +80,8 @@ public interface IRecurringJobs
     /// <summary>
     /// Adds a recurring job that runs every <paramref name="interval"/>, or replaces the one with the same id.
     /// Occurrences fall on multiples of the interval since the Unix epoch (UTC), so they do not drift across restarts.
+    /// On a durable queue the schedule is shared as for a cron schedule
+    /// (<see cref="AddOrUpdate{THandler}(string, string, Action{RecurringJobOptions}?)"/>).
     /// </summary>
     /// <typeparam name="THandler">The handler, resolved from a new service scope for each occurrence.</typeparam>
     /// <param name="id">The job's id (case-insensitive).</param>

@@ -167,9 +167,12 @@ internal static class DurableScripts
     /// <item>enqueues: adds as many payloads as the queue has room for (unfinished = stream entries + delayed retries and
     /// scheduled jobs), in order, answering <c>#</c> for each one there is no room for, and stops at the first one Redis
     /// refuses. A spec says how: empty, now; <c>d{ms}</c>, after a delay on Redis's
-    /// clock; <c>a{unix ms}</c>, at a time (either, when due already, now); <c>r{unix ms}|{recurring id}</c>, a recurring
-    /// job's occurrence, added only if no occurrence of that job at or after that time was added before (by any
-    /// instance: the check and the add are this one script), else answered with an empty id. A job that is not due
+    /// clock; <c>a{unix ms}</c>, at a time (either, when due already, now); <c>r{unix ms}|{schedule}|{recurring id}</c>, a
+    /// recurring job's occurrence on the offering instance's schedule, added only if no occurrence of that job at or
+    /// after that time was added before (by any instance: the check and the add are this one script), else answered with
+    /// an empty id; refused, whatever the room, with <c>-{generation}</c> when the job was removed at runtime,
+    /// <c>^{generation}|{schedule}</c> when the job's schedule is another one now (see <see cref="RegisterRecurring"/>),
+    /// <c>~</c> when it is paused in the store. A job that is not due
     /// yet goes to the delayed set as a first attempt under a new job id <c>s{ms}-{n}</c>, recorded in the scheduled hash
     /// so that it can be cancelled or listed. A payload with an idempotency key held by a job that is still there (see
     /// <c>alive</c>) is not added, even in a full queue, and is answered <c>!{that job's id}</c>; otherwise the key is
@@ -181,7 +184,7 @@ internal static class DurableScripts
     /// up to fetch count new entries for the consumer, and the epoch they are read under (see <see cref="Epoch"/>).</item>
     /// </list>
     /// Returns { new ids, enqueue error or nil, acknowledgement error or nil, ms until the next delayed job is due or -1,
-    /// entries, fetch error or nil, epoch ('' without a fetch) }. Any enqueue publishes a nudge, so consumers asleep until a later due time look again.
+    /// entries, fetch error or nil, epoch ('' without a fetch), Redis's time (Unix ms) }. Any enqueue publishes a nudge, so consumers asleep until a later due time look again.
     /// </summary>
     public const string Round = Now + KeyHelpers + Epoch + """
 
@@ -208,29 +211,42 @@ internal static class DurableScripts
               if job and alive(job, where, KEYS[2], KEYS[3]) then holder = job end
             end
             local id, err, at
+            local kind = string.sub(spec, 1, 1)
             if holder then
               id = '!' .. holder
+            elseif kind == 'r' then
+              -- Refusals and a claim made elsewhere are answered before the room is looked at: only an occurrence
+              -- that would be added needs room, and the others are told what became of theirs.
+              local fire, schedule, recurring = string.match(spec, '^r(%d+)|([^|]*)|(.*)$')
+              local record = redis.call('HGET', KEYS[4], '@' .. recurring)
+              local generation, state, current
+              if record then generation, state, current = string.match(record, '^(%d+)|(%a)|([^|]*)|') end
+              local last = redis.call('HGET', KEYS[4], recurring)
+              if state == 'x' then
+                -- Removed at runtime (by any instance): the offering instance drops the job.
+                id = '-' .. generation
+              elseif current and current ~= schedule then
+                -- Another schedule is the job's now (a runtime change, or a deploy): the offering one is stale.
+                id = '^' .. generation .. '|' .. current
+              elseif redis.call('HGET', KEYS[4], '~' .. recurring) == '1' then
+                -- Paused in the store (by any instance): nothing is enqueued or claimed.
+                id = '~'
+              elseif last and tonumber(last) >= tonumber(fire) then
+                id = ''
+              elseif added >= room then
+                id = '#'
+              else
+                -- Added before it is recorded: a refused record can at worst let another instance add it again (at
+                -- least once), never lose it.
+                id, err = try('XADD', KEYS[1], '*', 'p', payload, 'a', '1', 't', stamp)
+                if id then redis.pcall('HSET', KEYS[4], recurring, fire) end
+              end
             elseif added >= room then
               id = '#'
             else
-              local kind = string.sub(spec, 1, 1)
               local due = now
               if kind == 'd' then due = now + tonumber(string.sub(spec, 2)) elseif kind == 'a' then due = tonumber(string.sub(spec, 2)) end
-              if kind == 'r' then
-                local fire, recurring = string.match(spec, '^r(%d+)|(.*)$')
-                local last = redis.call('HGET', KEYS[4], recurring)
-                if redis.call('HGET', KEYS[4], '~' .. recurring) == '1' then
-                  -- Paused in the store (by any instance): nothing is enqueued or claimed.
-                  id = '~'
-                elseif last and tonumber(last) >= tonumber(fire) then
-                  id = ''
-                else
-                  -- Added before it is recorded: a refused record can at worst let another instance add it again (at
-                  -- least once), never lose it.
-                  id, err = try('XADD', KEYS[1], '*', 'p', payload, 'a', '1', 't', stamp)
-                  if id then redis.pcall('HSET', KEYS[4], recurring, fire) end
-                end
-              elseif due > now then
+              if due > now then
                 local n, refused = try('INCR', KEYS[5])
                 if n then
                   id = 's' .. stamp .. '-' .. n
@@ -255,7 +271,7 @@ internal static class DurableScripts
               break
             end
             ids[#ids + 1] = id
-            if not holder and id ~= '' and id ~= '#' and id ~= '~' then
+            if not holder and id ~= '' and not string.find(id, '^[#~%-%^]') then
               added = added + 1
               -- Taken after the add: a refused write leaves the job without its key (a repeat may add another), never
               -- a key without its job.
@@ -304,7 +320,40 @@ internal static class DurableScripts
           if read then entries = read[1][2] end
           fetchError = readError or err or false
         end
-        return { ids, enqueueError, ackError, nextDue, entries, fetchError, epoch }
+        return { ids, enqueueError, ackError, nextDue, entries, fetchError, epoch, now }
+        """;
+
+    /// <summary>
+    /// A recurring job's schedule as the instances share it: the field <c>@{id}</c> of the recurring hash (KEYS[1]) holds
+    /// <c>{generation}|{state}|{schedule}|{base}</c>, the state <c>c</c> (registered in code), <c>r</c> (changed at
+    /// runtime) or <c>x</c> (removed at runtime), the schedule the job runs on (for <c>x</c>, the one removed), and for
+    /// a runtime change the schedule in code it overrode (<c>base</c>). Every write increments the generation. ARGV: the
+    /// job's id, the change (<c>c</c>, <c>r</c> or <c>x</c>), the instance's schedule. A registration in code (<c>c</c>,
+    /// each start) is written unless the same schedule is registered, or a runtime change overrode that very schedule
+    /// (so a restart keeps a runtime Remove or AddOrUpdate; a deploy with another schedule in code wins over both). A
+    /// runtime change is always written. Returns { generation, state, schedule, Redis's time (Unix ms) } as they are now.
+    /// </summary>
+    public const string RegisterRecurring = Now + """
+        local field = '@' .. ARGV[1]
+        local record = redis.call('HGET', KEYS[1], field)
+        local generation, state, current, base = 0, nil, nil, nil
+        if record then
+          local g
+          g, state, current, base = string.match(record, '^(%d+)|(%a)|([^|]*)|(.*)$')
+          generation = tonumber(g) or 0
+        end
+        local change, schedule = ARGV[2], ARGV[3]
+        if change == 'c' then
+          if state == 'c' and current == schedule then return { generation, state, current, now } end
+          if (state == 'r' or state == 'x') and base == schedule then return { generation, state, current, now } end
+          base = schedule
+        else
+          if state == 'c' then base = current elseif not state then base = '' end
+          if change == 'x' and current then schedule = current end
+        end
+        generation = generation + 1
+        redis.call('HSET', KEYS[1], field, generation .. '|' .. change .. '|' .. schedule .. '|' .. base)
+        return { generation, change, schedule, now }
         """;
 
     /// <summary>

@@ -15,7 +15,9 @@ namespace WorkQueue.AspNetCore.Durable;
 /// would have touched three calls made then: the batch's callers are told (and, when Redis cannot be reached, every
 /// queued caller, see <see cref="Stage"/>), the acknowledgements are put back, and the fetch is tried again. If Redis
 /// ran the call and only its reply was lost, what the fetch read is pending here unheld: it is taken back once Redis
-/// answers (<see cref="AdoptOwnIfNeeded"/>), so it runs then, not after a claim timeout.
+/// answers (<see cref="AdoptOwnIfNeeded"/>), so it runs then, not after a claim timeout. Each round also answers
+/// Redis's time, from which <see cref="RedisClockOffset"/> measures how far Redis's clock is from this process's (durable
+/// recurring jobs fire on Redis's clock).
 /// </remarks>
 internal sealed partial class RedisStreamStore
 {
@@ -86,6 +88,7 @@ internal sealed partial class RedisStreamStore
         }
 
         RedisResult[] result;
+        var sent = _clock.Start();
         try
         {
             result = (RedisResult[])db.ScriptEvaluate(DurableScripts.Round, [Keys.Stream, Keys.Delayed, Keys.Scheduled, Keys.Recurring, Keys.Ids, Keys.Epoch], args)!;
@@ -113,19 +116,21 @@ internal sealed partial class RedisStreamStore
             throw;
         }
 
+        _clock.Sample(sent, (long)result[7]);
+
         // Each part is settled whatever the others' fate; a refused part fails the pass (backoff, readiness, log).
-        bool sent = false;
+        bool stored = false;
         string? enqueueError = PartError(result[1]);
         string? ackError = PartError(result[2]);
         string? fetchError = PartError(result[5]);
         if (enqueues is not null)
         {
-            sent |= FinishEnqueues(enqueues, (RedisResult[])result[0]!, enqueueError);
+            stored |= FinishEnqueues(enqueues, (RedisResult[])result[0]!, enqueueError);
         }
 
         if (completed is not null)
         {
-            sent |= FinishCompleted(completed, ackError);
+            stored |= FinishCompleted(completed, ackError);
         }
 
         if (room > 0)
@@ -136,7 +141,7 @@ internal sealed partial class RedisStreamStore
         PartFailed(enqueueError);
         PartFailed(ackError);
         PartFailed(fetchError);
-        return sent;
+        return stored;
     }
 
     private static string? PartError(RedisResult error) => error.IsNull ? null : (string?)error;

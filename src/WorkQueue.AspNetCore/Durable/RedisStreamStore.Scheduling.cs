@@ -58,7 +58,10 @@ internal sealed partial class RedisStreamStore : IRecurringOccurrenceStore
     }
 
     /// <inheritdoc/>
-    public async ValueTask<RecurringOffer> EnqueueOccurrenceAsync(RecurringOccurrence occurrence, CancellationToken cancellationToken)
+    public TimeSpan ClockOffset => _clock.Offset;
+
+    /// <inheritdoc/>
+    public async ValueTask<RecurringOffer> EnqueueOccurrenceAsync(RecurringOccurrence occurrence, string schedule, CancellationToken cancellationToken)
     {
         string payload = _jobType.WriteOccurrence(occurrence)
             ?? throw new InvalidOperationException($"Durable queue '{_queue}' does not carry RecurringOccurrence payloads.");
@@ -66,15 +69,55 @@ internal sealed partial class RedisStreamStore : IRecurringOccurrenceStore
         // A manual trigger claims nothing: it runs besides the schedule (a paused job included).
         string spec = occurrence.IsTriggeredManually
             ? string.Empty
-            : "r" + occurrence.ScheduledFor.ToUnixTimeMilliseconds().ToString(CultureInfo.InvariantCulture) + "|" + occurrence.RecurringJobId.ToLowerInvariant();
+            : "r" + occurrence.ScheduledFor.ToUnixTimeMilliseconds().ToString(CultureInfo.InvariantCulture) + "|" + schedule + "|" + occurrence.RecurringJobId.ToLowerInvariant();
         string id = await EnqueueAsync(payload, spec, cancellationToken).ConfigureAwait(false);
         return id switch
         {
             "" => new RecurringOffer(RecurringOfferOutcome.EnqueuedElsewhere),
             PausedAnswer => new RecurringOffer(RecurringOfferOutcome.Paused),
+            ['-', .. var generation] => new RecurringOffer(RecurringOfferOutcome.Removed, Generation: ParseGeneration(generation)),
+            ['^', .. var rest] => Superseded(rest),
             _ => new RecurringOffer(RecurringOfferOutcome.Enqueued, id),
         };
+
+        // "{generation}|{schedule}": the job's schedule in the store, which is not the offered one.
+        static RecurringOffer Superseded(string answer)
+        {
+            int bar = answer.IndexOf('|', StringComparison.Ordinal);
+            return new RecurringOffer(RecurringOfferOutcome.Superseded, Generation: ParseGeneration(answer[..Math.Max(bar, 0)]), Schedule: answer[(bar + 1)..]);
+        }
     }
+
+    /// <inheritdoc/>
+    public async ValueTask<RecurringScheduleRecord> SetScheduleAsync(string recurringJobId, RecurringScheduleChange change, string schedule, CancellationToken cancellationToken)
+    {
+        string code = change switch
+        {
+            RecurringScheduleChange.Registered => "c",
+            RecurringScheduleChange.Changed => "r",
+            _ => "x",
+        };
+        try
+        {
+            var sent = _clock.Start();
+            var reply = (RedisResult[])(await Database.ScriptEvaluateAsync(DurableScripts.RegisterRecurring, [Keys.Recurring], [recurringJobId.ToLowerInvariant(), code, schedule]).ConfigureAwait(false))!;
+            _clock.Sample(sent, (long)reply[3]);
+            var state = (string?)reply[1] switch
+            {
+                "c" => RecurringScheduleChange.Registered,
+                "r" => RecurringScheduleChange.Changed,
+                _ => RecurringScheduleChange.Removed,
+            };
+            return new RecurringScheduleRecord((long)reply[0], state, (string?)reply[2] ?? string.Empty);
+        }
+        catch (Exception ex) when (ex is RedisException or TimeoutException)
+        {
+            throw new JobRejectedException(_queue, RejectionReason.StoreUnavailable, $"Durable queue '{_queue}': {ex.Message}", ex);
+        }
+    }
+
+    private static long ParseGeneration(string text) =>
+        long.TryParse(text, NumberStyles.None, CultureInfo.InvariantCulture, out long generation) ? generation : 0;
 
     /// <inheritdoc/>
     public async ValueTask SetPausedAsync(string recurringJobId, bool paused, CancellationToken cancellationToken)

@@ -37,6 +37,7 @@ internal sealed partial class RedisStreamStore : IJobStore
     private readonly IServiceProvider _services;
     private readonly TimeProvider _time;
     private readonly ILogger _logger;
+    private readonly RedisClockOffset _clock;
     private readonly ManualResetEventSlim _wake = new(false);
     private readonly TaskCompletionSource _exited = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private readonly ConcurrentDictionary<string, DurableEntry> _held = new(StringComparer.Ordinal);
@@ -74,6 +75,7 @@ internal sealed partial class RedisStreamStore : IJobStore
         _services = services;
         _time = time;
         _logger = logger;
+        _clock = new RedisClockOffset(time);
         Keys = new RedisStreamKeys(durable.KeyPrefix, queue);
         ConsumerName = CreateConsumerName();
     }

@@ -6,7 +6,7 @@ using WorkQueue.Recurring;
 namespace Microsoft.Extensions.DependencyInjection;
 
 /// <summary>
-/// Adds recurring jobs (cron or fixed interval) to in-memory queues.
+/// Adds recurring jobs (cron or fixed interval) to in-memory or durable queues.
 /// </summary>
 public static class RecurringJobBuilderExtensions
 {
@@ -16,7 +16,10 @@ public static class RecurringJobBuilderExtensions
     /// <summary>
     /// Adds a recurring job on a cron schedule: each occurrence enqueues a job for a scoped
     /// <typeparamref name="THandler"/> with a <see cref="RecurringOccurrence"/> payload, on the queue named by
-    /// <see cref="RecurringJobOptions.Queue"/>. Runs per process; change jobs at runtime through <see cref="IRecurringJobs"/>.
+    /// <see cref="RecurringJobOptions.Queue"/>. On an in-memory queue it runs per process; on a durable queue each
+    /// occurrence is enqueued once across the instances, and the schedule registered here is shared through Redis at each
+    /// start (a deploy with another schedule wins over the old one; a runtime removal or change of this very schedule
+    /// holds). Change jobs at runtime through <see cref="IRecurringJobs"/>.
     /// </summary>
     /// <typeparam name="THandler">The handler, resolved from a new service scope for each occurrence.</typeparam>
     /// <param name="builder">The builder from <c>AddWorkQueue</c>.</param>

@@ -12,6 +12,14 @@ namespace WorkQueue.Recurring;
 /// every instance offers every occurrence and the store enqueues it once (<see cref="IRecurringOccurrenceStore"/>); at
 /// start, an occurrence missed while no instance ran is run once or skipped (<see cref="MissedOccurrencePolicy"/>).
 /// </summary>
+/// <remarks>
+/// A durable job's schedule is shared through its store: each instance registers the schedule it has in code at start,
+/// and a runtime <see cref="AddOrUpdate{THandler}(string, string, Action{RecurringJobOptions}?)"/> or <see cref="Remove"/>
+/// is written there too (<see cref="IRecurringOccurrenceStore.SetScheduleAsync"/>). The store refuses an offer on a
+/// schedule that is not the job's there, or of a removed job, and says so: the instance drops a removed job, and stops
+/// running a superseded schedule (log 707) until its schedule is the job's again. Durable jobs fire on the store's clock
+/// (<see cref="IRecurringOccurrenceStore.ClockOffset"/>), in-memory ones on the engine's.
+/// </remarks>
 internal sealed partial class RecurringJobManager : IRecurringJobs, IDisposable
 {
     private readonly Lock _lock = new();
@@ -95,7 +103,7 @@ internal sealed partial class RecurringJobManager : IRecurringJobs, IDisposable
             return null;
         }
 
-        var occurrence = new RecurringOccurrence(job.Definition.Id, _time.GetUtcNow(), IsTriggeredManually: true);
+        var occurrence = new RecurringOccurrence(job.Definition.Id, job.Time.GetUtcNow(), IsTriggeredManually: true);
         job.OnFiring(occurrence);
         try
         {
@@ -118,6 +126,13 @@ internal sealed partial class RecurringJobManager : IRecurringJobs, IDisposable
         }
 
         job?.Dispose();
+        if (job is not null && DurableStore(job.Definition) is { } store)
+        {
+            // Every instance learns it at its next offer (refused) or start, and drops the job; written in the
+            // background, as a pause is: a failure is logged, and the job is removed here only.
+            _ = WriteChangeAsync(job, store, RecurringScheduleChange.Removed);
+        }
+
         return job is not null;
     }
 
@@ -166,7 +181,12 @@ internal sealed partial class RecurringJobManager : IRecurringJobs, IDisposable
     private void AddOrReplace(RecurringJobDefinition definition)
     {
         CheckQueue(definition);
-        var job = new RecurringJobState(definition, _time, Fire);
+
+        // A durable job fires on its store's clock, so the instances agree on when an occurrence is due; the store
+        // measures the offset from its calls, and the clock reads it each time.
+        var store = DurableStore(definition);
+        var time = store is null ? _time : new RecurringStoreClock(_time, store);
+        var job = new RecurringJobState(definition, time, Fire);
         RecurringJobState? replaced;
         bool start;
         lock (_lock)
@@ -180,6 +200,10 @@ internal sealed partial class RecurringJobManager : IRecurringJobs, IDisposable
             _jobs.Remove(definition.Id, out replaced);
             _jobs[definition.Id] = job;
             start = _started;
+
+            // Added before the start (in code, or by the app before its host runs) it is registered as code is, at the
+            // start; after it, it is a runtime change, which every instance's claim learns.
+            job.Origin = start ? RecurringScheduleChange.Changed : RecurringScheduleChange.Registered;
         }
 
         replaced?.Dispose();
@@ -213,28 +237,94 @@ internal sealed partial class RecurringJobManager : IRecurringJobs, IDisposable
     private IRecurringOccurrenceStore? DurableStore(RecurringJobDefinition definition) =>
         _provider.Find(definition.Queue).Store as IRecurringOccurrenceStore;
 
+    /// <summary>
+    /// Arms the job's timer; a durable job's once the first write of its schedule to the store was tried, which also
+    /// measures the store's clock, so its first due time is on that clock already.
+    /// </summary>
     private void StartJob(RecurringJobState job, bool catchUp = true)
     {
-        job.Start();
-        if (catchUp && DurableStore(job.Definition) is { } store && job.Definition.MissedOccurrences == MissedOccurrencePolicy.RunOnce && !job.IsPaused)
+        if (DurableStore(job.Definition) is not { } store)
         {
-            _ = CatchUpAsync(job, store);
+            job.OnScheduleStored();
+            return;
+        }
+
+        bool runMissed = catchUp && job.Definition.MissedOccurrences == MissedOccurrencePolicy.RunOnce && !job.IsPaused;
+        _ = job.Origin == RecurringScheduleChange.Registered
+            ? RegisterAsync(job, store, runMissed)
+            : ChangeAsync(job, store, runMissed);
+    }
+
+    /// <summary>A job added or changed at runtime: its schedule is written once (a failure is logged), then missed occurrences looked for.</summary>
+    private async Task ChangeAsync(RecurringJobState job, IRecurringOccurrenceStore store, bool runMissed)
+    {
+        if (await WriteChangeAsync(job, store, RecurringScheduleChange.Changed).ConfigureAwait(false) && runMissed)
+        {
+            await CatchUpAsync(job, store, registered: true).ConfigureAwait(false);
         }
     }
 
     /// <summary>
-    /// Runs once the latest occurrence that fell after the latest one any instance enqueued and before now (every
-    /// instance may do this at once: the store enqueues it once). A job never enqueued anywhere has missed nothing.
+    /// Writes a runtime change of the job's schedule to its store (the offers wait for the first write, so the claim
+    /// knows the new schedule by then); a failure is logged and the change holds on this instance only.
     /// </summary>
-    private async Task CatchUpAsync(RecurringJobState job, IRecurringOccurrenceStore store)
+    private async Task<bool> WriteChangeAsync(RecurringJobState job, IRecurringOccurrenceStore store, RecurringScheduleChange change)
+    {
+        try
+        {
+            await store.SetScheduleAsync(job.Definition.Id, change, job.Definition.Schedule.Fingerprint, CancellationToken.None).ConfigureAwait(false);
+            return true;
+        }
+        catch (Exception ex)
+        {
+            _logger.TryLog(static (l, s) => Log.ChangeNotStored(l, s.Id, s.change == RecurringScheduleChange.Removed ? "removal" : "schedule", s.Message), (job.Definition.Id, change, ex.Message));
+            return false;
+        }
+        finally
+        {
+            job.OnScheduleStored();
+        }
+    }
+
+    /// <summary>A job registered in code (or before the start): registered in the store, tried again until it is, then missed occurrences looked for.</summary>
+    private Task RegisterAsync(RecurringJobState job, IRecurringOccurrenceStore store, bool runMissed) =>
+        CatchUpAsync(job, store, registered: false, runMissed);
+
+    /// <summary>
+    /// Registers the job's schedule in the store unless <paramref name="registered"/> (and adopts what the store holds: a
+    /// removal, or another schedule), then, if <paramref name="runMissed"/>, runs once the latest occurrence that fell
+    /// after the latest one any instance enqueued and before now (every instance may do this at once: the store
+    /// enqueues it once). A job never enqueued anywhere has missed nothing.
+    /// </summary>
+    private async Task CatchUpAsync(RecurringJobState job, IRecurringOccurrenceStore store, bool registered, bool runMissed = true)
     {
         var retry = TimeSpan.FromSeconds(1);
         while (!job.IsDisposed && !IsStopped)
         {
             try
             {
+                if (!registered)
+                {
+                    RecurringScheduleRecord record;
+                    try
+                    {
+                        record = await store.SetScheduleAsync(job.Definition.Id, RecurringScheduleChange.Registered, job.Definition.Schedule.Fingerprint, CancellationToken.None).ConfigureAwait(false);
+                    }
+                    finally
+                    {
+                        // The offers go ahead after the first attempt, whatever its fate (the claim checks what the store holds).
+                        job.OnScheduleStored();
+                    }
+
+                    registered = true;
+                    if (!Adopt(job, null, record.Change == RecurringScheduleChange.Removed, record.Generation, record.Schedule) || !runMissed)
+                    {
+                        return;
+                    }
+                }
+
                 var last = await store.GetLastOccurrenceAsync(job.Definition.Id, CancellationToken.None).ConfigureAwait(false);
-                if (last is { } after && LatestMissed(job.Definition.Schedule, after, _time.GetUtcNow()) is { } missed && !job.IsDisposed && !job.IsPaused)
+                if (last is { } after && LatestMissed(job.Definition.Schedule, after, job.Time.GetUtcNow()) is { } missed && !job.IsDisposed && !job.IsPaused)
                 {
                     _logger.TryLog(static (l, s) => Log.CatchingUp(l, s.Id, s.Missed, s.Last), (job.Definition.Id, Missed: missed, Last: after));
                     await FireAsync(job, new RecurringOccurrence(job.Definition.Id, missed, IsTriggeredManually: false)).ConfigureAwait(false);
@@ -324,7 +414,7 @@ internal sealed partial class RecurringJobManager : IRecurringJobs, IDisposable
                     && !job.IsDisposed
                     && !job.IsPaused
                     && !IsStopped
-                    && !(job.Definition.Schedule.GetNextAfter(occurrence.ScheduledFor) is { } next && _time.GetUtcNow() + retry >= next);
+                    && !(job.Definition.Schedule.GetNextAfter(occurrence.ScheduledFor) is { } next && job.Time.GetUtcNow() + retry >= next);
                 if (!offerAgain)
                 {
                     job.OnSkipped(occurrence, reason);
@@ -345,7 +435,14 @@ internal sealed partial class RecurringJobManager : IRecurringJobs, IDisposable
     {
         if (DurableStore(job.Definition) is { } store)
         {
-            var offer = await store.EnqueueOccurrenceAsync(occurrence, cancellationToken).ConfigureAwait(false);
+            if (!occurrence.IsTriggeredManually)
+            {
+                // The first write of the job's schedule (its registration, or a runtime change) is tried before its first
+                // offer, so the claim judges the offer against it.
+                await job.ScheduleStored.WaitAsync(cancellationToken).ConfigureAwait(false);
+            }
+
+            var offer = await store.EnqueueOccurrenceAsync(occurrence, job.Definition.Schedule.Fingerprint, cancellationToken).ConfigureAwait(false);
             switch (offer.Outcome)
             {
                 case RecurringOfferOutcome.Enqueued:
@@ -353,6 +450,10 @@ internal sealed partial class RecurringJobManager : IRecurringJobs, IDisposable
                     break;
                 case RecurringOfferOutcome.EnqueuedElsewhere:
                     job.OnEnqueuedElsewhere(occurrence);
+                    break;
+                case RecurringOfferOutcome.Removed:
+                case RecurringOfferOutcome.Superseded:
+                    Adopt(job, occurrence, offer.Outcome == RecurringOfferOutcome.Removed, offer.Generation, offer.Schedule ?? string.Empty);
                     break;
                 default:
                     job.OnPausedInStore(occurrence);
@@ -369,6 +470,49 @@ internal sealed partial class RecurringJobManager : IRecurringJobs, IDisposable
         return id;
     }
 
+    /// <summary>
+    /// Adopts what the store holds for the job when it is not this instance's schedule: a removal drops the job here (if
+    /// it was not replaced meanwhile); another schedule stops this one's occurrences (each offer is refused) until the
+    /// store's schedule is this one again, with a warning once per generation. Returns whether the job runs here.
+    /// </summary>
+    private bool Adopt(RecurringJobState job, RecurringOccurrence? occurrence, bool removed, long generation, string schedule)
+    {
+        if (removed)
+        {
+            bool dropped;
+            lock (_lock)
+            {
+                dropped = _jobs.TryGetValue(job.Definition.Id, out var current) && ReferenceEquals(current, job) && _jobs.Remove(job.Definition.Id);
+            }
+
+            if (occurrence is not null)
+            {
+                job.OnSkipped(occurrence, $"removed in the store (generation {generation}), by a runtime Remove on an instance");
+            }
+
+            job.Dispose();
+            if (dropped)
+            {
+                _logger.TryLog(static (l, s) => Log.RemovedElsewhere(l, s.Id, s.generation), (job.Definition.Id, generation));
+            }
+
+            return false;
+        }
+
+        if (schedule == job.Definition.Schedule.Fingerprint)
+        {
+            job.OnScheduleCurrent();
+            return true;
+        }
+
+        if (job.OnSuperseded(occurrence, generation, schedule))
+        {
+            _logger.TryLog(static (l, s) => Log.Superseded(l, s.Id, s.Fingerprint, s.schedule, s.generation), (job.Definition.Id, job.Definition.Schedule.Fingerprint, schedule, generation));
+        }
+
+        return false;
+    }
+
     private static partial class Log
     {
         [LoggerMessage(700, LogLevel.Information, "Recurring job '{Id}' {Action}: '{Schedule}' ({TimeZone}) on queue '{Queue}'.", EventName = "RecurringJobRegistered")]
@@ -380,7 +524,7 @@ internal sealed partial class RecurringJobManager : IRecurringJobs, IDisposable
         [LoggerMessage(702, LogLevel.Information, "Recurring job '{Id}': running the occurrence of {Missed:O}, missed while no instance ran (the latest enqueued was {Last:O}).", EventName = "RecurringOccurrenceCatchUp")]
         public static partial void CatchingUp(ILogger logger, string id, DateTimeOffset missed, DateTimeOffset last);
 
-        [LoggerMessage(703, LogLevel.Warning, "Recurring job '{Id}': could not read its latest occurrence from the store to look for missed ones; trying again: {Reason}", EventName = "RecurringCatchUpFailed")]
+        [LoggerMessage(703, LogLevel.Warning, "Recurring job '{Id}': could not register its schedule in the store or read its latest occurrence there (to look for missed ones); trying again: {Reason}", EventName = "RecurringCatchUpFailed")]
         public static partial void CatchUpFailed(ILogger logger, string id, string reason);
 
         [LoggerMessage(705, LogLevel.Warning, "Recurring job '{Id}': the {Change} could not be stored for the other instances (it holds on this one): {Reason}", EventName = "RecurringPauseNotStored")]
@@ -388,6 +532,15 @@ internal sealed partial class RecurringJobManager : IRecurringJobs, IDisposable
 
         [LoggerMessage(704, LogLevel.Warning, "Recurring job '{Id}': the store could not take the occurrence for {ScheduledFor:O}; offering it again in {Delay}: {Reason}", EventName = "RecurringOccurrenceOfferedAgain")]
         public static partial void OfferingAgain(ILogger logger, string id, DateTimeOffset scheduledFor, TimeSpan delay, string reason);
+
+        [LoggerMessage(706, LogLevel.Information, "Recurring job '{Id}' was removed at runtime on an instance (generation {Generation} in the store): it no longer runs here. Adding it again at runtime, or deploying another schedule for it, brings it back.", EventName = "RecurringJobRemovedElsewhere")]
+        public static partial void RemovedElsewhere(ILogger logger, string id, long generation);
+
+        [LoggerMessage(707, LogLevel.Warning, "Recurring job '{Id}': its schedule here, {Schedule}, is not the job's schedule any more; the store holds {Current} (generation {Generation}: changed at runtime on an instance, or deployed). This instance stops running the old schedule; change it here too (AddOrUpdate) or deploy the new schedule.", EventName = "RecurringScheduleSuperseded")]
+        public static partial void Superseded(ILogger logger, string id, string schedule, string current, long generation);
+
+        [LoggerMessage(708, LogLevel.Warning, "Recurring job '{Id}': the {Change} could not be stored for the other instances (it holds on this one): {Reason}", EventName = "RecurringChangeNotStored")]
+        public static partial void ChangeNotStored(ILogger logger, string id, string change, string reason);
 
         [LoggerMessage(701, LogLevel.Warning, "Recurring job '{Id}': the occurrence for {ScheduledFor:O} was not enqueued: {Reason}", EventName = "RecurringOccurrenceSkipped")]
         public static partial void Skipped(ILogger logger, string id, DateTimeOffset scheduledFor, string reason);

@@ -13,7 +13,9 @@ internal sealed class RecurringJobState : IDisposable
     private RecurringRun? _lastRun;
     private DateTimeOffset? _next;
     private bool _paused;
+    private readonly TaskCompletionSource _scheduleStored = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private bool _pausedInStore;
+    private long _supersededGeneration;
     private bool _disposed;
 
     public RecurringJobState(RecurringJobDefinition definition, TimeProvider time, Action<RecurringJobState, RecurringOccurrence> fire)
@@ -26,6 +28,15 @@ internal sealed class RecurringJobState : IDisposable
     }
 
     public RecurringJobDefinition Definition { get; }
+
+    /// <summary>Gets the clock the job fires on: the engine's, or for a durable job its store's (<see cref="RecurringStoreClock"/>).</summary>
+    public TimeProvider Time => _time;
+
+    /// <summary>Gets or sets how the job came: registered (in code, or before the start) or added at runtime; set by the manager under its lock.</summary>
+    public Durability.RecurringScheduleChange Origin { get; set; }
+
+    /// <summary>Gets a task that completes once the first write of the job's schedule to its store was tried (at once for an in-memory job).</summary>
+    public Task ScheduleStored => _scheduleStored.Task;
 
     /// <summary>Gets a value indicating whether the job was removed or stopped.</summary>
     public bool IsDisposed
@@ -53,8 +64,8 @@ internal sealed class RecurringJobState : IDisposable
 
     private Action<RecurringJobState, RecurringOccurrence> Fire { get; }
 
-    /// <summary>Arms the timer for the first occurrence after now (unless paused).</summary>
-    public void Start()
+    /// <summary>Arms the timer for the first occurrence after now (unless paused or disposed).</summary>
+    private void Start()
     {
         lock (_lock)
         {
@@ -128,7 +139,54 @@ internal sealed class RecurringJobState : IDisposable
         lock (_lock)
         {
             _pausedInStore = false;
+            _supersededGeneration = 0;
         }
+    }
+
+    /// <summary>
+    /// The first write of the job's schedule to its store was tried (or the job is in memory): the timer is armed (see
+    /// <see cref="Start"/>), and offers may go.
+    /// </summary>
+    public void OnScheduleStored()
+    {
+        if (_scheduleStored.TrySetResult())
+        {
+            Start();
+        }
+    }
+
+    /// <summary>The store holds this job's schedule: a warning about another one is given again if it comes back.</summary>
+    public void OnScheduleCurrent()
+    {
+        lock (_lock)
+        {
+            _supersededGeneration = 0;
+        }
+    }
+
+    /// <summary>
+    /// The store holds another schedule for the job (<paramref name="schedule"/>, its <paramref name="generation"/>): the
+    /// occurrence, if any, is skipped with the reason. Returns whether this generation is new here (to warn once).
+    /// </summary>
+    public bool OnSuperseded(RecurringOccurrence? occurrence, long generation, string schedule)
+    {
+        bool first;
+        lock (_lock)
+        {
+            first = _supersededGeneration != generation;
+            _supersededGeneration = generation;
+        }
+
+        if (occurrence is not null)
+        {
+            Update(occurrence, run => run with
+            {
+                Outcome = RecurringRunOutcome.Skipped,
+                Error = $"not this instance's schedule any more: the store holds {schedule} (generation {generation}), changed at runtime on an instance or deployed; AddOrUpdate here or a deploy of it makes this instance run it",
+            });
+        }
+
+        return first;
     }
 
     /// <summary>The store could not take the occurrence yet; it is offered again (the run stays enqueued-to-be, with the reason).</summary>
@@ -173,6 +231,9 @@ internal sealed class RecurringJobState : IDisposable
         }
 
         _timer.Dispose();
+
+        // Offers waiting for the schedule's write go ahead (and find the job disposed); the timer stays unarmed.
+        _scheduleStored.TrySetResult();
     }
 
     private void OnTimer()

@@ -16,6 +16,12 @@ internal abstract class RecurringSchedule
     /// <summary>Gets the time zone's id.</summary>
     public abstract string TimeZone { get; }
 
+    /// <summary>
+    /// Gets what identifies the schedule across instances, as the store compares it: the schedule as written and its time
+    /// zone (<c>0 3 * * * (Europe/Paris)</c>, <c>every 00:05:00 (UTC)</c>).
+    /// </summary>
+    public string Fingerprint => $"{Text} ({TimeZone})";
+
     /// <summary>Parses a cron expression (five fields, or six with seconds first) in a time zone.</summary>
     /// <exception cref="ArgumentException">The expression or the time zone is not valid; the message names it.</exception>
     public static RecurringSchedule Cron(string expression, string timeZoneId, string expressionParamName)
