@@ -328,7 +328,7 @@ internal static class AdminEndpoints
             {
                 return await durable.GetJobAsync(id).ConfigureAwait(false) is { } found
                     ? TypedResults.Ok(AdminResponses.FromJob(found, durable.JobType.HandlerName))
-                    : UnknownJob(q!.Name, id);
+                    : UnknownDurableJob(q!.Name, id);
             }
             catch (Exception ex) when (ex is StackExchange.Redis.RedisException or TimeoutException)
             {
@@ -404,7 +404,7 @@ internal static class AdminEndpoints
         string handler = store.JobType.HandlerName;
         return result switch
         {
-            { Outcome: JobCancelOutcome.NotFound } or { Job: null } => UnknownJob(queue, id),
+            { Outcome: JobCancelOutcome.NotFound } or { Job: null } => UnknownDurableJob(queue, id),
             { Outcome: JobCancelOutcome.AlreadyFinished, Job: { } job } => TypedResults.Problem(
                 statusCode: StatusCodes.Status409Conflict,
                 title: "Job already ended",
@@ -599,6 +599,12 @@ internal static class AdminEndpoints
             statusCode: StatusCodes.Status404NotFound,
             title: "Unknown job",
             detail: $"Queue '{queue}' knows no job '{id}': the id is unknown, its job was enqueued without JobOptions (such jobs are not tracked), or it ended longer ago than the queue's FinishedJobRetention.");
+
+    private static ProblemHttpResult UnknownDurableJob(string queue, string id) =>
+        TypedResults.Problem(
+            statusCode: StatusCodes.Status404NotFound,
+            title: "Unknown job",
+            detail: $"Durable queue '{queue}' has no job '{id}' in Redis: the id is unknown, or its job ended longer ago than the queue's FinishedJobRetention (or beyond its MaxFinishedJobs).");
 
     private static DurableQueue? FindDurable(HttpContext http, string queue) =>
         http.RequestServices.GetService<DurableQueueRegistry>() is { } registry && registry.TryGet(queue, out var durable) ? durable : null;
