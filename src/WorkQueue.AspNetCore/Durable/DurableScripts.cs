@@ -468,7 +468,8 @@ internal static class DurableScripts
     /// retention ms. Claims entries whose
     /// consumer has not refreshed them for min idle (XAUTOCLAIM raises their delivery count; the entry, and so its
     /// idempotency key, stays where it is); an entry delivered more than max deliveries times is dead-lettered as poison
-    /// in the same step, and its key freed. Returns { next cursor, { id, fields, deliveries }..., 0, the epoch (see
+    /// in the same step, and its key freed; one whose job was asked to cancel (see <see cref="Cancel"/>) while its
+    /// consumer was dying ends as cancelled. Returns { next cursor, { id, fields, deliveries }..., 0, the epoch (see
     /// <see cref="Epoch"/>) }.
     /// With count 0 (no room to take anything now) it only looks: returns { cursor, {}, 1, '' } when some entry has been
     /// idle for min idle, else { cursor, {}, 0, '' }, so the caller can keep its next free slot for it.
@@ -485,10 +486,18 @@ internal static class DurableScripts
           local id = entry[1]
           local info = redis.call('XPENDING', KEYS[1], ARGV[1], id, id, 1)
           local deliveries = info[1][4]
-          if deliveries > tonumber(ARGV[6]) then
-            local f = {}
-            local raw = entry[2]
-            for i = 1, #raw, 2 do f[raw[i]] = raw[i + 1] end
+          local f = {}
+          local raw = entry[2]
+          for i = 1, #raw, 2 do f[raw[i]] = raw[i + 1] end
+          -- One GET per reclaimed entry (reclaims are rare): a job asked to cancel while its consumer was dying ends here.
+          local asked = recordOf(f['j'] or id)
+          if cancelOf(asked) == '1' and not isEnded(asked) then
+            redis.call('XACK', KEYS[1], ARGV[1], id)
+            redis.call('XDEL', KEYS[1], id)
+            releaseKey(f['k'], f['j'] or id, nil, 0)
+            local at = string.format('%.0f', now)
+            endRecord(f['j'] or id, id, 'C', header('C', '1', at, f['a'] or '1', f['t'] or '0', ARGV[2], '', '') .. historyOf(asked), at, tonumber(ARGV[7]))
+          elseif deliveries > tonumber(ARGV[6]) then
             local dead = { 'j', f['j'] or id, 'p', f['p'] or '', 'a', f['a'] or '1', 't', f['t'] or '0',
               'e', 'Delivered ' .. deliveries .. ' times without completing (its consumers stopped or crashed each time): treated as poison.',
               'r', 'poison', 'f', string.format('%.0f', now), 'c', ARGV[2] }

@@ -328,6 +328,37 @@ public sealed class DurableJobsTests(RedisServerFixture redis) : IClassFixture<R
     }
 
     [Fact]
+    public async Task CancelAsync_HeldByADeadConsumer_EndsCanceledWhenReclaimedInsteadOfRunning()
+    {
+        var log = new JobLog();
+        string prefix = DurableTestHost.NewPrefix();
+        await using var producer = await DurableTestHost.StartAsync(redis.Server, log, prefix, "p", configureDurable: d => d.Consume = false);
+        string id = await producer.Producer.EnqueueAsync(new TestJob(1));
+
+        // A consumer that read the job and died: it is pending there, and the cancel's message reaches nobody.
+        await using var client = await DurableTestHost.ConnectAsync(redis.Server);
+        var db = client.GetDatabase();
+        await Eventually.HoldsAsync(async () => (await db.StreamGroupInfoAsync(DurableTestHost.StreamKey(prefix))).Length == 1, "the group");
+        Assert.Single(await db.StreamReadGroupAsync(DurableTestHost.StreamKey(prefix), RedisStreamKeys.Group, "ghost", StackExchange.Redis.StreamPosition.NewMessages, 1));
+        var result = await producer.Producer.CancelAsync(id);
+        Assert.Equal((JobCancelOutcome.CancelRequested, "ghost"), (result.Outcome, result.Job!.ConsumerName));
+
+        await using var survivor = await DurableTestHost.StartAsync(redis.Server, log, prefix, "s", configureDurable: d =>
+        {
+            d.ClaimTimeout = TimeSpan.FromSeconds(1);
+            d.HeartbeatInterval = TimeSpan.FromMilliseconds(200);
+        });
+        var ended = await Eventually.ValueAsync(() => producer.Producer.GetJobAsync(id), j => j?.State == JobState.Canceled, "the reclaimed job ended cancelled");
+        string after = await producer.Producer.EnqueueAsync(new TestJob(2));
+        await log.WaitUntilAsync(() => log.Completed == 1, "a later job on the survivor");
+
+        Assert.Equal(0, log.CallsOf(1));
+        Assert.True(ended!.CancelRequested);
+        Assert.Equal(0, await db.StreamLengthAsync(DurableTestHost.StreamKey(prefix)));
+        Assert.NotNull(after);
+    }
+
+    [Fact]
     public async Task CancelAsync_RacingCompletion_EveryJobEndsOnceAndConsistently()
     {
         var log = new JobLog
