@@ -136,17 +136,22 @@ public sealed class WorkQueueOptions
     public TimeSpan IdempotencyKeyRetention { get; set; }
 
     /// <summary>
-    /// Gets or sets how long <see cref="IWorkQueueControl.GetJob(long)"/> still reports a tracked job after it ended.
-    /// Zero forgets a job as soon as it ends.
+    /// Gets or sets how long <see cref="IWorkQueueControl.GetJob(long)"/> still reports a tracked job after it ended (for a
+    /// durable queue, how long Redis keeps an ended job's record for <c>IDurableQueue.GetJobAsync</c>). Zero forgets a job as
+    /// soon as it ends.
     /// </summary>
-    /// <remarks>An ended job kept for the retention costs about 200 bytes; see also <see cref="MaxFinishedJobs"/>.</remarks>
+    /// <remarks>
+    /// An ended job kept for the retention costs about 200 bytes (in Redis, for a durable queue: its record, with this
+    /// expiry, and its entry in the list of its ending); see also <see cref="MaxFinishedJobs"/>.
+    /// </remarks>
     /// <value>The default value is 10 minutes.</value>
     [Range(typeof(TimeSpan), "00:00:00", "7.00:00:00")]
     public TimeSpan FinishedJobRetention { get; set; } = TimeSpan.FromMinutes(10);
 
     /// <summary>
-    /// Gets or sets the most ended jobs <see cref="IWorkQueueControl.GetJob(long)"/> still reports; the oldest endings
-    /// are forgotten first, even within <see cref="FinishedJobRetention"/>. Zero forgets a job as soon as it ends.
+    /// Gets or sets the most ended jobs <see cref="IWorkQueueControl.GetJob(long)"/> still reports (for a durable queue, the
+    /// most of each ending, succeeded, dead-lettered or cancelled, Redis keeps, trimmed about every 100 ms); the oldest
+    /// endings are forgotten first, even within <see cref="FinishedJobRetention"/>. Zero forgets a job as soon as it ends.
     /// </summary>
     /// <value>The default value is 10,000.</value>
     [Range(0, 10_000_000)]
