@@ -113,4 +113,38 @@ public interface IDurableQueue<in TPayload>
     /// <exception cref="ArgumentException"><paramref name="jobId"/> is empty.</exception>
     /// <exception cref="JobRejectedException">Redis could not be reached (<see cref="RejectionReason.StoreUnavailable"/>).</exception>
     ValueTask<bool> CancelScheduledAsync(string jobId, CancellationToken cancellationToken = default);
+
+    /// <summary>
+    /// Reads a job's status from Redis: where it is now (queued, scheduled, running on which consumer, waiting for a retry)
+    /// on any instance, or how it ended, with its attempts.
+    /// </summary>
+    /// <remarks>
+    /// Live states are read from where the job is, so they cost nothing per job. An ended job is found for
+    /// <see cref="WorkQueueOptions.FinishedJobRetention"/> after it ended (at most <see cref="WorkQueueOptions.MaxFinishedJobs"/>
+    /// ended jobs of each ending, the oldest forgotten first); dead letters stay in the dead-letter stream regardless.
+    /// </remarks>
+    /// <param name="jobId">The id <c>EnqueueAsync</c> or <c>ScheduleAsync</c> returned.</param>
+    /// <param name="cancellationToken">Cancels the wait for Redis's answer.</param>
+    /// <returns>The job's status, or <see langword="null"/> when Redis knows no such job (unknown, or ended longer ago than the retention).</returns>
+    /// <exception cref="ArgumentException"><paramref name="jobId"/> is empty or not a durable job id.</exception>
+    /// <exception cref="JobRejectedException">Redis could not be reached (<see cref="RejectionReason.StoreUnavailable"/>).</exception>
+    ValueTask<DurableJobStatus?> GetJobAsync(string jobId, CancellationToken cancellationToken = default);
+
+    /// <summary>
+    /// Cancels a job by id, wherever it is: a queued, scheduled or retrying job is removed from Redis (its idempotency key
+    /// freed) and ends <see cref="JobState.Canceled"/>; a job delivered to a consumer, on any instance, has its
+    /// <see cref="CancellationToken"/> fired there (or, still in that consumer's prefetch, never starts).
+    /// </summary>
+    /// <remarks>
+    /// A running job that honours its token (throws <see cref="OperationCanceledException"/>) ends cancelled; one that
+    /// ignores it ends as it ends (succeeded, or dead-lettered without a retry), with <see cref="DurableJobStatus.CancelIgnored"/>
+    /// and a warning logged where it ran. The cancel reaches a running job over Redis pub/sub: an instance that is not
+    /// subscribed at that moment (its connection is being restored) does not see it, and its job runs to its end.
+    /// </remarks>
+    /// <param name="jobId">The id <c>EnqueueAsync</c> or <c>ScheduleAsync</c> returned.</param>
+    /// <param name="cancellationToken">Cancels the wait for Redis's answer (the cancel may still happen).</param>
+    /// <returns>What the cancel did, and the job's status after it.</returns>
+    /// <exception cref="ArgumentException"><paramref name="jobId"/> is empty or not a durable job id.</exception>
+    /// <exception cref="JobRejectedException">Redis could not be reached (<see cref="RejectionReason.StoreUnavailable"/>).</exception>
+    ValueTask<DurableJobCancelResult> CancelAsync(string jobId, CancellationToken cancellationToken = default);
 }

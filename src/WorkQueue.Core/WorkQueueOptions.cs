@@ -136,11 +136,13 @@ public sealed class WorkQueueOptions
     public TimeSpan IdempotencyKeyRetention { get; set; }
 
     /// <summary>
-    /// Gets or sets how long <see cref="IWorkQueueControl.GetJob(long)"/> still reports a tracked job after it ended.
-    /// Zero forgets a job as soon as it ends.
+    /// Gets or sets how long <see cref="IWorkQueueControl.GetJob(long)"/> still reports a tracked job after it ended (for a
+    /// durable queue, how long Redis keeps an ended job's record for <c>IDurableQueue.GetJobAsync</c>). Zero forgets a job as
+    /// soon as it ends.
     /// </summary>
     /// <remarks>
-    /// An ended job kept for the retention costs about 200 bytes, plus two 8-byte slots in the logs the job search
+    /// An ended job kept for the retention costs about 200 bytes (in Redis, for a durable queue: its record, with this
+    /// expiry, and its entry in the list of its ending), plus, in memory, two 8-byte slots in the logs the job search
     /// (<see cref="IWorkQueueControl.FindJobs(JobQuery)"/>) reads; see also <see cref="MaxFinishedJobs"/>.
     /// </remarks>
     /// <value>The default value is 10 minutes.</value>
@@ -148,8 +150,10 @@ public sealed class WorkQueueOptions
     public TimeSpan FinishedJobRetention { get; set; } = TimeSpan.FromMinutes(10);
 
     /// <summary>
-    /// Gets or sets the most ended jobs <see cref="IWorkQueueControl.GetJob(long)"/> and <see cref="IWorkQueueControl.FindJobs(JobQuery)"/> still report; the oldest endings
-    /// are forgotten first, even within <see cref="FinishedJobRetention"/>. Zero forgets a job as soon as it ends.
+    /// Gets or sets the most ended jobs <see cref="IWorkQueueControl.GetJob(long)"/> and
+    /// <see cref="IWorkQueueControl.FindJobs(JobQuery)"/> still report (for a durable queue, the most of each ending,
+    /// succeeded, dead-lettered or cancelled, Redis keeps, trimmed about every 100 ms); the oldest endings are forgotten
+    /// first, even within <see cref="FinishedJobRetention"/>. Zero forgets a job as soon as it ends.
     /// </summary>
     /// <value>The default value is 10,000.</value>
     [Range(0, 10_000_000)]

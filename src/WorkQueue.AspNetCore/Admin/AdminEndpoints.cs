@@ -310,11 +310,30 @@ internal static class AdminEndpoints
             : TypedResults.Problem(statusCode: StatusCodes.Status404NotFound, title: "Unknown scheduled job", detail: $"Queue '{q.Name}' holds no scheduled job '{id}': the id is unknown, or the job came due (it ran or runs), or it was cancelled.");
     }
 
-    public static Results<Ok<JobStatusState>, ValidationProblem, ProblemHttpResult> GetJob(string queue, string id, IWorkQueueProvider queues, HttpContext http)
+    public static async Task<Results<Ok<JobStatusState>, Ok<DurableJobStatusState>, ValidationProblem, ProblemHttpResult>> GetJob(string queue, string id, IWorkQueueProvider queues, HttpContext http)
     {
-        if (FindJobQueue(queue, id, queues, http, out var q, out long jobId) is { } problem)
+        if (FindJobQueue(queue, id, queues, http, out var q, out long jobId, out var durable) is { } problem)
         {
             return problem;
+        }
+
+        if (durable is not null)
+        {
+            if (!RedisStreamStore.IsJobId(id))
+            {
+                return InvalidDurableJobId(id);
+            }
+
+            try
+            {
+                return await durable.GetJobAsync(id).ConfigureAwait(false) is { } found
+                    ? TypedResults.Ok(AdminResponses.FromJob(found, durable.JobType.HandlerName))
+                    : UnknownDurableJob(q!.Name, id);
+            }
+            catch (Exception ex) when (ex is StackExchange.Redis.RedisException or TimeoutException)
+            {
+                return RedisUnavailable(q!.Name, ex);
+            }
         }
 
         if (jobId < 0)
@@ -399,11 +418,16 @@ internal static class AdminEndpoints
     /// <c>cancelRequested</c>: it runs and its token was cancelled), 409 when it had already ended (the body says how),
     /// 404 when the queue knows no such job.
     /// </summary>
-    public static Results<Ok<JobCancelState>, ValidationProblem, ProblemHttpResult> CancelJob(string queue, string id, IWorkQueueProvider queues, HttpContext http)
+    public static async Task<Results<Ok<JobCancelState>, Ok<DurableJobCancelState>, ValidationProblem, ProblemHttpResult>> CancelJob(string queue, string id, IWorkQueueProvider queues, HttpContext http)
     {
-        if (FindJobQueue(queue, id, queues, http, out var q, out long jobId) is { } problem)
+        if (FindJobQueue(queue, id, queues, http, out var q, out long jobId, out var durable) is { } problem)
         {
             return problem;
+        }
+
+        if (durable is not null)
+        {
+            return await CancelDurableJobAsync(q!.Name, id, durable).ConfigureAwait(false);
         }
 
         if (jobId < 0)
@@ -421,6 +445,41 @@ internal static class AdminEndpoints
                 detail: $"Job {job.Id} of queue '{q.Name}' had already ended ({AdminResponses.ToJson(job.State)}); nothing was cancelled.",
                 extensions: new Dictionary<string, object?> { ["job"] = AdminResponses.FromJob(job, Settings(http)) }),
             { Job: { } job } => TypedResults.Ok(new JobCancelState(AdminResponses.ToJson(result.Outcome), AdminResponses.FromJob(job, Settings(http)))),
+        };
+    }
+
+    /// <summary>
+    /// Cancels a durable job by id (see <see cref="IDurableQueue{TPayload}.CancelAsync(string, CancellationToken)"/>):
+    /// 200 <c>canceled</c> or <c>cancelRequested</c> (with the consumer that holds it), 409 when it had already ended, 404
+    /// when Redis knows no such job, 503 when Redis cannot be reached.
+    /// </summary>
+    private static async Task<Results<Ok<JobCancelState>, Ok<DurableJobCancelState>, ValidationProblem, ProblemHttpResult>> CancelDurableJobAsync(string queue, string id, RedisStreamStore store)
+    {
+        if (!RedisStreamStore.IsJobId(id))
+        {
+            return InvalidDurableJobId(id);
+        }
+
+        DurableJobCancelResult result;
+        try
+        {
+            result = await store.CancelAsync(id).ConfigureAwait(false);
+        }
+        catch (Exception ex) when (ex is StackExchange.Redis.RedisException or TimeoutException)
+        {
+            return RedisUnavailable(queue, ex);
+        }
+
+        string handler = store.JobType.HandlerName;
+        return result switch
+        {
+            { Outcome: JobCancelOutcome.NotFound } or { Job: null } => UnknownDurableJob(queue, id),
+            { Outcome: JobCancelOutcome.AlreadyFinished, Job: { } job } => TypedResults.Problem(
+                statusCode: StatusCodes.Status409Conflict,
+                title: "Job already ended",
+                detail: $"Job {job.Id} of queue '{queue}' had already ended ({AdminResponses.ToJson(job.State)}); nothing was cancelled.",
+                extensions: new Dictionary<string, object?> { ["job"] = AdminResponses.FromJob(job, handler) }),
+            { Job: { } job } => TypedResults.Ok(new DurableJobCancelState(AdminResponses.ToJson(result.Outcome), AdminResponses.FromJob(job, handler))),
         };
     }
 
@@ -572,23 +631,22 @@ internal static class AdminEndpoints
     }
 
     /// <summary>
-    /// Finds the in-memory queue whose job is asked for, or the problem to answer instead: 404 for an unknown queue, 501
-    /// for a durable queue (its jobs are not tracked by id yet). The id is parsed here; -1 when it is not a job id.
+    /// Finds the queue whose job is asked for, or the problem to answer instead (404 for an unknown queue): a durable
+    /// queue's store, or for an in-memory queue the id parsed (-1 when it is not a job id).
     /// </summary>
-    private static ProblemHttpResult? FindJobQueue(string queue, string id, IWorkQueueProvider queues, HttpContext http, out IWorkQueueControl? control, out long jobId)
+    private static ProblemHttpResult? FindJobQueue(string queue, string id, IWorkQueueProvider queues, HttpContext http, out IWorkQueueControl? control, out long jobId, out RedisStreamStore? durable)
     {
         jobId = -1;
+        durable = null;
         if (!queues.TryGetControl(queue, out control))
         {
             return UnknownQueue(queue);
         }
 
-        if (FindDurable(http, control.Name) is not null)
+        if (FindDurable(http, control.Name) is { } found)
         {
-            return TypedResults.Problem(
-                statusCode: StatusCodes.Status501NotImplemented,
-                title: "Not available for a durable queue",
-                detail: $"Queue '{control.Name}' is durable: its jobs are not tracked by id yet. Its scheduled jobs can be listed and cancelled under '{{prefix}}/{control.Name}/scheduled', its dead letters under '{{prefix}}/{control.Name}/dead-letters'.");
+            durable = found.Store;
+            return null;
         }
 
         if (long.TryParse(id, NumberStyles.None, CultureInfo.InvariantCulture, out long parsed))
@@ -612,6 +670,9 @@ internal static class AdminEndpoints
     private static AdminEndpointMetadata? Settings(HttpContext http) =>
         http.GetEndpoint()?.Metadata.GetMetadata<AdminEndpointMetadata>();
 
+    private static ValidationProblem InvalidDurableJobId(string id) =>
+        Invalid("id", $"\"id\" must be a durable job id (such as 1732500000000-0, or s1732500000000-1 for a scheduled job, as EnqueueAsync and ScheduleAsync return it); it was '{id}'.");
+
     private static ValidationProblem InvalidJobId(string id) =>
         Invalid("id", $"\"id\" must be a job id (a whole number from 0, as EnqueueResult.JobId and Schedule return it); it was '{id}'.");
 
@@ -620,6 +681,12 @@ internal static class AdminEndpoints
             statusCode: StatusCodes.Status404NotFound,
             title: "Unknown job",
             detail: $"Queue '{queue}' knows no job '{id}': the id is unknown, its job was enqueued without JobOptions (such jobs are not tracked), or it ended longer ago than the queue's FinishedJobRetention.");
+
+    private static ProblemHttpResult UnknownDurableJob(string queue, string id) =>
+        TypedResults.Problem(
+            statusCode: StatusCodes.Status404NotFound,
+            title: "Unknown job",
+            detail: $"Durable queue '{queue}' has no job '{id}' in Redis: the id is unknown, or its job ended longer ago than the queue's FinishedJobRetention (or beyond its MaxFinishedJobs).");
 
     private static DurableQueue? FindDurable(HttpContext http, string queue) =>
         http.RequestServices.GetService<DurableQueueRegistry>() is { } registry && registry.TryGet(queue, out var durable) ? durable : null;

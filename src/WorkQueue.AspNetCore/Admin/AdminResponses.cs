@@ -142,6 +142,22 @@ internal static class AdminResponses
         return text.Length <= maxLength ? text : string.Concat(text.AsSpan(0, maxLength), "…");
     }
 
+    public static DurableJobStatusState FromJob(DurableJobStatus j, string job) => new(
+        j.Id,
+        j.QueueName,
+        job,
+        ToJson(j.State),
+        j.Attempt,
+        j.EnqueuedAt,
+        j.StateSince,
+        j.RunAt,
+        j.StartedAt,
+        j.ConsumerName,
+        j.LastError,
+        j.CancelRequested,
+        j.CancelIgnored,
+        [.. j.Attempts.Select(a => new DurableJobAttemptState(a.Number, a.ConsumerName, a.StartedAt, a.EndedAt, ToJson(a.Outcome), a.Error))]);
+
     public static string ToJson(JobCancelOutcome outcome) => outcome switch
     {
         JobCancelOutcome.Canceled => "canceled",
@@ -287,7 +303,6 @@ internal sealed record HistorySample(
     double QueueWaitP50Ms,
     double QueueWaitP99Ms);
 
-/// <summary>A job waiting for its time. The id is a string, as durable ids are.</summary>
 /// <summary>A job of an in-memory queue by id (<c>GET {prefix}/{queue}/jobs/{id}</c>).</summary>
 internal sealed record JobStatusState(
     long Id,
@@ -312,6 +327,32 @@ internal sealed record JobPageState(JobStatusState[] Jobs, string? Next, int Sca
 /// <summary>What a cancel by id did (<c>DELETE {prefix}/{queue}/jobs/{id}</c>).</summary>
 internal sealed record JobCancelState(string Outcome, JobStatusState Job);
 
+/// <summary>
+/// A job of a durable queue by id (<c>GET {prefix}/{queue}/jobs/{id}</c>): the fields of <see cref="JobStatusState"/>
+/// (the id a string, as durable ids are; <c>worker</c> the consumer), plus its attempts.
+/// </summary>
+internal sealed record DurableJobStatusState(
+    string Id,
+    string Queue,
+    string Job,
+    string State,
+    int Attempt,
+    DateTimeOffset EnqueuedAt,
+    DateTimeOffset? StateSince,
+    DateTimeOffset? RunAt,
+    DateTimeOffset? StartedAt,
+    string? Worker,
+    string? LastError,
+    bool CancelRequested,
+    bool CancelIgnored,
+    DurableJobAttemptState[] Attempts);
+
+internal sealed record DurableJobAttemptState(int Number, string? Consumer, DateTimeOffset? StartedAt, DateTimeOffset? EndedAt, string Outcome, string? Error);
+
+/// <summary>What a cancel by id of a durable job did (<c>DELETE {prefix}/{queue}/jobs/{id}</c>).</summary>
+internal sealed record DurableJobCancelState(string Outcome, DurableJobStatusState Job);
+
+/// <summary>A job waiting for its time. The id is a string, as durable ids are.</summary>
 internal sealed record ScheduledJobState(string Id, string Job, DateTimeOffset DueAt, DateTimeOffset ScheduledAt);
 
 internal sealed record RecurringJobState(

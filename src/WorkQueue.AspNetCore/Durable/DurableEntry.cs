@@ -1,7 +1,11 @@
 namespace WorkQueue.AspNetCore.Durable;
 
-/// <summary>One job fetched from a durable queue's stream: the target of its work item, so its outcome can be settled in Redis.</summary>
-internal sealed class DurableEntry
+/// <summary>
+/// One job fetched from a durable queue's stream: the target of its work item, so its outcome can be settled in Redis.
+/// Its state goes Held -> Started, or Held -> TakenBack (Redis lost it; stored again) or Held -> Canceled (a cancel by
+/// id came before it started), by compare-and-swap, so of a start and a take-back or a cancel exactly one wins.
+/// </summary>
+internal sealed class DurableEntry : WorkQueue.Durability.IRemoteCancellable
 {
     public DurableEntry(string streamId, string jobId, string payload, int attempt, long enqueuedAtMs, long deliveries, string? idempotencyKey = null)
     {
@@ -17,8 +21,11 @@ internal sealed class DurableEntry
     private const int Held = 0;
     private const int Started = 1;
     private const int TakenBack = 2;
+    private const int Canceled = 3;
 
     private int _state;
+    private int _cancelRequested;
+    private CancellationTokenSource? _running;
 
     /// <summary>Gets a value indicating whether the store took the entry back before it started (it must not run here).</summary>
     public bool IsTakenBack => Volatile.Read(ref _state) == TakenBack;
@@ -35,11 +42,67 @@ internal sealed class DurableEntry
     /// </summary>
     public string Epoch { get; set; } = string.Empty;
 
-    /// <summary>Marks the entry started (a queue thread); <see langword="false"/> when the store took it back first.</summary>
-    public bool TryMarkStarted() => Interlocked.CompareExchange(ref _state, Started, Held) != TakenBack;
+    /// <summary>Marks the entry started at <paramref name="nowMs"/> (a queue thread); <see langword="false"/> when the store took it back, or a cancel came, first.</summary>
+    public bool TryMarkStarted(long nowMs)
+    {
+        int previous = Interlocked.CompareExchange(ref _state, Started, Held);
+        if (previous is Held or Started)
+        {
+            StartedAtMs = nowMs;
+            return true;
+        }
 
-    /// <summary>Takes the entry back (the store's thread); <see langword="false"/> when it has started.</summary>
-    public bool TryTakeBack() => Interlocked.CompareExchange(ref _state, TakenBack, Held) != Started;
+        return false;
+    }
+
+    /// <summary>Takes the entry back (the store's thread); <see langword="false"/> when it has started or was cancelled.</summary>
+    public bool TryTakeBack()
+    {
+        int previous = Interlocked.CompareExchange(ref _state, TakenBack, Held);
+        return previous is Held or TakenBack;
+    }
+
+    /// <summary>Gets a value indicating whether a cancel by id reached the entry before it started (it must not run; the store settles it).</summary>
+    public bool CanceledBeforeStart => Volatile.Read(ref _state) == Canceled;
+
+    /// <summary>Gets a value indicating whether a cancel by id reached this process while it held the entry.</summary>
+    public bool CancelRequested => Volatile.Read(ref _cancelRequested) == 1;
+
+    /// <summary>Gets when this process started the entry (Unix ms, this host's clock), or 0 before it started.</summary>
+    public long StartedAtMs { get; private set; }
+
+    /// <summary>
+    /// A cancel by id reached this process: marks the entry, and either cancels the running attempt's token or, when it
+    /// has not started, turns it Canceled. Returns <see langword="true"/> when it turned Canceled (the caller settles it).
+    /// </summary>
+    public bool RequestCancel()
+    {
+        Interlocked.Exchange(ref _cancelRequested, 1);
+        if (Interlocked.CompareExchange(ref _state, Canceled, Held) == Held)
+        {
+            return true;
+        }
+
+        if (Volatile.Read(ref _running) is { } source)
+        {
+            // Callbacks registered on the token run on the thread pool, not on the store's thread.
+            _ = source.CancelAsync();
+        }
+
+        return false;
+    }
+
+    /// <inheritdoc/>
+    public void AttachCancellation(CancellationTokenSource source)
+    {
+        // Publish the source before reading the flag; a cancel sets the flag before reading the source (both full
+        // fences), so at least one of the two cancels it.
+        Interlocked.Exchange(ref _running, source);
+        if (CancelRequested)
+        {
+            _ = source.CancelAsync();
+        }
+    }
 
     /// <summary>Gets the entry's id in the stream (it changes when a job is retried or handed back).</summary>
     public string StreamId { get; }

@@ -81,7 +81,45 @@ internal sealed class DurableProducer<THandler, TPayload> : IDurableQueue<TPaylo
         }
         catch (Exception ex) when (ex is StackExchange.Redis.RedisException or TimeoutException)
         {
-            throw new JobRejectedException(_store.QueueName, RejectionReason.StoreUnavailable, $"Durable queue '{_store.QueueName}': the cancel did not reach Redis ({ex.Message}).", ex);
+            throw Unavailable("the cancel", ex);
         }
     }
+
+    public async ValueTask<DurableJobStatus?> GetJobAsync(string jobId, CancellationToken cancellationToken = default)
+    {
+        CheckJobId(jobId);
+        try
+        {
+            return await _store.GetJobAsync(jobId).WaitAsync(cancellationToken).ConfigureAwait(false);
+        }
+        catch (Exception ex) when (ex is StackExchange.Redis.RedisException or TimeoutException)
+        {
+            throw Unavailable("the status read", ex);
+        }
+    }
+
+    public async ValueTask<DurableJobCancelResult> CancelAsync(string jobId, CancellationToken cancellationToken = default)
+    {
+        CheckJobId(jobId);
+        try
+        {
+            return await _store.CancelAsync(jobId).WaitAsync(cancellationToken).ConfigureAwait(false);
+        }
+        catch (Exception ex) when (ex is StackExchange.Redis.RedisException or TimeoutException)
+        {
+            throw Unavailable("the cancel", ex);
+        }
+    }
+
+    private static void CheckJobId(string jobId)
+    {
+        ArgumentException.ThrowIfNullOrEmpty(jobId);
+        if (!RedisStreamStore.IsJobId(jobId))
+        {
+            throw new ArgumentException($"'{jobId}' is not a durable job id: one looks like 1732500000000-0 (EnqueueAsync) or s1732500000000-1 (ScheduleAsync).", nameof(jobId));
+        }
+    }
+
+    private JobRejectedException Unavailable(string what, Exception ex) =>
+        new(_store.QueueName, RejectionReason.StoreUnavailable, $"Durable queue '{_store.QueueName}': {what} did not reach Redis ({ex.Message}).", ex);
 }

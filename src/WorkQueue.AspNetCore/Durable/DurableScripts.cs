@@ -18,6 +18,16 @@ namespace WorkQueue.AspNetCore.Durable;
 /// it releases the key, if the key still names that job. These key names are built inside the scripts from the stream's
 /// name rather than declared: they share the queue's hash slot, which is what Redis Cluster routes by.
 /// </para>
+/// <para>
+/// A job's record is a string <c>{prefix}:{name}:job:{job id}</c>: a header of fields split by U+001F (state, cancel
+/// asked '1' or '', ended at, attempt, enqueued at, consumer, started at, error) then, for each failed attempt, U+001E
+/// and its fields (number, consumer, started at, ended at, outcome, error). A live job has one only once something
+/// rare happened to it (an attempt failed, a cancel was asked); an ended one (state <c>S</c>ucceeded,
+/// <c>D</c>ead-lettered or <c>C</c>anceled) has one for the finished-job retention, expiring with it, and is listed in
+/// <c>{prefix}:{name}:ended:{state}</c> scored by its end. <c>{prefix}:{name}:at:{job id}</c> points to where a live job is
+/// when that is not its own stream id: a newer stream id (retried, promoted, handed back) or <c>z{due ms}</c> (waiting for
+/// a retry). Live states are read from where the job is (see <see cref="Status"/>), so they cost no write.
+/// </para>
 /// </remarks>
 internal static class DurableScripts
 {
@@ -158,10 +168,66 @@ internal static class DurableScripts
         """ + "\n";
 
     /// <summary>
+    /// The helpers of job records (KEYS[1] is the queue's stream; see the remarks): <c>recName(job)</c>,
+    /// <c>atName(job)</c>, <c>endedName(state)</c>, <c>recordOf(job)</c> (nil when none), <c>historyOf(rec)</c>,
+    /// <c>cancelOf(rec)</c>, <c>isEnded(rec)</c>, <c>header(...)</c>, <c>endRecord(job, id, state, rec, at, retention)</c>
+    /// and <c>delayedMember(job, score)</c> (KEYS[2] is the delayed set).
+    /// </summary>
+    private const string RecordHelpers = "\n" + """
+        local US, RS = '\31', '\30'
+        local function recName(job) return string.sub(KEYS[1], 1, -7) .. 'job:' .. job end
+        local function atName(job) return string.sub(KEYS[1], 1, -7) .. 'at:' .. job end
+        local function endedName(state) return string.sub(KEYS[1], 1, -7) .. 'ended:' .. state end
+        local function recordOf(job)
+          local v = redis.pcall('GET', recName(job))
+          if type(v) ~= 'string' then return nil end
+          return v
+        end
+        local function historyOf(rec)
+          if not rec then return '' end
+          local i = string.find(rec, RS, 1, true)
+          if not i then return '' end
+          return string.sub(rec, i)
+        end
+        local function cancelOf(rec)
+          if not rec then return '' end
+          return string.match(rec, '^[^\31]*\31([^\31]*)') or ''
+        end
+        local function isEnded(rec)
+          if not rec then return false end
+          local s = string.sub(rec, 1, 1)
+          return s == 'S' or s == 'D' or s == 'C'
+        end
+        local function header(state, cancel, at, attempt, enq, consumer, started, err)
+          return state .. US .. cancel .. US .. at .. US .. attempt .. US .. enq .. US .. consumer .. US .. started .. US .. err
+        end
+        -- A rare ending (a dead letter, a cancel): kept for the retention and listed by its end, or deleted at once.
+        local function endRecord(job, id, state, rec, at, retention)
+          if retention > 0 then
+            redis.pcall('SET', recName(job), rec, 'PX', retention)
+            redis.pcall('ZADD', endedName(state), at, job)
+          else
+            redis.pcall('DEL', recName(job))
+          end
+          if job ~= id then redis.pcall('DEL', atName(job)) end
+        end
+        local function delayedMember(job, score)
+          local same = redis.pcall('ZRANGEBYSCORE', KEYS[2], score, score)
+          if type(same) ~= 'table' or same.err then return nil end
+          for _, m in ipairs(same) do
+            if string.sub(m, 1, #job + 1) == job .. '|' then return m end
+          end
+          return nil
+        end
+        """ + "\n";
+
+    /// <summary>
     /// KEYS: stream, delayed, scheduled, recurring, ids, epoch. ARGV: group, consumer, capacity, nudge channel, fetch count (0: no
-    /// fetch), promote limit, enqueue count n, keyed acknowledgement count m, key retention ms, then n payloads, their n
-    /// specs, their n idempotency keys (empty: none), m triples { key, job id, stream id } of completed entries that hold a
-    /// key, then the ids of every completed entry. One turn of the store's loop in one call (one round trip, and under
+    /// fetch), promote limit, enqueue count n, keyed acknowledgement count m, key retention ms, finished-job retention ms
+    /// (0: no records), finished-job count cap, 1 to trim the ended-job lists now (else 0), then n payloads, their n specs,
+    /// their n idempotency keys (empty: none), m triples { key, job id, stream id } of completed entries that hold a key,
+    /// then six per completed entry { stream id, job id ('' when the same), attempt, enqueued at, started at, '1' when a
+    /// cancel reached it (else '') }. One turn of the store's loop in one call (one round trip, and under
     /// <c>appendfsync always</c> one fsync where three calls waited for three), in three parts that each fail on their own:
     /// <list type="number">
     /// <item>enqueues: adds as many payloads as the queue has room for (unfinished = stream entries + delayed retries and
@@ -178,15 +244,18 @@ internal static class DurableScripts
     /// <c>alive</c>) is not added, even in a full queue, and is answered <c>!{that job's id}</c>; otherwise the key is
     /// taken for the new job (a stale key is overwritten). Keys are checked in order, so two enqueues of one key in a
     /// round add one job;</item>
-    /// <item>acknowledgements: acknowledges and deletes the completed entries (so memory does not grow with history), and
-    /// frees the keys that still name them (or keeps them as done for the retention);</item>
+    /// <item>acknowledgements: acknowledges and deletes the completed entries (so memory does not grow with history),
+    /// frees the keys that still name them (or keeps them as done for the retention), and records each success: one
+    /// <c>SET record PX retention GET</c> per job (the reply, a record only a retried, moved or cancel-asked job has, is
+    /// merged in by a second SET) and one variadic ZADD per call; when asked, trims the ended-job lists (by the
+    /// retention, and the oldest beyond the count cap, their records with them);</item>
     /// <item>the fetch, when asked: moves due retries and scheduled jobs to the stream (their keys with them), then reads
     /// up to fetch count new entries for the consumer, and the epoch they are read under (see <see cref="Epoch"/>).</item>
     /// </list>
     /// Returns { new ids, enqueue error or nil, acknowledgement error or nil, ms until the next delayed job is due or -1,
     /// entries, fetch error or nil, epoch ('' without a fetch), Redis's time (Unix ms) }. Any enqueue publishes a nudge, so consumers asleep until a later due time look again.
     /// </summary>
-    public const string Round = Now + KeyHelpers + Epoch + """
+    public const string Round = Now + KeyHelpers + RecordHelpers + Epoch + """
 
         local function try(...)
           local reply = redis.pcall(...)
@@ -194,8 +263,9 @@ internal static class DurableScripts
           return reply
         end
         local count, keyed, retention = tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9])
-        local payloads, specs, keys = 9, 9 + count, 9 + 2 * count
-        local releases = 9 + 3 * count
+        local finished, maxFinished = tonumber(ARGV[10]), tonumber(ARGV[11])
+        local payloads, specs, keys = 12, 12 + count, 12 + 2 * count
+        local releases = 12 + 3 * count
         local acks = releases + 3 * keyed
         local ids, enqueueError = {}, false
         if count > 0 then
@@ -283,12 +353,53 @@ internal static class DurableScripts
         local ackError = false
         if #ARGV > acks then
           local done = {}
-          for i = acks + 1, #ARGV do done[#done + 1] = ARGV[i] end
+          for i = acks + 1, #ARGV, 6 do done[#done + 1] = ARGV[i] end
           local _, err = try('XACK', KEYS[1], ARGV[1], unpack(done))
           if not err then _, err = try('XDEL', KEYS[1], unpack(done)) end
           ackError = err or false
           if not err then
             for i = releases + 1, acks, 3 do releaseKey(ARGV[i], ARGV[i + 1], ARGV[i + 2], retention) end
+            local stamp = string.format('%.0f', now)
+            local listed = {}
+            for i = acks + 1, #ARGV, 6 do
+              local id, job, cancel = ARGV[i], ARGV[i + 1], ARGV[i + 5]
+              if job == '' then job = id end
+              if finished > 0 then
+                local name = recName(job)
+                local rec = 'S' .. US .. cancel .. US .. stamp .. US .. ARGV[i + 2] .. US .. ARGV[i + 3] .. US .. ARGV[2] .. US .. ARGV[i + 4] .. US
+                local old = redis.pcall('SET', name, rec, 'PX', finished, 'GET')
+                if type(old) == 'string' then
+                  if cancel == '' and cancelOf(old) == '1' then rec = 'S' .. US .. '1' .. string.sub(rec, 3) end
+                  redis.pcall('SET', name, rec .. historyOf(old), 'PX', finished)
+                end
+                listed[#listed + 1] = stamp
+                listed[#listed + 1] = job
+              elseif job ~= id or ARGV[i + 2] ~= '1' or cancel == '1' then
+                redis.pcall('DEL', recName(job))
+              end
+              if job ~= id then redis.pcall('DEL', atName(job)) end
+            end
+            if #listed > 0 then redis.pcall('ZADD', endedName('S'), unpack(listed)) end
+          end
+        end
+        if ARGV[12] == '1' then
+          local cutoff = string.format('%.0f', now - finished)
+          for _, state in ipairs({ 'S', 'D', 'C' }) do
+            local list = endedName(state)
+            redis.pcall('ZREMRANGEBYSCORE', list, '-inf', '(' .. cutoff)
+            local card = redis.pcall('ZCARD', list)
+            local over = (type(card) == 'number' and card or 0) - maxFinished
+            if over > 0 then
+              local oldest = redis.pcall('ZRANGE', list, 0, over - 1)
+              if type(oldest) == 'table' and not oldest.err then
+                for i = 1, #oldest, 512 do
+                  local names = {}
+                  for j = i, math.min(i + 511, #oldest) do names[#names + 1] = recName(oldest[j]) end
+                  redis.pcall('DEL', unpack(names))
+                end
+              end
+              redis.pcall('ZREMRANGEBYRANK', list, 0, over - 1)
+            end
           end
         end
         local nextDue, entries, fetchError, epoch = -1, {}, false, ''
@@ -307,6 +418,7 @@ internal static class DurableScripts
             if not refused then
               redis.pcall('HDEL', KEYS[3], job)
               moveKey(key, job, id)
+              redis.pcall('SET', atName(job), id)
             end
             if refused then
               err = refused
@@ -401,15 +513,17 @@ internal static class DurableScripts
         """;
 
     /// <summary>
-    /// KEYS: stream, dead, epoch. ARGV: group, consumer, min idle ms, cursor, count, max deliveries. Claims entries whose
+    /// KEYS: stream, dead, epoch. ARGV: group, consumer, min idle ms, cursor, count, max deliveries, finished-job
+    /// retention ms. Claims entries whose
     /// consumer has not refreshed them for min idle (XAUTOCLAIM raises their delivery count; the entry, and so its
     /// idempotency key, stays where it is); an entry delivered more than max deliveries times is dead-lettered as poison
-    /// in the same step, and its key freed. Returns { next cursor, { id, fields, deliveries }..., 0, the epoch (see
+    /// in the same step, and its key freed; one whose job was asked to cancel (see <see cref="Cancel"/>) while its
+    /// consumer was dying ends as cancelled. Returns { next cursor, { id, fields, deliveries }..., 0, the epoch (see
     /// <see cref="Epoch"/>) }.
     /// With count 0 (no room to take anything now) it only looks: returns { cursor, {}, 1, '' } when some entry has been
     /// idle for min idle, else { cursor, {}, 0, '' }, so the caller can keep its next free slot for it.
     /// </summary>
-    public const string Reclaim = Now + KeyHelpers + Epoch + """
+    public const string Reclaim = Now + KeyHelpers + RecordHelpers + Epoch + """
 
         if tonumber(ARGV[5]) == 0 then
           local idle = redis.call('XPENDING', KEYS[1], ARGV[1], 'IDLE', ARGV[3], '-', '+', 1)
@@ -421,10 +535,18 @@ internal static class DurableScripts
           local id = entry[1]
           local info = redis.call('XPENDING', KEYS[1], ARGV[1], id, id, 1)
           local deliveries = info[1][4]
-          if deliveries > tonumber(ARGV[6]) then
-            local f = {}
-            local raw = entry[2]
-            for i = 1, #raw, 2 do f[raw[i]] = raw[i + 1] end
+          local f = {}
+          local raw = entry[2]
+          for i = 1, #raw, 2 do f[raw[i]] = raw[i + 1] end
+          -- One GET per reclaimed entry (reclaims are rare): a job asked to cancel while its consumer was dying ends here.
+          local asked = recordOf(f['j'] or id)
+          if cancelOf(asked) == '1' and not isEnded(asked) then
+            redis.call('XACK', KEYS[1], ARGV[1], id)
+            redis.call('XDEL', KEYS[1], id)
+            releaseKey(f['k'], f['j'] or id, nil, 0)
+            local at = string.format('%.0f', now)
+            endRecord(f['j'] or id, id, 'C', header('C', '1', at, f['a'] or '1', f['t'] or '0', ARGV[2], '', '') .. historyOf(asked), at, tonumber(ARGV[7]))
+          elseif deliveries > tonumber(ARGV[6]) then
             local dead = { 'j', f['j'] or id, 'p', f['p'] or '', 'a', f['a'] or '1', 't', f['t'] or '0',
               'e', 'Delivered ' .. deliveries .. ' times without completing (its consumers stopped or crashed each time): treated as poison.',
               'r', 'poison', 'f', string.format('%.0f', now), 'c', ARGV[2] }
@@ -436,6 +558,9 @@ internal static class DurableScripts
             redis.call('XACK', KEYS[1], ARGV[1], id)
             redis.call('XDEL', KEYS[1], id)
             releaseKey(f['k'], f['j'] or id, nil, 0)
+            local rec = recordOf(f['j'] or id)
+            local at = string.format('%.0f', now)
+            endRecord(f['j'] or id, id, 'D', header('D', cancelOf(rec), at, f['a'] or '1', f['t'] or '0', ARGV[2], '', dead[10]) .. historyOf(rec), at, tonumber(ARGV[7]))
           else
             keep[#keep + 1] = { id, entry[2], deliveries }
           end
@@ -449,18 +574,23 @@ internal static class DurableScripts
     /// <summary>
     /// KEYS: stream, delayed, epoch. ARGV: group, consumer, id, delay ms, member, job id, idempotency key (empty: none),
     /// the epoch the entry was fetched under, 1 when this consumer already found that Redis lost it (else 0), nudge
-    /// channel. Moves a failed entry this consumer still owns to the delayed set, due after the delay by Redis's clock,
-    /// its key with it; one Redis lost (<see cref="Vanished"/>, not asked again when already found) is stored there again.
+    /// channel, attempt, enqueued at, started at, error. Moves a failed entry this consumer still owns to the delayed set,
+    /// due after the delay by Redis's clock, its key with it, adds the attempt to the job's record (no expiry: the job
+    /// lives) and points the job's id to its due time; one Redis lost (<see cref="Vanished"/>, not asked again when already found) is stored there again.
     /// When it is the earliest due, a nudge tells idle consumers, which learn due times only when they fetch. Returns 1,
     /// or 0 when another consumer owns it now.
     /// </summary>
-    public const string ScheduleRetry = Now + Vanished + KeyHelpers + """
+    public const string ScheduleRetry = Now + Vanished + KeyHelpers + RecordHelpers + """
 
         local mine = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[3], ARGV[3], 1, ARGV[2])
         if #mine == 0 and ARGV[9] ~= '1' and not vanished(ARGV[3], KEYS[3], ARGV[8]) then return 0 end
         local score = string.format('%.0f', now + tonumber(ARGV[4]))
         redis.call('ZADD', KEYS[2], score, ARGV[5])
         moveKey(ARGV[7], ARGV[6], 'z' .. score)
+        local rec = recordOf(ARGV[6])
+        redis.pcall('SET', recName(ARGV[6]), header('z', cancelOf(rec), '', ARGV[11], ARGV[12], ARGV[2], ARGV[13], ARGV[14]) .. historyOf(rec)
+          .. RS .. ARGV[11] .. US .. ARGV[2] .. US .. ARGV[13] .. US .. string.format('%.0f', now) .. US .. 'R' .. US .. ARGV[14])
+        redis.pcall('SET', atName(ARGV[6]), 'z' .. score)
         redis.call('XACK', KEYS[1], ARGV[1], ARGV[3])
         redis.call('XDEL', KEYS[1], ARGV[3])
         if redis.call('ZRANGE', KEYS[2], 0, 0)[1] == ARGV[5] then redis.pcall('PUBLISH', ARGV[10], 1) end
@@ -470,11 +600,12 @@ internal static class DurableScripts
     /// <summary>
     /// KEYS: stream, dead, epoch. ARGV: group, consumer, id, job id, payload, attempt, enqueued at, error, reason,
     /// idempotency key (empty: none), the epoch the entry was fetched under, 1 when this consumer already found that
-    /// Redis lost it (else 0). Moves an entry this consumer still owns (or that Redis lost, see <see cref="Vanished"/>) to
-    /// the dead-letter stream (the key recorded there) and frees its key, so the work can be submitted again. Returns 1,
-    /// or 0 when another consumer owns it now.
+    /// Redis lost it (else 0), started at, finished-job retention ms, '1' when a cancel reached it (else ''). Moves an
+    /// entry this consumer still owns (or that Redis lost, see <see cref="Vanished"/>) to the dead-letter stream (the key
+    /// recorded there), frees its key, so the work can be submitted again, and ends the job's record. Returns 1, or 0
+    /// when another consumer owns it now.
     /// </summary>
-    public const string DeadLetter = Now + Vanished + KeyHelpers + """
+    public const string DeadLetter = Now + Vanished + KeyHelpers + RecordHelpers + """
 
         local mine = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[3], ARGV[3], 1, ARGV[2])
         if #mine == 0 and ARGV[12] ~= '1' and not vanished(ARGV[3], KEYS[3], ARGV[11]) then return 0 end
@@ -488,22 +619,36 @@ internal static class DurableScripts
         redis.call('XACK', KEYS[1], ARGV[1], ARGV[3])
         redis.call('XDEL', KEYS[1], ARGV[3])
         releaseKey(ARGV[10], ARGV[4], nil, 0)
+        local rec = recordOf(ARGV[4])
+        local cancel = ARGV[15]
+        if cancel == '' then cancel = cancelOf(rec) end
+        local at = string.format('%.0f', now)
+        endRecord(ARGV[4], ARGV[3], 'D', header('D', cancel, at, ARGV[6], ARGV[7], ARGV[2], ARGV[13], ARGV[8]) .. historyOf(rec), at, tonumber(ARGV[14]))
         return 1
         """;
 
     /// <summary>
-    /// KEYS: stream, epoch. ARGV: group, consumer, nudge channel, then per entry: id, job id, payload, attempt, enqueued
-    /// at, idempotency key (empty: none), the epoch it was fetched under, 1 when this consumer already found that Redis
-    /// lost it (else 0). Hands entries this consumer still owns (or that Redis lost, see <see cref="Vanished"/>) back as
-    /// new entries at the stream's end (so any consumer reads them at once), same attempt, their keys with them.
-    /// Returns how many were handed back.
+    /// KEYS: stream, epoch. ARGV: group, consumer, nudge channel, finished-job retention ms, then per entry: id, job id,
+    /// payload, attempt, enqueued at, idempotency key (empty: none), the epoch it was fetched under, 1 when this consumer
+    /// already found that Redis lost it (else 0). Hands entries this consumer still owns (or that Redis lost, see
+    /// <see cref="Vanished"/>) back as new entries at the stream's end (so any consumer reads them at once), same
+    /// attempt, their keys with them, and points their job ids to them; one whose job a cancel by id was asked for ends
+    /// here as cancelled instead (the cancel may have missed this process). Returns how many were handed back or ended.
     /// </summary>
-    public const string Release = Vanished + KeyHelpers + """
+    public const string Release = Now + Vanished + KeyHelpers + RecordHelpers + """
         local n = 0
-        for i = 4, #ARGV, 8 do
+        for i = 5, #ARGV, 8 do
           local id = ARGV[i]
           local mine = redis.call('XPENDING', KEYS[1], ARGV[1], id, id, 1, ARGV[2])
-          if #mine == 1 or ARGV[i + 7] == '1' or vanished(id, KEYS[2], ARGV[i + 6]) then
+          local rec = recordOf(ARGV[i + 1])
+          if (#mine == 1 or ARGV[i + 7] == '1' or vanished(id, KEYS[2], ARGV[i + 6])) and cancelOf(rec) == '1' and not isEnded(rec) then
+            redis.call('XACK', KEYS[1], ARGV[1], id)
+            redis.call('XDEL', KEYS[1], id)
+            releaseKey(ARGV[i + 5], ARGV[i + 1], nil, 0)
+            local at = string.format('%.0f', now)
+            endRecord(ARGV[i + 1], id, 'C', header('C', '1', at, ARGV[i + 3], ARGV[i + 4], ARGV[2], '', '') .. historyOf(rec), at, tonumber(ARGV[4]))
+            n = n + 1
+          elseif #mine == 1 or ARGV[i + 7] == '1' or vanished(id, KEYS[2], ARGV[i + 6]) then
             local key = ARGV[i + 5]
             local moved
             if key == '' then
@@ -512,6 +657,7 @@ internal static class DurableScripts
               moved = redis.call('XADD', KEYS[1], '*', 'p', ARGV[i + 2], 'a', ARGV[i + 3], 't', ARGV[i + 4], 'j', ARGV[i + 1], 'k', key)
               moveKey(key, ARGV[i + 1], moved)
             end
+            redis.pcall('SET', atName(ARGV[i + 1]), moved)
             redis.call('XACK', KEYS[1], ARGV[1], id)
             redis.call('XDEL', KEYS[1], id)
             n = n + 1
@@ -528,7 +674,7 @@ internal static class DurableScripts
     /// without holding it (and takes it if it is free when the job next moves: a retry or a hand-back).
     /// Returns the new stream id, or nil when there is no such dead letter.
     /// </summary>
-    public const string Requeue = Now + KeyHelpers + """
+    public const string Requeue = Now + KeyHelpers + RecordHelpers + """
 
         local found = redis.call('XRANGE', KEYS[2], ARGV[1], ARGV[1])
         if #found == 0 then return false end
@@ -548,6 +694,11 @@ internal static class DurableScripts
           id = redis.call('XADD', KEYS[1], '*', 'p', f['p'] or '', 'a', '1', 't', string.format('%.0f', now), 'j', job)
         end
         redis.call('XDEL', KEYS[2], ARGV[1])
+        -- The job lives again: its record (history kept, no expiry) and where it is now.
+        redis.pcall('SET', atName(job), id)
+        redis.pcall('ZREM', endedName('D'), job)
+        local rec = recordOf(job)
+        if rec then redis.pcall('SET', recName(job), 'q' .. US .. (string.match(rec, '^[^\31]*\31[^\31]*(.*)$') or '')) end
         redis.call('PUBLISH', ARGV[2], 1)
         return id
         """;
@@ -595,18 +746,124 @@ internal static class DurableScripts
         """;
 
     /// <summary>
-    /// KEYS: stream, delayed, scheduled. ARGV: job id. Cancels a scheduled job that has not come due, and frees its
-    /// idempotency key. Returns 1, or 0 when there is no such job waiting (unknown, already due and moved to the stream,
-    /// or cancelled).
+    /// KEYS: stream, delayed, scheduled. ARGV: group, job id, finished-job retention ms, 1 to cancel only a scheduled job
+    /// that has not come due (else 0), cancel channel, how long a cancel asked of a running job is kept (ms). Cancels a
+    /// job by id, wherever it is: a scheduled one or one waiting for a retry leaves the delayed set, a queued one not yet
+    /// delivered to any consumer leaves the stream (XDEL); either way its key is freed and it ends as cancelled. One
+    /// delivered to a consumer (running, or in its prefetch) is marked in its record and its stream id published on the
+    /// cancel channel, for the instance that holds it. Returns { 1 } cancelled, { 2, consumer } asked,
+    /// { 3 } already ended (its record says how), or { 0 } unknown.
     /// </summary>
-    public const string CancelScheduled = KeyHelpers + """
-        local member = redis.call('HGET', KEYS[3], ARGV[1])
-        if not member then return 0 end
-        redis.call('HDEL', KEYS[3], ARGV[1])
-        local removed = redis.call('ZREM', KEYS[2], member)
-        local tail = string.match(member, '^[^|]*|[^|]*|[^|]*|(.*)$')
-        if tail then releaseKey(splitKey(tail), ARGV[1], nil, 0) end
-        return removed
+    public const string Cancel = Now + KeyHelpers + RecordHelpers + """
+
+        local job = ARGV[2]
+        local rec = recordOf(job)
+        if isEnded(rec) then return { 3 } end
+        local at = string.format('%.0f', now)
+        local function canceled(id, attempt, enq, key)
+          releaseKey(key, job, nil, 0)
+          endRecord(job, id, 'C', header('C', '1', at, attempt or '1', enq or '0', '', '', '') .. historyOf(rec), at, tonumber(ARGV[3]))
+          redis.pcall('DEL', atName(job))
+          return { 1 }
+        end
+        local function fromMember(member)
+          local _, attempt, stamp, tail = string.match(member, '^([^|]*)|([^|]*)|([^|]*)|(.*)$')
+          return attempt, stamp, splitKey(tail or '')
+        end
+        local member = redis.call('HGET', KEYS[3], job)
+        if member then
+          redis.call('HDEL', KEYS[3], job)
+          redis.call('ZREM', KEYS[2], member)
+          local attempt, stamp, key = fromMember(member)
+          return canceled(job, attempt, stamp, key)
+        end
+        if ARGV[4] == '1' then return { 0 } end
+        local where = redis.pcall('GET', atName(job))
+        if type(where) ~= 'string' then
+          where = nil
+          if string.match(job, '^%d+%-%d+$') then where = job end
+        end
+        if not where then return { 0 } end
+        if string.sub(where, 1, 1) == 'z' then
+          local due = delayedMember(job, string.sub(where, 2))
+          if not due then return { 0 } end
+          redis.call('ZREM', KEYS[2], due)
+          local attempt, stamp, key = fromMember(due)
+          return canceled('', attempt, stamp, key)
+        end
+        local entry = redis.call('XRANGE', KEYS[1], where, where)
+        if #entry == 0 then return { 0 } end
+        local f = {}
+        local raw = entry[1][2]
+        for i = 1, #raw, 2 do f[raw[i]] = raw[i + 1] end
+        local held = redis.call('XPENDING', KEYS[1], ARGV[1], where, where, 1)
+        if #held > 0 then
+          if rec then
+            rec = (string.match(rec, '^([^\31]*)') or 'r') .. US .. '1' .. (string.match(rec, '^[^\31]*\31[^\31]*(.*)$') or '')
+            redis.pcall('SET', recName(job), rec)
+          else
+            redis.pcall('SET', recName(job), header('r', '1', '', f['a'] or '1', f['t'] or '0', '', '', ''), 'PX', ARGV[6])
+          end
+          redis.pcall('PUBLISH', ARGV[5], where)
+          return { 2, held[1][2] }
+        end
+        redis.call('XDEL', KEYS[1], where)
+        return canceled(where, f['a'], f['t'], f['k'])
+        """;
+
+    /// <summary>
+    /// KEYS: stream, epoch. ARGV: group, consumer, id, job id, attempt, enqueued at, started at ('' when it never
+    /// started), idempotency key (empty: none), the epoch it was fetched under, 1 when this consumer already found that
+    /// Redis lost it (else 0), finished-job retention ms. Ends an entry this consumer still owns as cancelled (it honoured
+    /// a cancel by id, or the cancel came before it started): acknowledged and deleted, its key freed, its record ended.
+    /// Returns 1, or 0 when another consumer owns it now.
+    /// </summary>
+    public const string SettleCanceled = Now + Vanished + KeyHelpers + RecordHelpers + """
+
+        local mine = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[3], ARGV[3], 1, ARGV[2])
+        if #mine == 0 and ARGV[10] ~= '1' and not vanished(ARGV[3], KEYS[2], ARGV[9]) then return 0 end
+        redis.call('XACK', KEYS[1], ARGV[1], ARGV[3])
+        redis.call('XDEL', KEYS[1], ARGV[3])
+        releaseKey(ARGV[8], ARGV[4], nil, 0)
+        local rec = recordOf(ARGV[4])
+        local at = string.format('%.0f', now)
+        endRecord(ARGV[4], ARGV[3], 'C', header('C', '1', at, ARGV[5], ARGV[6], ARGV[2], ARGV[7], '') .. historyOf(rec), at, tonumber(ARGV[11]))
+        return 1
+        """;
+
+    /// <summary>
+    /// KEYS: stream, delayed, scheduled. ARGV: group, job id. Reads where a job is, without writing anything:
+    /// { 'E', record } ended (see the remarks); { 'S', record or '', due, attempt, enqueued at } scheduled;
+    /// { 'R', record or '', due, attempt, enqueued at } waiting for a retry; { 'P', record or '', stream id, fields,
+    /// consumer, ms since its consumer last claimed it, deliveries } delivered to a consumer; { 'Q', record or '', stream
+    /// id, fields } queued; { '' } unknown (or ended longer ago than the retention).
+    /// </summary>
+    public const string Status = KeyHelpers + RecordHelpers + """
+        local job = ARGV[2]
+        local rec = recordOf(job)
+        if isEnded(rec) then return { 'E', rec } end
+        local function fromMember(kind, member, score)
+          local _, attempt, stamp = string.match(member, '^([^|]*)|([^|]*)|([^|]*)|')
+          return { kind, rec or '', score or '', attempt or '1', stamp or '0' }
+        end
+        local member = redis.call('HGET', KEYS[3], job)
+        if member then return fromMember('S', member, redis.call('ZSCORE', KEYS[2], member)) end
+        local where = redis.pcall('GET', atName(job))
+        if type(where) ~= 'string' then
+          where = nil
+          if string.match(job, '^%d+%-%d+$') then where = job end
+        end
+        if not where then return { '' } end
+        if string.sub(where, 1, 1) == 'z' then
+          local due = delayedMember(job, string.sub(where, 2))
+          if not due then return { '' } end
+          return fromMember('R', due, string.sub(where, 2))
+        end
+        local entry = redis.call('XRANGE', KEYS[1], where, where)
+        if #entry == 0 then return { '' } end
+        local held = redis.call('XPENDING', KEYS[1], ARGV[1], where, where, 1)
+        if #held > 0 then return { 'P', rec or '', where, entry[1][2], held[1][2], held[1][3], held[1][4] } end
+        return { 'Q', rec or '', where, entry[1][2] }
         """;
 
     /// <summary>

@@ -23,7 +23,17 @@ internal sealed class RedisStreamKeys
         Epoch = root + ":epoch";
         Nudge = RedisChannel.Literal(root + ":nudge");
         NudgeName = root + ":nudge";
+        Cancel = RedisChannel.Literal(root + ":cancel");
+        CancelName = root + ":cancel";
+        Succeeded = root + ":ended:S";
+        DeadLettered = root + ":ended:D";
+        Canceled = root + ":ended:C";
+        _jobRoot = root + ":job:";
+        _atRoot = root + ":at:";
     }
+
+    private readonly string _jobRoot;
+    private readonly string _atRoot;
 
     /// <summary>Gets the stream of unfinished jobs (waiting and pending).</summary>
     public RedisKey Stream { get; }
@@ -53,6 +63,29 @@ internal sealed class RedisStreamKeys
     public RedisChannel Nudge { get; }
 
     public string NudgeName { get; }
+
+    /// <summary>Gets the channel a cancel by id publishes on (the message is the stream id of the running entry), so the instance that holds it fires its token.</summary>
+    public RedisChannel Cancel { get; }
+
+    public string CancelName { get; }
+
+    /// <summary>Gets the sorted set of succeeded job ids, scored by when they ended (Unix ms); trimmed by the retention and the count cap.</summary>
+    public RedisKey Succeeded { get; }
+
+    /// <summary>Gets the sorted set of dead-lettered job ids, scored by when they ended.</summary>
+    public RedisKey DeadLettered { get; }
+
+    /// <summary>Gets the sorted set of cancelled job ids, scored by when they ended.</summary>
+    public RedisKey Canceled { get; }
+
+    /// <summary>
+    /// Gets the string that records <paramref name="jobId"/> (see <see cref="DurableScripts"/>): its attempt history and
+    /// a cancel asked for while it lives; its ending, with an expiry, once it ended. The scripts build the same name.
+    /// </summary>
+    public RedisKey JobRecord(string jobId) => _jobRoot + jobId;
+
+    /// <summary>Gets the string that points from <paramref name="jobId"/> to where the job is now, when that is not its own stream id (a retry, a promotion, a hand-back).</summary>
+    public RedisKey JobLocation(string jobId) => _atRoot + jobId;
 
     /// <summary>
     /// Gets the string that holds <paramref name="idempotencyKey"/>: <c>{job id}|{where}</c> while its job is unfinished

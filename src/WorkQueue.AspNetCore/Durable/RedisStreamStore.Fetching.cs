@@ -69,9 +69,10 @@ internal sealed partial class RedisStreamStore
             Signal();
         }
 
-        if (!entry.TryMarkStarted())
+        if (!entry.TryMarkStarted(_time.GetUtcNow().ToUnixTimeMilliseconds()))
         {
-            // Redis lost it and it was stored again, as a new entry any consumer runs.
+            // Redis lost it and it was stored again, as a new entry any consumer runs; or a cancel by id came first
+            // (settled by the store's thread).
             return false;
         }
 
@@ -407,7 +408,7 @@ internal sealed partial class RedisStreamStore
         var result = (RedisResult[])db.ScriptEvaluate(
             DurableScripts.Reclaim,
             [Keys.Stream, Keys.Dead, Keys.Epoch],
-            [RedisStreamKeys.Group, ConsumerName, (long)_durable.ClaimTimeout.TotalMilliseconds, _reclaimCursor, Math.Max(0, room), _durable.MaxDeliveries])!;
+            [RedisStreamKeys.Group, ConsumerName, (long)_durable.ClaimTimeout.TotalMilliseconds, _reclaimCursor, Math.Max(0, room), _durable.MaxDeliveries, FinishedRetentionMs])!;
         if (room <= 0)
         {
             _reclaimWaiting = (long)result[2] > 0;

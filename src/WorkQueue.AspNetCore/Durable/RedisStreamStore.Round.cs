@@ -23,9 +23,13 @@ internal sealed partial class RedisStreamStore
 {
     /// <summary>
     /// The round script's arguments before the payloads (their specs and keys): group, consumer, capacity, nudge channel,
-    /// fetch count, promote limit, payload count, keyed acknowledgement count, key retention (ms).
+    /// fetch count, promote limit, payload count, keyed acknowledgement count, key retention (ms), finished-job retention
+    /// (ms), finished-job count cap, trim now (1 or 0).
     /// </summary>
-    private const int RoundHeader = 9;
+    private const int RoundHeader = 12;
+
+    /// <summary>The round script's arguments per completed entry: stream id, job id, attempt, enqueued at, started at, cancel asked.</summary>
+    private const int AckFields = 6;
 
     /// <summary>Sends this turn's round; returns whether it stored or acknowledged anything (there may be more).</summary>
     private bool SendRound(IDatabase db)
@@ -51,7 +55,7 @@ internal sealed partial class RedisStreamStore
             }
         }
 
-        var args = new RedisValue[RoundHeader + (3 * count) + (3 * keyed) + (completed?.Count ?? 0)];
+        var args = new RedisValue[RoundHeader + (3 * count) + (3 * keyed) + (AckFields * (completed?.Count ?? 0))];
         args[0] = RedisStreamKeys.Group;
         args[1] = ConsumerName;
         args[2] = _options.Capacity;
@@ -61,6 +65,10 @@ internal sealed partial class RedisStreamStore
         args[6] = count;
         args[7] = keyed;
         args[8] = (long)_options.IdempotencyKeyRetention.TotalMilliseconds;
+        args[9] = FinishedRetentionMs;
+        args[10] = _options.MaxFinishedJobs;
+        bool trim = completed is not null && now >= _nextTrim;
+        args[11] = trim ? 1 : 0;
         for (int i = 0; i < count; i++)
         {
             args[RoundHeader + i] = enqueues![i].Payload;
@@ -84,6 +92,11 @@ internal sealed partial class RedisStreamStore
             foreach (var entry in completed)
             {
                 args[at++] = entry.StreamId;
+                args[at++] = entry.JobId == entry.StreamId ? RedisValue.EmptyString : entry.JobId;
+                args[at++] = entry.Attempt;
+                args[at++] = entry.EnqueuedAtMs;
+                args[at++] = StartedAt(entry);
+                args[at++] = entry.CancelRequested ? "1" : RedisValue.EmptyString;
             }
         }
 
@@ -117,6 +130,11 @@ internal sealed partial class RedisStreamStore
         }
 
         _clock.Sample(sent, (long)result[7]);
+
+        if (trim)
+        {
+            _nextTrim = now + Ticks(TrimInterval);
+        }
 
         // Each part is settled whatever the others' fate; a refused part fails the pass (backoff, readiness, log).
         bool stored = false;

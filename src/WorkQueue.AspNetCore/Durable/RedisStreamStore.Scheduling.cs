@@ -39,7 +39,7 @@ internal sealed partial class RedisStreamStore : IRecurringOccurrenceStore
 
     /// <summary>Cancels a scheduled job that has not come due (and frees its idempotency key).</summary>
     public async Task<bool> CancelScheduledAsync(string jobId) =>
-        (long)(await Database.ScriptEvaluateAsync(DurableScripts.CancelScheduled, [Keys.Stream, Keys.Delayed, Keys.Scheduled], [jobId]).ConfigureAwait(false)) == 1;
+        (await CancelAsync(jobId, scheduledOnly: true).ConfigureAwait(false)).Outcome == JobCancelOutcome.Canceled;
 
     /// <summary>Lists up to <paramref name="count"/> scheduled jobs that have not come due, soonest first.</summary>
     public async Task<IReadOnlyList<DurableScheduledJob>> ListScheduledAsync(int count)

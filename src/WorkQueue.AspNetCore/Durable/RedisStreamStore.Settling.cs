@@ -17,6 +17,10 @@ internal sealed partial class RedisStreamStore
     public void Completed(in WorkItem item)
     {
         var entry = (DurableEntry)item.Target!;
+        if (entry.CancelRequested)
+        {
+            _logger.TryLog(static (l, s) => Log.CancelIgnored(l, s._queue, s.JobId, "it returned normally"), (_queue, entry.JobId));
+        }
 
         // Acknowledged even if another consumer reclaimed it meanwhile: the job did complete, and the acknowledgement
         // spares that consumer a second run if it has not started it yet.
@@ -26,21 +30,34 @@ internal sealed partial class RedisStreamStore
 
     public void ScheduleRetry(in WorkItem item, TimeSpan delay, Exception error)
     {
-        _outcomes.Enqueue(new Outcome(OutcomeKind.Retry, (DurableEntry)item.Target!, (long)delay.TotalMilliseconds, null, null));
+        _outcomes.Enqueue(new Outcome(OutcomeKind.Retry, (DurableEntry)item.Target!, (long)delay.TotalMilliseconds, Describe(error), null));
         Signal();
     }
 
     public void DeadLetter(in WorkItem item, Exception error)
     {
+        var entry = (DurableEntry)item.Target!;
+        if (entry.CancelRequested)
+        {
+            _logger.TryLog(static (l, s) => Log.CancelIgnored(l, s._queue, s.JobId, s.Item3), (_queue, entry.JobId, $"it threw {error.GetType().Name}, so it is dead-lettered without a retry"));
+        }
+
         _outcomes.Enqueue(new Outcome(OutcomeKind.DeadLetter, (DurableEntry)item.Target!, 0, Describe(error), "failed"));
+        Signal();
+    }
+
+    public void Canceled(in WorkItem item)
+    {
+        _outcomes.Enqueue(new Outcome(OutcomeKind.Cancel, (DurableEntry)item.Target!, 0, null, null));
         Signal();
     }
 
     public void Release(in WorkItem item)
     {
-        if (((DurableEntry)item.Target!).IsTakenBack)
+        var held = (DurableEntry)item.Target!;
+        if (held.IsTakenBack || held.CanceledBeforeStart)
         {
-            // Already stored again, as a new entry (Redis had lost it).
+            // Already stored again, as a new entry (Redis had lost it); or cancelled by id, and settled so.
             return;
         }
 
@@ -107,7 +124,8 @@ internal sealed partial class RedisStreamStore
             stored = (long)db.ScriptEvaluate(
                 DurableScripts.ScheduleRetry,
                 [Keys.Stream, Keys.Delayed, Keys.Epoch],
-                [RedisStreamKeys.Group, ConsumerName, entry.StreamId, outcome.DelayMs, RetryMember(entry), entry.JobId, entry.IdempotencyKey ?? string.Empty, entry.Epoch, entry.Vanished ? 1 : 0, Keys.NudgeName]) == 1;
+                [RedisStreamKeys.Group, ConsumerName, entry.StreamId, outcome.DelayMs, RetryMember(entry), entry.JobId, entry.IdempotencyKey ?? string.Empty, entry.Epoch, entry.Vanished ? 1 : 0, Keys.NudgeName,
+                    entry.Attempt, entry.EnqueuedAtMs, StartedAt(entry), ForRecord(outcome.Error ?? string.Empty)]) == 1;
             if (stored)
             {
                 // This consumer learns due times from its fetches: without this, a retry stored after its last fetch
@@ -116,19 +134,27 @@ internal sealed partial class RedisStreamStore
                 _nextPoll = Math.Min(_nextPoll, _time.GetTimestamp() + Ticks(TimeSpan.FromMilliseconds(outcome.DelayMs)));
             }
         }
+        else if (outcome.Kind == OutcomeKind.Cancel)
+        {
+            stored = (long)db.ScriptEvaluate(
+                DurableScripts.SettleCanceled,
+                [Keys.Stream, Keys.Epoch],
+                [RedisStreamKeys.Group, ConsumerName, entry.StreamId, entry.JobId, entry.Attempt, entry.EnqueuedAtMs, StartedAt(entry), entry.IdempotencyKey ?? string.Empty, entry.Epoch, entry.Vanished ? 1 : 0, FinishedRetentionMs]) == 1;
+        }
         else
         {
             stored = (long)db.ScriptEvaluate(
                 DurableScripts.DeadLetter,
                 [Keys.Stream, Keys.Dead, Keys.Epoch],
-                [RedisStreamKeys.Group, ConsumerName, entry.StreamId, entry.JobId, entry.Payload, entry.Attempt, entry.EnqueuedAtMs, outcome.Error, outcome.Reason, entry.IdempotencyKey ?? string.Empty, entry.Epoch, entry.Vanished ? 1 : 0]) == 1;
+                [RedisStreamKeys.Group, ConsumerName, entry.StreamId, entry.JobId, entry.Payload, entry.Attempt, entry.EnqueuedAtMs, ForRecord(outcome.Error ?? string.Empty), outcome.Reason, entry.IdempotencyKey ?? string.Empty, entry.Epoch, entry.Vanished ? 1 : 0,
+                    StartedAt(entry), FinishedRetentionMs, entry.CancelRequested ? "1" : string.Empty]) == 1;
         }
 
         if (!stored)
         {
             _logger.TryLog(
                 static (l, s) => Log.OutcomeRefused(l, s._queue, s.Item2, s.JobId, s.StreamId),
-                (_queue, outcome.Kind == OutcomeKind.Retry ? "retry" : "dead letter", entry.JobId, entry.StreamId));
+                (_queue, outcome.Kind switch { OutcomeKind.Retry => "retry", OutcomeKind.Cancel => "cancel", _ => "dead letter" }, entry.JobId, entry.StreamId));
         }
     }
 
@@ -171,7 +197,7 @@ internal sealed partial class RedisStreamStore
 
     private void SendReleaseChunk(IDatabase db, List<Outcome> releases)
     {
-        var args = new List<RedisValue>(3 + (releases.Count * 8)) { RedisStreamKeys.Group, ConsumerName, Keys.NudgeName };
+        var args = new List<RedisValue>(4 + (releases.Count * 8)) { RedisStreamKeys.Group, ConsumerName, Keys.NudgeName, FinishedRetentionMs };
         foreach (var release in releases)
         {
             args.Add(release.Entry.StreamId);
@@ -269,11 +295,15 @@ internal sealed partial class RedisStreamStore
 
     private static string Describe(Exception error) => $"{error.GetType().FullName}: {error.Message}";
 
+    /// <summary>When the entry started here (Unix ms), or an empty value when it never did.</summary>
+    private static RedisValue StartedAt(DurableEntry entry) => entry.StartedAtMs > 0 ? entry.StartedAtMs : RedisValue.EmptyString;
+
     private enum OutcomeKind
     {
         Retry,
         DeadLetter,
         Release,
+        Cancel,
     }
 
     /// <summary>An outcome on its way to Redis; <see cref="Reason"/> is the dead letter's (<c>failed</c> or <c>unreadable</c>).</summary>

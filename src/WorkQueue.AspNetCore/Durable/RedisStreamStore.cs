@@ -324,7 +324,7 @@ internal sealed partial class RedisStreamStore : IJobStore
         return db;
     }
 
-    /// <summary>Subscribes to enqueue notifications, trying again every few seconds until it works (polling covers meanwhile).</summary>
+    /// <summary>Subscribes to enqueue notifications and cancels by id, trying again every few seconds until it works (polling covers meanwhile).</summary>
     private bool SubscribeIfNeeded(IDatabase db)
     {
         if (_subscribed || !_durable.Consume || _time.GetTimestamp() < _nextSubscribeAttempt)
@@ -335,7 +335,9 @@ internal sealed partial class RedisStreamStore : IJobStore
         _nextSubscribeAttempt = _time.GetTimestamp() + Ticks(TimeSpan.FromSeconds(5));
         try
         {
-            db.Multiplexer.GetSubscriber().Subscribe(Keys.Nudge, (_, _) => OnNudged());
+            var subscriber = db.Multiplexer.GetSubscriber();
+            subscriber.Subscribe(Keys.Nudge, (_, _) => OnNudged());
+            subscriber.Subscribe(Keys.Cancel, (_, message) => OnCancelMessage(message));
             _subscribed = true;
         }
         catch (Exception ex) when (ex is RedisException or TimeoutException)
@@ -462,6 +464,12 @@ internal sealed partial class RedisStreamStore : IJobStore
 
         [LoggerMessage(513, LogLevel.Warning, "Durable queue '{Queue}': {Count} of {Total} job(s) handed back were not: they are no longer this consumer's in Redis: another consumer reclaimed them after this one missed its heartbeats (and runs them there), or they were settled elsewhere.", EventName = "DurableHandBackRefused")]
         public static partial void HandBackRefused(ILogger logger, string queue, int count, int total);
+
+        [LoggerMessage(514, LogLevel.Warning, "Durable queue '{Queue}': job {JobId} was asked to cancel but ignored its token: {Outcome}.", EventName = "DurableJobCancelIgnored")]
+        public static partial void CancelIgnored(ILogger logger, string queue, string jobId, string outcome);
+
+        [LoggerMessage(515, LogLevel.Information, "Durable queue '{Queue}': cancel of job {JobId}: {Outcome}.", EventName = "DurableJobCancel")]
+        public static partial void CancelAsked(ILogger logger, string queue, string jobId, JobCancelOutcome outcome);
 
         [LoggerMessage(510, LogLevel.Information, "Durable queue '{Queue}': took back {Count} job(s) pending here whose fetch lost its reply.", EventName = "DurableAdopted")]
         public static partial void Adopted(ILogger logger, string queue, int count);

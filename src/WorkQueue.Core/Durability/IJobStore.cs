@@ -35,6 +35,9 @@ internal interface IJobStore
     /// <summary>The job failed its last allowed attempt: move it to the store's dead letters.</summary>
     void DeadLetter(in WorkItem item, Exception error);
 
+    /// <summary>The job honoured a cancel by id (its token fired and it threw <see cref="OperationCanceledException"/>): remove it from the store as cancelled.</summary>
+    void Canceled(in WorkItem item);
+
     /// <summary>The job was fetched and did not complete here (not started at a stop, or cancelled by it): hand it back now.</summary>
     void Release(in WorkItem item);
 

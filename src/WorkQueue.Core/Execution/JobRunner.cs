@@ -97,6 +97,14 @@ internal sealed partial class JobRunner : IJobExecutor
 
         if (_store is not null && !_store.TryStart(item))
         {
+            if (item.Target is IRemoteCancellable { CanceledBeforeStart: true })
+            {
+                // Cancelled by id while it waited here: the store settles it as cancelled in Redis.
+                _ledger.Canceled(item);
+                _metrics.Canceled(_metricTag);
+                return false;
+            }
+
             // Another consumer of the durable queue has taken the job over: it runs there, not here.
             _ledger.Returned();
             return false;
@@ -134,11 +142,13 @@ internal sealed partial class JobRunner : IJobExecutor
     public void OnFinished(in WorkItem item, Exception? error, JobCancelReason cancelReason, TimeSpan elapsed, Activity? trace)
     {
         _runTime.Record(elapsed);
-        bool cancelRequested = item.Tracked is { CancelRequested: true } && cancelReason != JobCancelReason.Shutdown;
+        bool cancelRequested = (item.Tracked is { CancelRequested: true } || item.Target is IRemoteCancellable { CancelRequested: true })
+            && cancelReason != JobCancelReason.Shutdown;
         if (cancelRequested && error is OperationCanceledException)
         {
             // The job honoured the cancel: it ends cancelled, neither failed nor retried.
             _ledger.Canceled(item);
+            _store?.Canceled(item);
             _metrics.Canceled(_metricTag);
             _metrics.JobCompleted(_metricTag, elapsed, "canceled");
             WorkQueueTracing.StopJob(trace, "canceled", error);
@@ -146,8 +156,9 @@ internal sealed partial class JobRunner : IJobExecutor
             return;
         }
 
-        if (cancelRequested)
+        if (cancelRequested && item.Tracked is not null)
         {
+            // A durable job's store logs it with the job's id in the store, as it records the outcome there.
             _logger.TryLog(
                 static (l, s) => Log.CancelIgnored(l, s._queue, s.Id, s.Item3, s.Item4),
                 (_queue, item.Id, item.Invoker.Describe(item.Target), error is null ? "it returned normally" : $"it threw {error.GetType().Name}, so it is dead-lettered without a retry"));

@@ -78,14 +78,16 @@ internal sealed class JobRun : SynchronizationContext
         SyncThread = Thread.CurrentThread;
 
         // A source with a timer is never reused: a timer that fires as the job ends must not cancel the next job. Nor is
-        // a tracked job's, which a cancel by id may reach after the job ended.
-        if (timeout is not null || item.Tracked is not null)
+        // a tracked job's, or a durable job's, which a cancel by id may reach after the job ended.
+        var remote = item.Target as Durability.IRemoteCancellable;
+        if (timeout is not null || item.Tracked is not null || remote is not null)
         {
             _cts = new CancellationTokenSource();
             _ctsShared = true;
         }
 
         item.Tracked?.AttachCancellation(_cts);
+        remote?.AttachCancellation(_cts);
 
         // Publish Running before reading the shutdown flag; the shutdown sets its flag before scanning runs, so one of
         // the two sees the other (both are full fences).

@@ -347,7 +347,7 @@ public sealed class DurableAdminEndpointsTests(RedisServerFixture redis) : IClas
         Assert.Equal(1, log.CallsOf(4));
     }
 
-    private async Task<DurableApp> StartAsync(JobLog log)
+    private async Task<DurableApp> StartAsync(JobLog log, RedisServer? server = null)
     {
         string prefix = DurableTestHost.NewPrefix();
         var app = await TestApp.StartAsync(
@@ -355,7 +355,7 @@ public sealed class DurableAdminEndpointsTests(RedisServerFixture redis) : IClas
             {
                 b.Services.AddSingleton(log);
                 b.Services.AddSingleton(new InstanceName("a"));
-                b.Services.AddRedisWarmup(o => o.Configuration = redis.Server.Configuration);
+                b.Services.AddRedisWarmup(o => o.Configuration = (server ?? redis.Server).Configuration + (server is null ? string.Empty : ",syncTimeout=1000,asyncTimeout=1000,connectTimeout=1000"));
                 b.Services.AddWorkQueue(o => o.Retry.MaxAttempts = 1).AddDurableQueue<TestJobHandler, TestJob>(
                     Durable,
                     o =>
@@ -399,21 +399,94 @@ public sealed class DurableAdminEndpointsTests(RedisServerFixture redis) : IClas
     }
 
     [Fact]
-    public async Task Jobs_DurableQueue_GetCancelAndSearchAnswer501SayingWhy()
+    public async Task JobSearch_DurableQueue_Answers501SayingWhy()
     {
         await using var app = await StartAsync(new JobLog());
 
-        using var get = await app.Client.GetAsync($"{Prefix}/{Durable}/jobs/1");
-        using var cancel = await SendAsync(app, HttpMethod.Delete, $"{Prefix}/{Durable}/jobs/1");
         using var search = await app.Client.GetAsync($"{Prefix}/{Durable}/jobs?state=deadLettered");
 
-        foreach (var response in new[] { get, cancel, search })
+        Assert.Equal(HttpStatusCode.NotImplemented, search.StatusCode);
+        Assert.Equal("application/problem+json", search.Content.Headers.ContentType?.MediaType);
+        using var problem = JsonDocument.Parse(await search.Content.ReadAsStringAsync());
+        Assert.Contains("durable", problem.RootElement.GetProperty("detail").GetString());
+    }
+
+    [Fact]
+    public async Task GetJob_DurableQueue_AnswersTheJobFromRedisWithItsAttempts()
+    {
+        var release = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        var log = new JobLog { Behavior = async (_, _, _) => await release.Task };
+        await using var app = await StartAsync(log);
+        string id = await Producer(app).EnqueueAsync(new TestJob(1));
+        await log.WaitUntilAsync(() => log.Runs.Count == 1, "the job to start");
+
+        using var running = await GetJsonAsync(app, $"{Prefix}/{Durable}/jobs/{id}");
+        var job = running.RootElement;
+        Assert.Equal(id, job.GetProperty("id").GetString());
+        Assert.Equal((Durable, "running"), (job.GetProperty("queue").GetString(), job.GetProperty("state").GetString()));
+        Assert.Equal(typeof(TestJobHandler).FullName, job.GetProperty("job").GetString());
+        Assert.False(string.IsNullOrEmpty(job.GetProperty("worker").GetString()));
+        foreach (string field in new[] { "attempt", "enqueuedAt", "stateSince", "runAt", "startedAt", "lastError", "cancelRequested", "cancelIgnored" })
         {
-            Assert.Equal(HttpStatusCode.NotImplemented, response.StatusCode);
-            Assert.Equal("application/problem+json", response.Content.Headers.ContentType?.MediaType);
-            using var problem = JsonDocument.Parse(await response.Content.ReadAsStringAsync());
-            Assert.Contains("durable", problem.RootElement.GetProperty("detail").GetString());
+            Assert.True(job.TryGetProperty(field, out _), field);
         }
+
+        var attempt = Assert.Single(job.GetProperty("attempts").EnumerateArray());
+        Assert.Equal((1, "running"), (attempt.GetProperty("number").GetInt32(), attempt.GetProperty("outcome").GetString()));
+
+        release.SetResult();
+        await UntilAsync(app, $"{Prefix}/{Durable}/jobs/{id}", j => j.GetProperty("state").GetString() == "succeeded", "the success");
+    }
+
+    [Fact]
+    public async Task CancelJob_DurableQueue_CancelsThenAnswers409WithTheEndedJob()
+    {
+        await using var app = await StartAsync(new JobLog());
+        string id = await Producer(app).ScheduleAsync(new TestJob(1), TimeSpan.FromHours(1));
+
+        using var cancel = await SendAsync(app, HttpMethod.Delete, $"{Prefix}/{Durable}/jobs/{id}");
+        using var again = await SendAsync(app, HttpMethod.Delete, $"{Prefix}/{Durable}/jobs/{id}");
+
+        Assert.Equal(HttpStatusCode.OK, cancel.StatusCode);
+        using var body = JsonDocument.Parse(await cancel.Content.ReadAsStringAsync());
+        Assert.Equal("canceled", body.RootElement.GetProperty("outcome").GetString());
+        Assert.Equal(("canceled", id), (body.RootElement.GetProperty("job").GetProperty("state").GetString(), body.RootElement.GetProperty("job").GetProperty("id").GetString()));
+        Assert.Equal(HttpStatusCode.Conflict, again.StatusCode);
+        using var conflict = JsonDocument.Parse(await again.Content.ReadAsStringAsync());
+        Assert.Equal("canceled", conflict.RootElement.GetProperty("job").GetProperty("state").GetString());
+        Assert.Equal(0, (await Producer(app).GetJobAsync(id))!.Attempts.Count);
+    }
+
+    [Theory]
+    [InlineData("GET")]
+    [InlineData("DELETE")]
+    public async Task Jobs_DurableQueue_UnknownIs404AndMalformedIs400NamingId(string method)
+    {
+        await using var app = await StartAsync(new JobLog());
+
+        using var unknown = await SendAsync(app, new HttpMethod(method), $"{Prefix}/{Durable}/jobs/1-0");
+        using var malformed = await SendAsync(app, new HttpMethod(method), $"{Prefix}/{Durable}/jobs/12abc");
+
+        Assert.Equal(HttpStatusCode.NotFound, unknown.StatusCode);
+        Assert.Equal(HttpStatusCode.BadRequest, malformed.StatusCode);
+        using var problem = JsonDocument.Parse(await malformed.Content.ReadAsStringAsync());
+        Assert.True(problem.RootElement.GetProperty("errors").TryGetProperty("id", out _));
+    }
+
+    [Theory]
+    [InlineData("GET")]
+    [InlineData("DELETE")]
+    public async Task Jobs_DurableQueueRedisUnreachable_Answers503(string method)
+    {
+        var server = await RedisServer.StartAsync();
+        await using var app = await StartAsync(new JobLog(), server);
+        string id = await Producer(app).ScheduleAsync(new TestJob(1), TimeSpan.FromHours(1));
+        await server.DisposeAsync();
+
+        using var response = await SendAsync(app, new HttpMethod(method), $"{Prefix}/{Durable}/jobs/{id}");
+
+        Assert.Equal(HttpStatusCode.ServiceUnavailable, response.StatusCode);
+        Assert.Equal("application/problem+json", response.Content.Headers.ContentType?.MediaType);
     }
 
     private static IDurableQueue<TestJob> Producer(DurableApp app) => app.Services.GetRequiredKeyedService<IDurableQueue<TestJob>>(Durable);

@@ -216,11 +216,12 @@ public sealed class DurableRoundTests(RedisServerFixture redis) : IClassFixture<
         Assert.Equal(batch, done.Length);
 
         // A full batch of 16 KiB payloads (4 MiB) and a full batch of acknowledgements, with the default prefetch's fetch.
-        var args = new List<RedisValue> { RedisStreamKeys.Group, "c", 1_000_000, keys.NudgeName, Prefetch, 256, batch, 0, 0 };
+        // Each success recorded (finished-job retention 1 minute) and the ended-job lists trimmed in the same call.
+        var args = new List<RedisValue> { RedisStreamKeys.Group, "c", 1_000_000, keys.NudgeName, Prefetch, 256, batch, 0, 0, 60_000, 10_000, 1 };
         args.AddRange(Enumerable.Repeat((RedisValue)payload, batch));
         args.AddRange(Enumerable.Repeat((RedisValue)string.Empty, batch));
         args.AddRange(Enumerable.Repeat((RedisValue)string.Empty, batch));
-        args.AddRange(done.Select(e => (RedisValue)e.Id));
+        args.AddRange(done.SelectMany(e => new RedisValue[] { e.Id, string.Empty, 1, 0, 1_700_000_000_000, string.Empty }));
         var result = (RedisResult[])(await db.ScriptEvaluateAsync(DurableScripts.Round, [keys.Stream, keys.Delayed, keys.Scheduled, keys.Recurring, keys.Ids, keys.Epoch], [.. args]))!;
 
         Assert.Equal(batch, ((RedisResult[])result[0]!).Length);
@@ -231,6 +232,8 @@ public sealed class DurableRoundTests(RedisServerFixture redis) : IClassFixture<
         Assert.Equal((string?)((RedisResult[])result[0]!)[0], (string?)((RedisResult[])fetched[0]!)[0]);
         Assert.Equal(batch, await db.StreamLengthAsync(keys.Stream));
         Assert.Equal(Prefetch, (await db.StreamPendingAsync(keys.Stream, RedisStreamKeys.Group)).PendingMessageCount);
+        Assert.Equal(batch, await db.SortedSetLengthAsync(keys.Succeeded));
+        Assert.True(await db.KeyExistsAsync(keys.JobRecord((string)done[^1].Id!)));
 
         // The group was made without an epoch: the fetch writes one, and the entries it read carry it.
         Assert.Equal((string?)result[6], (string?)await db.StringGetAsync(keys.Epoch));

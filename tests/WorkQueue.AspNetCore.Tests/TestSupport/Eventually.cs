@@ -16,4 +16,25 @@ internal static class Eventually
             await Task.Delay(20);
         }
     }
+
+    /// <summary>Reads a value until <paramref name="condition"/> holds for it, and returns that value.</summary>
+    public static async Task<T> ValueAsync<T>(Func<ValueTask<T>> read, Func<T, bool> condition, string what, TimeSpan? timeout = null)
+    {
+        var deadline = DateTime.UtcNow + (timeout ?? TimeSpan.FromSeconds(30));
+        while (true)
+        {
+            var value = await read();
+            if (condition(value))
+            {
+                return value;
+            }
+
+            if (DateTime.UtcNow > deadline)
+            {
+                Assert.Fail($"Timed out waiting for: {what}. The last value was {value}.");
+            }
+
+            await Task.Delay(20);
+        }
+    }
 }

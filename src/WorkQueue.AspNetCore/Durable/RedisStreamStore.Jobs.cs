@@ -1,0 +1,231 @@
+using System.Globalization;
+using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.Logging;
+using StackExchange.Redis;
+using WorkQueue.Internal;
+using WorkQueue.Telemetry;
+
+namespace WorkQueue.AspNetCore.Durable;
+
+/// <summary>
+/// Jobs by id: a job's status read from Redis (where it is now, its record, see <see cref="DurableScripts"/>), and a
+/// cancel by id, which removes a job that waits and asks the instance that holds a delivered one to fire its token
+/// (over the cancel channel). Called on request threads with async Redis calls; the queue's own thread only receives
+/// the cancel messages.
+/// </summary>
+internal sealed partial class RedisStreamStore
+{
+    private const char FieldSeparator = '\u001f';
+    private const char AttemptSeparator = '\u001e';
+
+    /// <summary>How long a cancel asked of a running job stays marked when the job had no record yet: longer than any sane run.</summary>
+    private static readonly TimeSpan CancelMarkLifetime = TimeSpan.FromDays(1);
+
+    /// <summary>How often the round trims the ended-job lists (their retention and count cap); a trim is a few commands, whatever the number of jobs.</summary>
+    private static readonly TimeSpan TrimInterval = TimeSpan.FromMilliseconds(100);
+
+    private long _nextTrim;
+
+    /// <summary>Gets how long an ended job's record is kept in Redis (zero: none), from the queue's FinishedJobRetention and MaxFinishedJobs.</summary>
+    internal long FinishedRetentionMs => _options.MaxFinishedJobs == 0 ? 0 : (long)_options.FinishedJobRetention.TotalMilliseconds;
+
+    /// <summary>Whether <paramref name="id"/> has the form of a durable job id: a stream id (<c>{ms}-{n}</c>) or a scheduled job's (<c>s{ms}-{n}</c>).</summary>
+    internal static bool IsJobId(string? id)
+    {
+        if (string.IsNullOrEmpty(id) || id.Length > 64)
+        {
+            return false;
+        }
+
+        var span = id.AsSpan(id[0] == 's' ? 1 : 0);
+        int dash = span.IndexOf('-');
+        return dash > 0 && dash < span.Length - 1 && IsDigits(span[..dash]) && IsDigits(span[(dash + 1)..]);
+
+        static bool IsDigits(ReadOnlySpan<char> s)
+        {
+            foreach (char c in s)
+            {
+                if (c is < '0' or > '9')
+                {
+                    return false;
+                }
+            }
+
+            return true;
+        }
+    }
+
+    /// <summary>Reads a job's status from Redis, or <see langword="null"/> when Redis knows no such job (or its record expired).</summary>
+    public async Task<DurableJobStatus?> GetJobAsync(string jobId)
+    {
+        var reply = (RedisResult[])(await Database.ScriptEvaluateAsync(DurableScripts.Status, [Keys.Stream, Keys.Delayed, Keys.Scheduled], [RedisStreamKeys.Group, jobId]).ConfigureAwait(false))!;
+        return ToStatus(jobId, reply);
+    }
+
+    /// <summary>
+    /// Cancels a job by id (see <see cref="DurableScripts.Cancel"/>); with <paramref name="scheduledOnly"/>, only a
+    /// scheduled job that has not come due. A job cancelled here is counted in this process's metrics.
+    /// </summary>
+    public async Task<DurableJobCancelResult> CancelAsync(string jobId, bool scheduledOnly = false)
+    {
+        var reply = (RedisResult[])(await Database.ScriptEvaluateAsync(
+            DurableScripts.Cancel,
+            [Keys.Stream, Keys.Delayed, Keys.Scheduled],
+            [RedisStreamKeys.Group, jobId, FinishedRetentionMs, scheduledOnly ? 1 : 0, Keys.CancelName, (long)CancelMarkLifetime.TotalMilliseconds]).ConfigureAwait(false))!;
+        var outcome = (long)reply[0] switch
+        {
+            1 => JobCancelOutcome.Canceled,
+            2 => JobCancelOutcome.CancelRequested,
+            3 => JobCancelOutcome.AlreadyFinished,
+            _ => JobCancelOutcome.NotFound,
+        };
+        if (outcome == JobCancelOutcome.Canceled && _services.GetService<WorkQueueMetrics>() is { } metrics)
+        {
+            metrics.Canceled(new KeyValuePair<string, object?>(WorkQueueMetrics.QueueTag, _queue));
+        }
+
+        if (outcome == JobCancelOutcome.NotFound || scheduledOnly)
+        {
+            return new DurableJobCancelResult(outcome, null);
+        }
+
+        _logger.TryLog(static (l, s) => Log.CancelAsked(l, s._queue, s.jobId, s.outcome), (_queue, jobId, outcome));
+        return new DurableJobCancelResult(outcome, await GetJobAsync(jobId).ConfigureAwait(false));
+    }
+
+    /// <summary>A cancel by id reached this process (the store's subscription): fires the token of the entry held here, or drops it unstarted.</summary>
+    private void OnCancelMessage(string? streamId)
+    {
+        if (streamId is null || !_held.TryGetValue(streamId, out var entry))
+        {
+            // Not held here: another instance holds it, or it was settled meanwhile (its outcome is on its way).
+            return;
+        }
+
+        if (entry.RequestCancel())
+        {
+            // Not started: it will not run here (TryStart refuses it), and is settled as cancelled now.
+            _outcomes.Enqueue(new Outcome(OutcomeKind.Cancel, entry, 0, null, null));
+            Signal();
+        }
+    }
+
+    private DurableJobStatus? ToStatus(string jobId, RedisResult[] reply)
+    {
+        string kind = (string?)reply[0] ?? string.Empty;
+        if (kind.Length == 0)
+        {
+            return null;
+        }
+
+        var record = Record.Parse((string?)reply[1]);
+        var attempts = new List<DurableJobAttempt>(record.History);
+        switch (kind)
+        {
+            case "E":
+            {
+                var state = record.State switch
+                {
+                    'S' => JobState.Succeeded,
+                    'D' => JobState.DeadLettered,
+                    _ => JobState.Canceled,
+                };
+                if (record.Consumer is not null || state != JobState.Canceled)
+                {
+                    attempts.Add(new DurableJobAttempt(record.Attempt, record.Consumer, record.StartedAt, record.At, state, record.Error));
+                }
+
+                return new DurableJobStatus(jobId, _queue, state, record.Attempt, record.EnqueuedAt, record.At, null, record.StartedAt, record.Consumer, LastErrorOf(record, attempts), record.CancelRequested, attempts);
+            }
+
+            case "S":
+            case "R":
+            {
+                var runAt = Ms((string?)reply[2]);
+                int attempt = Int((string?)reply[3]);
+                var enqueuedAt = Ms((string?)reply[4]) ?? DateTimeOffset.UnixEpoch;
+                var state = kind == "S" ? JobState.Scheduled : JobState.Retrying;
+                var since = state == JobState.Scheduled ? enqueuedAt : attempts.LastOrDefault()?.EndedAt;
+                return new DurableJobStatus(jobId, _queue, state, attempt, enqueuedAt, since, runAt, attempts.LastOrDefault()?.StartedAt, attempts.LastOrDefault()?.ConsumerName, LastErrorOf(record, attempts), record.CancelRequested, attempts);
+            }
+
+            default:
+            {
+                string streamId = (string)reply[2]!;
+                var entry = DurableEntry.Parse(streamId, reply[3], deliveries: 1);
+                var enqueuedAt = DateTimeOffset.FromUnixTimeMilliseconds(entry.EnqueuedAtMs);
+                var queuedSince = DateTimeOffset.FromUnixTimeMilliseconds(long.TryParse(streamId.AsSpan(0, streamId.IndexOf('-')), NumberStyles.None, CultureInfo.InvariantCulture, out long added) ? added : entry.EnqueuedAtMs);
+                if (kind == "Q")
+                {
+                    return new DurableJobStatus(jobId, _queue, JobState.Queued, entry.Attempt, enqueuedAt, queuedSince, null, attempts.LastOrDefault()?.StartedAt, attempts.LastOrDefault()?.ConsumerName, LastErrorOf(record, attempts), record.CancelRequested, attempts);
+                }
+
+                string consumer = (string)reply[4]!;
+
+                // Redis knows when the consumer last claimed it, not when it started: only the process that runs it knows.
+                DateTimeOffset? startedAt = null;
+                bool cancelRequested = record.CancelRequested;
+                if (consumer == ConsumerName && _held.TryGetValue(streamId, out var held) && held.StartedAtMs > 0)
+                {
+                    startedAt = DateTimeOffset.FromUnixTimeMilliseconds(held.StartedAtMs);
+                    cancelRequested |= held.CancelRequested;
+                }
+
+                attempts.Add(new DurableJobAttempt(entry.Attempt, consumer, startedAt, null, JobState.Running, null));
+                return new DurableJobStatus(jobId, _queue, JobState.Running, entry.Attempt, enqueuedAt, startedAt, null, startedAt, consumer, LastErrorOf(record, attempts), cancelRequested, attempts);
+            }
+        }
+    }
+
+    private static string? LastErrorOf(Record record, List<DurableJobAttempt> attempts) =>
+        record.Error ?? attempts.LastOrDefault(static a => a.Error is not null)?.Error;
+
+    private static DateTimeOffset? Ms(string? text) =>
+        long.TryParse(text, NumberStyles.Float, CultureInfo.InvariantCulture, out long ms) && ms > 0 ? DateTimeOffset.FromUnixTimeMilliseconds(ms) : null;
+
+    private static int Int(string? text) =>
+        int.TryParse(text, NumberStyles.None, CultureInfo.InvariantCulture, out int n) ? Math.Max(1, n) : 1;
+
+    /// <summary>An error as a record stores it: its separators (control characters no message needs) become spaces.</summary>
+    private static string ForRecord(string error) =>
+        error.AsSpan().IndexOfAny(FieldSeparator, AttemptSeparator) < 0 ? error : error.Replace(FieldSeparator, ' ').Replace(AttemptSeparator, ' ');
+
+    /// <summary>A job's record, as <see cref="DurableScripts"/> writes it (see its remarks).</summary>
+    private readonly record struct Record(char State, bool CancelRequested, DateTimeOffset? At, int Attempt, DateTimeOffset EnqueuedAt, string? Consumer, DateTimeOffset? StartedAt, string? Error, List<DurableJobAttempt> History)
+    {
+        public static Record Parse(string? text)
+        {
+            if (string.IsNullOrEmpty(text))
+            {
+                return new Record('\0', false, null, 1, DateTimeOffset.UnixEpoch, null, null, null, []);
+            }
+
+            string[] parts = text.Split(AttemptSeparator);
+            string[] h = parts[0].Split(FieldSeparator);
+            var history = new List<DurableJobAttempt>(parts.Length - 1);
+            for (int i = 1; i < parts.Length; i++)
+            {
+                string[] a = parts[i].Split(FieldSeparator);
+                if (a.Length >= 6)
+                {
+                    history.Add(new DurableJobAttempt(Int(a[0]), NullIfEmpty(a[1]), Ms(a[2]), Ms(a[3]), JobState.Retrying, NullIfEmpty(a[5])));
+                }
+            }
+
+            return new Record(
+                h[0].Length > 0 ? h[0][0] : '\0',
+                Field(h, 1) == "1",
+                Ms(Field(h, 2)),
+                Int(Field(h, 3)),
+                Ms(Field(h, 4)) ?? DateTimeOffset.UnixEpoch,
+                NullIfEmpty(Field(h, 5)),
+                Ms(Field(h, 6)),
+                NullIfEmpty(Field(h, 7)),
+                history);
+        }
+
+        private static string? Field(string[] fields, int i) => i < fields.Length ? fields[i] : null;
+
+        private static string? NullIfEmpty(string? s) => string.IsNullOrEmpty(s) ? null : s;
+    }
+}
