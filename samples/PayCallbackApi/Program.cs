@@ -26,7 +26,7 @@ services.AddSingleton<SignatureVerifier>();
 services.TryAddSingleton(TimeProvider.System);
 services.AddSingleton<RejectionLog>();
 services.AddSingleton<OrderStore>();
-services.AddSingleton<LegacyProviders>();
+services.AddSingleton<ILegacyProviders, LegacyProviders>();
 services.AddSingleton<PostPaymentSteps>();
 services.AddHostedService<ThreadPoolSampler>();
 
@@ -84,7 +84,7 @@ else
                 PostPaymentQueues.Payments,
                 o => ConfigurePostPayment(o, capacity: 200_000),   // the backlog waits in Redis, not in memory
                 ConfigureDurable)
-            .AddDurableQueue<LegacyCallJob, LegacyCall>(PostPaymentQueues.Legacy, ConfigureLegacy, ConfigureDurable);
+            .AddDurableQueue<LegacyCallJob, PaidOrder>(PostPaymentQueues.Legacy, ConfigureLegacy, ConfigureDurable);
         services.AddSingleton<IPostPaymentDispatcher, DurableDispatcher>();
         services.AddSingleton<ILegacyQueue, DurableLegacyQueue>();
 
@@ -150,8 +150,8 @@ static void ConfigurePostPayment(WorkQueueOptions o, int capacity)
     o.Retry.BaseDelay = TimeSpan.FromMilliseconds(200);
 }
 
-// The bulkhead for the blocking provider calls: 2 calls of ProviderLatencyMs (20 ms) per callback at 3,000 callbacks/s
-// keep about 120 threads blocked, so it may grow to 256 (dedicated threads, never the CLR pool's), starting at 32.
+// The bulkhead for the blocking provider calls: one job per callback making 2 calls of ProviderLatencyMs (20 ms) at
+// 3,000 callbacks/s keeps about 120 threads blocked, so it may grow to 256 (dedicated threads, never the CLR pool's), starting at 32.
 static void ConfigureLegacy(WorkQueueOptions o)
 {
     o.MinWorkers = 32;

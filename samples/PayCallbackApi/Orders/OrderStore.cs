@@ -174,8 +174,11 @@ public sealed class OrderStore
         """;
 
     // Before a legacy provider call: 0 = the effect is recorded (skip the call), otherwise the attempt's number (a call
-    // started before and not recorded ran just before a crash or failed: counted as a repeat). KEYS: order key. ARGV: effect.
-    private const string BeginCallScript = """
+    // started before and not recorded ran just before a crash or failed: counted as a repeat). KEYS: order key. ARGV:
+    // effect, then optionally the effect of the call that just returned, recorded first in the same round trip.
+    private const string BeginCallScript = MarkEffectFunction + """
+
+        if ARGV[2] then mark(KEYS[1], ARGV[2]) end
         local done = redis.call('HGET', KEYS[1], ARGV[1])
         if done == '1' then return 0 end
         if not done then return -1 end
@@ -258,9 +261,12 @@ public sealed class OrderStore
         }
     }
 
-    /// <summary>Asks whether a provider call for <paramref name="effect"/> is due, counting repeats.</summary>
-    public ProviderCall BeginProviderCall(string orderId, string effect) =>
-        (long)Database.ScriptEvaluate(BeginCallScript, [OrderKey(orderId)], [effect]) switch
+    /// <summary>
+    /// Asks whether a provider call for <paramref name="effect"/> is due, counting repeats; when
+    /// <paramref name="returned"/> is given, first records that effect (the call that just returned) in the same round trip.
+    /// </summary>
+    public ProviderCall BeginProviderCall(string orderId, string effect, string? returned = null) =>
+        (long)Database.ScriptEvaluate(BeginCallScript, [OrderKey(orderId)], returned is null ? [effect] : [effect, returned]) switch
         {
             0 => ProviderCall.AlreadyDone,
             1 => ProviderCall.First,

@@ -53,8 +53,8 @@ public sealed partial class DurableDispatcher(
 }
 
 /// <summary>Durable mode's hand-off to the durable <c>legacy</c> queue.</summary>
-public sealed class DurableLegacyQueue([FromKeyedServices(PostPaymentQueues.Legacy)] IDurableQueue<LegacyCall> legacy) : ILegacyQueue
+public sealed class DurableLegacyQueue([FromKeyedServices(PostPaymentQueues.Legacy)] IDurableQueue<PaidOrder> legacy) : ILegacyQueue
 {
-    public async ValueTask EnqueueAsync(LegacyCall call, CancellationToken cancellationToken) =>
-        await legacy.EnqueueAsync(call, cancellationToken);
+    public async ValueTask EnqueueAsync(PaidOrder order, CancellationToken cancellationToken) =>
+        await legacy.EnqueueAsync(order, cancellationToken);
 }

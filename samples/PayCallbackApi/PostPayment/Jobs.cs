@@ -3,26 +3,29 @@ using WorkQueue;
 namespace PayCallbackApi.PostPayment;
 
 /// <summary>
-/// One paid order's post-payment job: the Redis steps, then the two blocking provider calls handed to the <c>legacy</c>
-/// queue, a bulkhead, so slow providers hold back only their own queue. That queue waits for space rather than
-/// rejecting, because this work was already accepted. Safe to run again: each step is recorded once.
+/// One paid order's post-payment job: the Redis steps, then one job for the two blocking provider calls handed to the
+/// <c>legacy</c> queue, a bulkhead, so slow providers hold back only their own queue. That queue waits for space rather
+/// than rejecting, because this work was already accepted. Safe to run again: each step is recorded once.
 /// </summary>
 public sealed class PostPaymentJob(PostPaymentSteps steps, ILegacyQueue legacy) : IJobHandler<PaidOrder>
 {
     public async ValueTask ExecuteAsync(PaidOrder order, CancellationToken cancellationToken)
     {
         steps.SettleAndPublish(order);
-        await legacy.EnqueueAsync(new LegacyCall(order, LegacyStep.Sms), cancellationToken);
-        await legacy.EnqueueAsync(new LegacyCall(order, LegacyStep.Delivery), cancellationToken);
+        await legacy.EnqueueAsync(order, cancellationToken);
     }
 }
 
-/// <summary>One blocking legacy provider call (SMS or delivery) on the <c>legacy</c> queue's dedicated threads.</summary>
-public sealed class LegacyCallJob(PostPaymentSteps steps) : IJobHandler<LegacyCall>
+/// <summary>
+/// One order's blocking legacy provider calls (SMS, then delivery) on the <c>legacy</c> queue's dedicated threads: one
+/// job, not one per call, so a callback costs one hand-off and one Redis round trip fewer (see the sample README's
+/// cost section). Each call is recorded right after it returns; a retry makes only the calls not recorded yet.
+/// </summary>
+public sealed class LegacyCallJob(PostPaymentSteps steps) : IJobHandler<PaidOrder>
 {
-    public ValueTask ExecuteAsync(LegacyCall call, CancellationToken cancellationToken)
+    public ValueTask ExecuteAsync(PaidOrder order, CancellationToken cancellationToken)
     {
-        steps.CallProvider(call.Order, call.Step);
+        steps.CallProviders(order);
         return default;
     }
 }
@@ -30,7 +33,7 @@ public sealed class LegacyCallJob(PostPaymentSteps steps) : IJobHandler<LegacyCa
 /// <summary>Where <see cref="PostPaymentJob"/> sends the provider calls: the in-memory or the durable <c>legacy</c> queue.</summary>
 public interface ILegacyQueue
 {
-    ValueTask EnqueueAsync(LegacyCall call, CancellationToken cancellationToken);
+    ValueTask EnqueueAsync(PaidOrder order, CancellationToken cancellationToken);
 }
 
 /// <summary>The sample's queue names.</summary>

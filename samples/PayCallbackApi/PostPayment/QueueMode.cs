@@ -32,6 +32,6 @@ public sealed class QueueDispatcher(OrderStore orders, IWorkQueue queue) : IPost
 /// <summary>Queue mode's hand-off to the in-memory <c>legacy</c> queue.</summary>
 public sealed class InMemoryLegacyQueue([FromKeyedServices(PostPaymentQueues.Legacy)] IWorkQueue legacy) : ILegacyQueue
 {
-    public ValueTask EnqueueAsync(LegacyCall call, CancellationToken cancellationToken) =>
-        legacy.EnqueueAsync<LegacyCallJob, LegacyCall>(call, cancellationToken);
+    public ValueTask EnqueueAsync(PaidOrder order, CancellationToken cancellationToken) =>
+        legacy.EnqueueAsync<LegacyCallJob, PaidOrder>(order, cancellationToken);
 }
