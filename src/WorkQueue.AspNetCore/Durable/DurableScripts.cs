@@ -51,11 +51,14 @@ internal static class DurableScripts
     /// <c>vanished(id, epochKey, epoch)</c>: whether Redis lost an entry (a restart without persistence, a failover to an
     /// empty replica, a flush) rather than someone settling it. It must be pending for no consumer and not in the
     /// stream, and then either the queue's epoch (<c>epochKey</c>) is no longer <c>epoch</c>, the one it was fetched
-    /// under (see <see cref="Epoch"/>; '' when unknown), or it was never deleted from the stream (the stream's
-    /// <c>max-deleted-entry-id</c> is below it, or there is no stream; Redis before 7.0 does not report it). The second
-    /// test alone fails once anything completed on a stream made again (every settle deletes, XDEL, which raises that
-    /// id above every id from before the loss); it still covers a Redis restarted from an older snapshot, which keeps the
-    /// epoch. KEYS[1] is the stream, ARGV[1] the group.
+    /// under (see <see cref="Epoch"/>; '' when unknown), or it was never removed from the stream: neither deleted (the
+    /// stream's <c>max-deleted-entry-id</c> is below it, or there is no stream; Redis before 7.0 does not report it) nor
+    /// trimmed (<c>XTRIM</c> does not raise <c>max-deleted-entry-id</c>, so a trimmed entry is one below the stream's
+    /// first entry, or in an emptied stream, that the group has delivered). The second test alone
+    /// fails once anything settled on a stream made again (an XDEL raises that id above every id from before the loss;
+    /// trimming past it needs later entries delivered and every earlier one settled);
+    /// it still covers a Redis restarted from an older snapshot, which keeps the epoch. KEYS[1] is the stream, ARGV[1]
+    /// the group.
     /// </summary>
     private const string Vanished = "\n" + """
         local function before(a, b)
@@ -75,10 +78,57 @@ internal static class DurableScripts
           end
           local ok, info = pcall(redis.call, 'XINFO', 'STREAM', KEYS[1])
           if not ok then return true end
+          local deleted, length, first
           for i = 1, #info, 2 do
-            if info[i] == 'max-deleted-entry-id' then return before(info[i + 1], id) end
+            local f = info[i]
+            if f == 'max-deleted-entry-id' then deleted = info[i + 1] elseif f == 'length' then length = info[i + 1]
+            elseif f == 'first-entry' then first = info[i + 1] end
           end
-          return false
+          if not deleted then return false end
+          if not before(deleted, id) then return false end
+          -- Trimmed rather than deleted: delivered to the group, and below the stream's first entry.
+          if length == 0 or (type(first) == 'table' and before(id, first[1])) then
+            local okg, groups = pcall(redis.call, 'XINFO', 'GROUPS', KEYS[1])
+            if okg then
+              for _, g in ipairs(groups) do
+                local name, last
+                for i = 1, #g, 2 do
+                  if g[i] == 'name' then name = g[i + 1] elseif g[i] == 'last-delivered-id' then last = g[i + 1] end
+                end
+                if name == ARGV[1] and last and not before(last, id) then return false end
+              end
+            end
+          end
+          return true
+        end
+        """ + "\n";
+
+    /// <summary>
+    /// <c>groupState()</c> (the group's pending count, last delivered id and lag, or nil without the group) and
+    /// <c>unfinished()</c>: the stream's unsettled entries, pending + not yet delivered (lag), for the capacity and the
+    /// statistics. Settled entries that wait in the stream to be trimmed must not count. When
+    /// Redis cannot tell the lag it falls back to <c>XLEN</c> (counting too many, never too few). KEYS[1] is the stream,
+    /// ARGV[1] the group.
+    /// </summary>
+    private const string Unsettled = "\n" + """
+        local function groupState()
+          local ok, groups = pcall(redis.call, 'XINFO', 'GROUPS', KEYS[1])
+          if not ok then return nil end
+          for _, g in ipairs(groups) do
+            local name, pending, last, lag
+            for i = 1, #g, 2 do
+              local f = g[i]
+              if f == 'name' then name = g[i + 1] elseif f == 'pending' then pending = g[i + 1]
+              elseif f == 'last-delivered-id' then last = g[i + 1] elseif f == 'lag' then lag = g[i + 1] end
+            end
+            if name == ARGV[1] then return pending, last, lag end
+          end
+          return nil
+        end
+        local function unfinished()
+          local pending, _, lag = groupState()
+          if pending and type(lag) == 'number' then return pending + lag end
+          return redis.call('XLEN', KEYS[1])
         end
         """ + "\n";
 
@@ -164,8 +214,8 @@ internal static class DurableScripts
     /// key, then the ids of every completed entry. One turn of the store's loop in one call (one round trip, and under
     /// <c>appendfsync always</c> one fsync where three calls waited for three), in three parts that each fail on their own:
     /// <list type="number">
-    /// <item>enqueues: adds as many payloads as the queue has room for (unfinished = stream entries + delayed retries and
-    /// scheduled jobs), in order, answering <c>#</c> for each one there is no room for, and stops at the first one Redis
+    /// <item>enqueues: adds as many payloads as the queue has room for (unfinished = the stream's unsettled entries, see
+    /// <see cref="Unsettled"/>, + delayed retries and scheduled jobs), in order, answering <c>#</c> for each one there is no room for, and stops at the first one Redis
     /// refuses. A spec says how: empty, now; <c>d{ms}</c>, after a delay on Redis's
     /// clock; <c>a{unix ms}</c>, at a time (either, when due already, now); <c>r{unix ms}|{recurring id}</c>, a recurring
     /// job's occurrence, added only if no occurrence of that job at or after that time was added before (by any
@@ -183,7 +233,7 @@ internal static class DurableScripts
     /// Returns { new ids, enqueue error or nil, acknowledgement error or nil, ms until the next delayed job is due or -1,
     /// entries, fetch error or nil, epoch ('' without a fetch) }. Any enqueue publishes a nudge, so consumers asleep until a later due time look again.
     /// </summary>
-    public const string Round = Now + KeyHelpers + Epoch + """
+    public const string Round = Now + KeyHelpers + Epoch + Unsettled + """
 
         local function try(...)
           local reply = redis.pcall(...)
@@ -196,7 +246,7 @@ internal static class DurableScripts
         local acks = releases + 3 * keyed
         local ids, enqueueError = {}, false
         if count > 0 then
-          local room = tonumber(ARGV[3]) - redis.call('XLEN', KEYS[1]) - redis.call('ZCARD', KEYS[2])
+          local room = tonumber(ARGV[3]) - unfinished() - redis.call('ZCARD', KEYS[2])
           local stamp = string.format('%.0f', now)
           local added = 0
           for j = 1, count do
@@ -588,8 +638,9 @@ internal static class DurableScripts
         """;
 
     /// <summary>
-    /// KEYS: stream, delayed, dead, scheduled. ARGV: group. Returns { stream length, delayed retries, dead letters,
-    /// pending, lag or -1, { name, pending, idle ms }..., scheduled jobs } for the queue's group.
+    /// KEYS: stream, delayed, dead, scheduled. ARGV: group. Returns { unsettled stream entries (pending + lag, or the
+    /// stream's length when Redis cannot tell the lag; see <see cref="Unsettled"/>), delayed retries, dead letters, pending,
+    /// lag or -1, { name, pending, idle ms }..., scheduled jobs } for the queue's group.
     /// </summary>
     public const string Stats = """
         local scheduled = redis.call('HLEN', KEYS[4])
@@ -621,6 +672,8 @@ internal static class DurableScripts
             end
           end
         end
+        -- Settled entries wait for the trim (see Trim): the stream's unsettled entries are pending + lag, when known.
+        if lag >= 0 then length = pending + lag end
         return { length, delayed - scheduled, dead, pending, lag, consumers, scheduled }
         """;
 }
