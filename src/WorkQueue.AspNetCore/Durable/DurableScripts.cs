@@ -53,8 +53,8 @@ internal static class DurableScripts
     /// stream, and then either the queue's epoch (<c>epochKey</c>) is no longer <c>epoch</c>, the one it was fetched
     /// under (see <see cref="Epoch"/>; '' when unknown), or it was never removed from the stream: neither deleted (the
     /// stream's <c>max-deleted-entry-id</c> is below it, or there is no stream; Redis before 7.0 does not report it) nor
-    /// trimmed (<c>XTRIM</c> does not raise <c>max-deleted-entry-id</c>, so a trimmed entry is one below the stream's
-    /// first entry, or in an emptied stream, that the group has delivered). The second test alone
+    /// trimmed (see <see cref="Trim"/>: trimming does not raise <c>max-deleted-entry-id</c>, so a trimmed entry is one
+    /// below the stream's first entry, or in an emptied stream, that the group has delivered). The second test alone
     /// fails once anything settled on a stream made again (an XDEL raises that id above every id from before the loss;
     /// trimming past it needs later entries delivered and every earlier one settled);
     /// it still covers a Redis restarted from an older snapshot, which keeps the epoch. KEYS[1] is the stream, ARGV[1]
@@ -86,7 +86,7 @@ internal static class DurableScripts
           end
           if not deleted then return false end
           if not before(deleted, id) then return false end
-          -- Trimmed rather than deleted: delivered to the group, and below the stream's first entry.
+          -- Trimmed rather than deleted (see Trim): delivered to the group, and below the stream's first entry.
           if length == 0 or (type(first) == 'table' and before(id, first[1])) then
             local okg, groups = pcall(redis.call, 'XINFO', 'GROUPS', KEYS[1])
             if okg then
@@ -106,7 +106,7 @@ internal static class DurableScripts
     /// <summary>
     /// <c>groupState()</c> (the group's pending count, last delivered id and lag, or nil without the group) and
     /// <c>unfinished()</c>: the stream's unsettled entries, pending + not yet delivered (lag), for the capacity and the
-    /// statistics. Settled entries that wait in the stream to be trimmed must not count. When
+    /// statistics. Settled entries can wait in the stream for the trim (see <see cref="Trim"/>) and must not count. When
     /// Redis cannot tell the lag it falls back to <c>XLEN</c> (counting too many, never too few). KEYS[1] is the stream,
     /// ARGV[1] the group.
     /// </summary>
@@ -129,6 +129,36 @@ internal static class DurableScripts
           local pending, _, lag = groupState()
           if pending and type(lag) == 'number' then return pending + lag end
           return redis.call('XLEN', KEYS[1])
+        end
+        """ + "\n";
+
+    /// <summary>
+    /// <c>trimSettled()</c> (needs <see cref="Unsettled"/>; KEYS[1] is the stream, ARGV[1] the group). An acknowledged
+    /// entry is not deleted one by one (each <c>XDEL</c> seeks the entry's node and walks it up to the entry: about a
+    /// third of the round's time); the stream is trimmed instead, exactly (<c>XTRIM MINID</c>: whole nodes dropped, one
+    /// partly settled node walked, once a round), up to the oldest entry still needed: the oldest one pending, or else
+    /// the first one not yet delivered. Settled entries behind a pending one stay until it is settled: a long-running
+    /// job holds back memory (the entries completed after it), never work; so does a queue that stops completing jobs
+    /// (the next round with acknowledgements trims). Trimming does not raise the stream's <c>max-deleted-entry-id</c>
+    /// (<see cref="Vanished"/> knows).
+    /// </summary>
+    private const string Trim = "\n" + """
+        local function trimSettled()
+          local pending, last = groupState()
+          if not last then return end
+          local ms, seq = string.match(last, '^(%d+)-(%d+)$')
+          if not ms or #seq > 15 then return end
+          -- Everything below the entry after the last delivered one has been delivered.
+          local bound = ms .. '-' .. string.format('%.0f', tonumber(seq) + 1)
+          if pending > 0 then
+            local oldest = redis.call('XPENDING', KEYS[1], ARGV[1], '-', '+', 1)
+            if #oldest > 0 then
+              local oms, oseq = string.match(oldest[1][1], '^(%d+)-(%d+)$')
+              oms, oseq = tonumber(oms), tonumber(oseq)
+              if oms < tonumber(ms) or (oms == tonumber(ms) and oseq <= tonumber(seq)) then bound = oldest[1][1] end
+            end
+          end
+          redis.pcall('XTRIM', KEYS[1], 'MINID', bound)
         end
         """ + "\n";
 
@@ -225,15 +255,16 @@ internal static class DurableScripts
     /// <c>alive</c>) is not added, even in a full queue, and is answered <c>!{that job's id}</c>; otherwise the key is
     /// taken for the new job (a stale key is overwritten). Keys are checked in order, so two enqueues of one key in a
     /// round add one job;</item>
-    /// <item>acknowledgements: acknowledges and deletes the completed entries (so memory does not grow with history), and
-    /// frees the keys that still name them (or keeps them as done for the retention);</item>
+    /// <item>acknowledgements: acknowledges the completed entries, frees the keys that still name them (or keeps them as
+    /// done for the retention), and trims the stream up to the oldest entry still needed (see <see cref="Trim"/>), so
+    /// memory does not grow with history;</item>
     /// <item>the fetch, when asked: moves due retries and scheduled jobs to the stream (their keys with them), then reads
     /// up to fetch count new entries for the consumer, and the epoch they are read under (see <see cref="Epoch"/>).</item>
     /// </list>
     /// Returns { new ids, enqueue error or nil, acknowledgement error or nil, ms until the next delayed job is due or -1,
     /// entries, fetch error or nil, epoch ('' without a fetch) }. Any enqueue publishes a nudge, so consumers asleep until a later due time look again.
     /// </summary>
-    public const string Round = Now + KeyHelpers + Epoch + Unsettled + """
+    public const string Round = Now + KeyHelpers + Epoch + Unsettled + Trim + """
 
         local function try(...)
           local reply = redis.pcall(...)
@@ -319,10 +350,10 @@ internal static class DurableScripts
           local done = {}
           for i = acks + 1, #ARGV do done[#done + 1] = ARGV[i] end
           local _, err = try('XACK', KEYS[1], ARGV[1], unpack(done))
-          if not err then _, err = try('XDEL', KEYS[1], unpack(done)) end
           ackError = err or false
           if not err then
             for i = releases + 1, acks, 3 do releaseKey(ARGV[i], ARGV[i + 1], ARGV[i + 2], retention) end
+            trimSettled()
           end
         end
         local nextDue, entries, fetchError, epoch = -1, {}, false, ''
