@@ -61,11 +61,14 @@ internal static class DurableScripts
     /// <c>vanished(id, epochKey, epoch)</c>: whether Redis lost an entry (a restart without persistence, a failover to an
     /// empty replica, a flush) rather than someone settling it. It must be pending for no consumer and not in the
     /// stream, and then either the queue's epoch (<c>epochKey</c>) is no longer <c>epoch</c>, the one it was fetched
-    /// under (see <see cref="Epoch"/>; '' when unknown), or it was never deleted from the stream (the stream's
-    /// <c>max-deleted-entry-id</c> is below it, or there is no stream; Redis before 7.0 does not report it). The second
-    /// test alone fails once anything completed on a stream made again (every settle deletes, XDEL, which raises that
-    /// id above every id from before the loss); it still covers a Redis restarted from an older snapshot, which keeps the
-    /// epoch. KEYS[1] is the stream, ARGV[1] the group.
+    /// under (see <see cref="Epoch"/>; '' when unknown), or it was never removed from the stream: neither deleted (the
+    /// stream's <c>max-deleted-entry-id</c> is below it, or there is no stream; Redis before 7.0 does not report it) nor
+    /// trimmed (see <see cref="Trim"/>: trimming does not raise <c>max-deleted-entry-id</c>, so a trimmed entry is one
+    /// below the stream's first entry, or in an emptied stream, that the group has delivered). The second test alone
+    /// fails once anything settled on a stream made again (an XDEL raises that id above every id from before the loss;
+    /// trimming past it needs later entries delivered and every earlier one settled);
+    /// it still covers a Redis restarted from an older snapshot, which keeps the epoch. KEYS[1] is the stream, ARGV[1]
+    /// the group.
     /// </summary>
     private const string Vanished = "\n" + """
         local function before(a, b)
@@ -85,10 +88,87 @@ internal static class DurableScripts
           end
           local ok, info = pcall(redis.call, 'XINFO', 'STREAM', KEYS[1])
           if not ok then return true end
+          local deleted, length, first
           for i = 1, #info, 2 do
-            if info[i] == 'max-deleted-entry-id' then return before(info[i + 1], id) end
+            local f = info[i]
+            if f == 'max-deleted-entry-id' then deleted = info[i + 1] elseif f == 'length' then length = info[i + 1]
+            elseif f == 'first-entry' then first = info[i + 1] end
           end
-          return false
+          if not deleted then return false end
+          if not before(deleted, id) then return false end
+          -- Trimmed rather than deleted (see Trim): delivered to the group, and below the stream's first entry.
+          if length == 0 or (type(first) == 'table' and before(id, first[1])) then
+            local okg, groups = pcall(redis.call, 'XINFO', 'GROUPS', KEYS[1])
+            if okg then
+              for _, g in ipairs(groups) do
+                local name, last
+                for i = 1, #g, 2 do
+                  if g[i] == 'name' then name = g[i + 1] elseif g[i] == 'last-delivered-id' then last = g[i + 1] end
+                end
+                if name == ARGV[1] and last and not before(last, id) then return false end
+              end
+            end
+          end
+          return true
+        end
+        """ + "\n";
+
+    /// <summary>
+    /// <c>groupState()</c> (the group's pending count, last delivered id and lag, or nil without the group) and
+    /// <c>unfinished()</c>: the stream's unsettled entries, pending + not yet delivered (lag), for the capacity and the
+    /// statistics. Settled entries can wait in the stream for the trim (see <see cref="Trim"/>) and must not count. When
+    /// Redis cannot tell the lag it falls back to <c>XLEN</c> (counting too many, never too few). KEYS[1] is the stream,
+    /// ARGV[1] the group.
+    /// </summary>
+    private const string Unsettled = "\n" + """
+        local function groupState()
+          local ok, groups = pcall(redis.call, 'XINFO', 'GROUPS', KEYS[1])
+          if not ok then return nil end
+          for _, g in ipairs(groups) do
+            local name, pending, last, lag
+            for i = 1, #g, 2 do
+              local f = g[i]
+              if f == 'name' then name = g[i + 1] elseif f == 'pending' then pending = g[i + 1]
+              elseif f == 'last-delivered-id' then last = g[i + 1] elseif f == 'lag' then lag = g[i + 1] end
+            end
+            if name == ARGV[1] then return pending, last, lag end
+          end
+          return nil
+        end
+        local function unfinished()
+          local pending, _, lag = groupState()
+          if pending and type(lag) == 'number' then return pending + lag end
+          return redis.call('XLEN', KEYS[1])
+        end
+        """ + "\n";
+
+    /// <summary>
+    /// <c>trimSettled()</c> (needs <see cref="Unsettled"/>; KEYS[1] is the stream, ARGV[1] the group). An acknowledged
+    /// entry is not deleted one by one (each <c>XDEL</c> seeks the entry's node and walks it up to the entry: about a
+    /// third of the round's time); the stream is trimmed instead, exactly (<c>XTRIM MINID</c>: whole nodes dropped, one
+    /// partly settled node walked, once a round), up to the oldest entry still needed: the oldest one pending, or else
+    /// the first one not yet delivered. Settled entries behind a pending one stay until it is settled: a long-running
+    /// job holds back memory (the entries completed after it), never work; so does a queue that stops completing jobs
+    /// (the next round with acknowledgements trims). Trimming does not raise the stream's <c>max-deleted-entry-id</c>
+    /// (<see cref="Vanished"/> knows).
+    /// </summary>
+    private const string Trim = "\n" + """
+        local function trimSettled()
+          local pending, last = groupState()
+          if not last then return end
+          local ms, seq = string.match(last, '^(%d+)-(%d+)$')
+          if not ms or #seq > 15 then return end
+          -- Everything below the entry after the last delivered one has been delivered.
+          local bound = ms .. '-' .. string.format('%.0f', tonumber(seq) + 1)
+          if pending > 0 then
+            local oldest = redis.call('XPENDING', KEYS[1], ARGV[1], '-', '+', 1)
+            if #oldest > 0 then
+              local oms, oseq = string.match(oldest[1][1], '^(%d+)-(%d+)$')
+              oms, oseq = tonumber(oms), tonumber(oseq)
+              if oms < tonumber(ms) or (oms == tonumber(ms) and oseq <= tonumber(seq)) then bound = oldest[1][1] end
+            end
+          end
+          redis.pcall('XTRIM', KEYS[1], 'MINID', bound)
         end
         """ + "\n";
 
@@ -230,8 +310,8 @@ internal static class DurableScripts
     /// cancel reached it (else '') }. One turn of the store's loop in one call (one round trip, and under
     /// <c>appendfsync always</c> one fsync where three calls waited for three), in three parts that each fail on their own:
     /// <list type="number">
-    /// <item>enqueues: adds as many payloads as the queue has room for (unfinished = stream entries + delayed retries and
-    /// scheduled jobs), in order, answering <c>#</c> for each one there is no room for, and stops at the first one Redis
+    /// <item>enqueues: adds as many payloads as the queue has room for (unfinished = the stream's unsettled entries, see
+    /// <see cref="Unsettled"/>, + delayed retries and scheduled jobs), in order, answering <c>#</c> for each one there is no room for, and stops at the first one Redis
     /// refuses. A spec says how: empty, now; <c>d{ms}</c>, after a delay on Redis's
     /// clock; <c>a{unix ms}</c>, at a time (either, when due already, now); <c>r{unix ms}|{schedule}|{recurring id}</c>, a
     /// recurring job's occurrence on the offering instance's schedule, added only if no occurrence of that job at or
@@ -244,18 +324,23 @@ internal static class DurableScripts
     /// <c>alive</c>) is not added, even in a full queue, and is answered <c>!{that job's id}</c>; otherwise the key is
     /// taken for the new job (a stale key is overwritten). Keys are checked in order, so two enqueues of one key in a
     /// round add one job;</item>
-    /// <item>acknowledgements: acknowledges and deletes the completed entries (so memory does not grow with history),
-    /// frees the keys that still name them (or keeps them as done for the retention), and records each success: one
-    /// <c>SET record PX retention GET</c> per job (the reply, a record only a retried, moved or cancel-asked job has, is
-    /// merged in by a second SET) and one variadic ZADD per call; when asked, trims the ended-job lists (by the
-    /// retention, and the oldest beyond the count cap, their records with them);</item>
-    /// <item>the fetch, when asked: moves due retries and scheduled jobs to the stream (their keys with them), then reads
-    /// up to fetch count new entries for the consumer, and the epoch they are read under (see <see cref="Epoch"/>).</item>
+    /// <item>acknowledgements: acknowledges the completed entries, frees the keys that still name them (or keeps them as
+    /// done for the retention), records each success: one <c>SET record PX retention GET</c> per job (the reply, a record
+    /// only a retried, moved or cancel-asked job has, is merged in by a second SET) and one variadic ZADD per call, and
+    /// trims the stream up to the oldest entry still needed (see <see cref="Trim"/>), so memory does not grow with
+    /// history; when asked, trims the ended-job lists (by the retention, and the oldest beyond the count cap, their
+    /// records with them);</item>
+    /// <item>the fetch, when asked: moves due retries and scheduled jobs to the stream (their keys with them) and answers
+    /// the epoch the entries are read under (see <see cref="Epoch"/>). The read itself (<c>XREADGROUP</c>) is the next
+    /// command of the same <c>MULTI</c>/<c>EXEC</c> (see <c>RedisStreamStore.Round.cs</c>): as atomic as reading here,
+    /// and its reply goes to the client as Redis wrote it, where a read in the script was converted to Lua tables and
+    /// back (about 2 us an entry, more than the read itself).</item>
     /// </list>
     /// Returns { new ids, enqueue error or nil, acknowledgement error or nil, ms until the next delayed job is due or -1,
-    /// entries, fetch error or nil, epoch ('' without a fetch), Redis's time (Unix ms) }. Any enqueue publishes a nudge, so consumers asleep until a later due time look again.
+    /// {} (no longer used), promotion error or nil, epoch ('' without a fetch), Redis's time (Unix ms) }. Any enqueue
+    /// publishes a nudge, so consumers asleep until a later due time look again.
     /// </summary>
-    public const string Round = Now + KeyHelpers + RecordHelpers + Epoch + """
+    public const string Round = Now + KeyHelpers + RecordHelpers + Epoch + Unsettled + Trim + """
 
         local function try(...)
           local reply = redis.pcall(...)
@@ -269,7 +354,7 @@ internal static class DurableScripts
         local acks = releases + 3 * keyed
         local ids, enqueueError = {}, false
         if count > 0 then
-          local room = tonumber(ARGV[3]) - redis.call('XLEN', KEYS[1]) - redis.call('ZCARD', KEYS[2])
+          local room = tonumber(ARGV[3]) - unfinished() - redis.call('ZCARD', KEYS[2])
           local stamp = string.format('%.0f', now)
           local added = 0
           for j = 1, count do
@@ -355,7 +440,6 @@ internal static class DurableScripts
           local done = {}
           for i = acks + 1, #ARGV, 6 do done[#done + 1] = ARGV[i] end
           local _, err = try('XACK', KEYS[1], ARGV[1], unpack(done))
-          if not err then _, err = try('XDEL', KEYS[1], unpack(done)) end
           ackError = err or false
           if not err then
             for i = releases + 1, acks, 3 do releaseKey(ARGV[i], ARGV[i + 1], ARGV[i + 2], retention) end
@@ -380,6 +464,7 @@ internal static class DurableScripts
               if job ~= id then redis.pcall('DEL', atName(job)) end
             end
             if #listed > 0 then redis.pcall('ZADD', endedName('S'), unpack(listed)) end
+            trimSettled()
           end
         end
         if ARGV[12] == '1' then
@@ -428,9 +513,7 @@ internal static class DurableScripts
           local first = try('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
           if first and #first > 0 then nextDue = math.max(0, tonumber(first[2]) - now) end
           epoch = epochOf(KEYS[6], ARGV[2])
-          local read, readError = try('XREADGROUP', 'GROUP', ARGV[1], ARGV[2], 'COUNT', ARGV[5], 'STREAMS', KEYS[1], '>')
-          if read then entries = read[1][2] end
-          fetchError = readError or err or false
+          fetchError = err or false
         end
         return { ids, enqueueError, ackError, nextDue, entries, fetchError, epoch, now }
         """;
@@ -894,8 +977,9 @@ internal static class DurableScripts
         """;
 
     /// <summary>
-    /// KEYS: stream, delayed, dead, scheduled. ARGV: group. Returns { stream length, delayed retries, dead letters,
-    /// pending, lag or -1, { name, pending, idle ms }..., scheduled jobs } for the queue's group.
+    /// KEYS: stream, delayed, dead, scheduled. ARGV: group. Returns { unsettled stream entries (pending + lag, or the
+    /// stream's length when Redis cannot tell the lag; see <see cref="Unsettled"/>), delayed retries, dead letters, pending,
+    /// lag or -1, { name, pending, idle ms }..., scheduled jobs } for the queue's group.
     /// </summary>
     public const string Stats = """
         local scheduled = redis.call('HLEN', KEYS[4])
@@ -927,6 +1011,8 @@ internal static class DurableScripts
             end
           end
         end
+        -- Settled entries wait for the trim (see Trim): the stream's unsettled entries are pending + lag, when known.
+        if lag >= 0 then length = pending + lag end
         return { length, delayed - scheduled, dead, pending, lag, consumers, scheduled }
         """;
 }

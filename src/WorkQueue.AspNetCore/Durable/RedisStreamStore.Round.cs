@@ -4,7 +4,8 @@ namespace WorkQueue.AspNetCore.Durable;
 
 /// <summary>
 /// One round trip a turn: the next batch of enqueues, the next batch of acknowledgements and, when due, a fetch travel
-/// in one script call (<see cref="DurableScripts.Round"/>), where they were three calls, each waiting for its answer
+/// in one script call (<see cref="DurableScripts.Round"/>; with a fetch, the script and the read in one
+/// <c>MULTI</c>/<c>EXEC</c>, see <see cref="RoundAndRead"/>), where they were three calls, each waiting for its answer
 /// (and under <c>appendfsync always</c> for its own fsync).
 /// </summary>
 /// <remarks>
@@ -102,9 +103,11 @@ internal sealed partial class RedisStreamStore
 
         RedisResult[] result;
         var sent = _clock.Start();
+        RedisResult? read = null;
+        string? readError = null;
         try
         {
-            result = (RedisResult[])db.ScriptEvaluate(DurableScripts.Round, [Keys.Stream, Keys.Delayed, Keys.Scheduled, Keys.Recurring, Keys.Ids, Keys.Epoch], args)!;
+            (result, read, readError) = room > 0 ? RoundAndRead(db, args, ref room) : ((RedisResult[])db.ScriptEvaluate(DurableScripts.Round, RoundKeys, args)!, null, null);
         }
         catch (Exception ex) when (ex is RedisException or TimeoutException)
         {
@@ -140,7 +143,7 @@ internal sealed partial class RedisStreamStore
         bool stored = false;
         string? enqueueError = PartError(result[1]);
         string? ackError = PartError(result[2]);
-        string? fetchError = PartError(result[5]);
+        string? fetchError = PartError(result[5]) ?? readError;
         if (enqueues is not null)
         {
             stored |= FinishEnqueues(enqueues, (RedisResult[])result[0]!, enqueueError);
@@ -153,13 +156,95 @@ internal sealed partial class RedisStreamStore
 
         if (room > 0)
         {
-            FinishFetch(room, now, result[3], (RedisResult[])result[4]!, (string?)result[6] ?? string.Empty, fetchError);
+            FinishFetch(room, now, result[3], ReadEntries(read), (string?)result[6] ?? string.Empty, fetchError);
         }
 
         PartFailed(enqueueError);
         PartFailed(ackError);
         PartFailed(fetchError);
         return stored;
+    }
+
+    /// <summary>The round script's SHA-1, as <c>EVALSHA</c> names it.</summary>
+    private static readonly string RoundSha = Convert.ToHexStringLower(System.Security.Cryptography.SHA1.HashData(System.Text.Encoding.UTF8.GetBytes(DurableScripts.Round)));
+
+    private bool _roundLoaded;
+
+    private RedisKey[] RoundKeys => [Keys.Stream, Keys.Delayed, Keys.Scheduled, Keys.Recurring, Keys.Ids, Keys.Epoch];
+
+    /// <summary>
+    /// The round with a fetch: the script, then the read, in one <c>MULTI</c>/<c>EXEC</c> (one round trip, atomic as one
+    /// script). The read is not in the script because Lua would convert every entry it read to tables and back. Redis
+    /// runs the read even when the script fails: a failed script throws here after the read may have handed this
+    /// consumer entries, which the caller's failure path takes back (<see cref="AdoptOwnIfNeeded"/>). A refused read
+    /// (the group is gone) is that part's error.
+    /// </summary>
+    private (RedisResult[] Result, RedisResult? Read, string? ReadError) RoundAndRead(IDatabase db, RedisValue[] args, ref int room)
+    {
+        // EVALSHA by hand: StackExchange.Redis sends a script queued in a transaction as EVAL, the whole text each time.
+        if (!_roundLoaded)
+        {
+            db.Execute("SCRIPT", "LOAD", DurableScripts.Round);
+            _roundLoaded = true;
+        }
+
+        var keys = RoundKeys;
+        var evalSha = new object[2 + keys.Length + args.Length];
+        evalSha[0] = RoundSha;
+        evalSha[1] = keys.Length;
+        Array.Copy(keys, 0, evalSha, 2, keys.Length);
+        Array.Copy(args, 0, evalSha, 2 + keys.Length, args.Length);
+        var transaction = db.CreateTransaction();
+        var round = transaction.ExecuteAsync("EVALSHA", evalSha);
+        var fetch = transaction.ExecuteAsync("XREADGROUP", "GROUP", RedisStreamKeys.Group, ConsumerName, "COUNT", room, "STREAMS", Keys.Stream, ">");
+        RedisResult[] result;
+        try
+        {
+            transaction.Execute();
+            result = (RedisResult[])round.GetAwaiter().GetResult()!;
+        }
+        catch (RedisServerException ex) when (ex.Message.StartsWith("NOSCRIPT", StringComparison.Ordinal) || ex.Message.StartsWith("EXECABORT", StringComparison.Ordinal))
+        {
+            // The round did not run: Redis lost its scripts (a restart; the read did run), or refused a command as it
+            // was queued (an ACL without XREADGROUP, say; nothing ran). It is sent again alone, without the fetch, so
+            // a refused read cannot fail the enqueues and acknowledgements (the client falls back to EVAL); what a
+            // read took is pending here and taken back, and the fetch is tried again after the pass's backoff.
+            _nudged = true;
+            _adoptOwn = true;
+            _roundLoaded = false;
+            room = 0;
+            args[4] = 0;
+            string? readError = ex.Message.StartsWith("EXECABORT", StringComparison.Ordinal) ? QueueingError(fetch) ?? ex.Message : null;
+            return ((RedisResult[])db.ScriptEvaluate(DurableScripts.Round, RoundKeys, args)!, null, readError);
+        }
+
+        try
+        {
+            return (result, fetch.GetAwaiter().GetResult(), null);
+        }
+        catch (RedisServerException ex)
+        {
+            return (result, null, ex.Message);
+        }
+    }
+
+    /// <summary>Why Redis refused to queue the read, when it did.</summary>
+    private static string? QueueingError(Task<RedisResult> fetch) =>
+        fetch.IsFaulted ? fetch.Exception!.GetBaseException().Message : null;
+
+    /// <summary>
+    /// The entries of an <c>XREADGROUP</c> reply on one stream: nil when there was nothing new, { { stream, entries } }
+    /// under RESP2, { stream => entries } under RESP3.
+    /// </summary>
+    private static RedisResult[] ReadEntries(RedisResult? read)
+    {
+        if (read is null || read.IsNull)
+        {
+            return [];
+        }
+
+        var outer = (RedisResult[])read!;
+        return outer[0].Resp2Type == ResultType.Array ? (RedisResult[])((RedisResult[])outer[0]!)[1]! : (RedisResult[])outer[1]!;
     }
 
     private static string? PartError(RedisResult error) => error.IsNull ? null : (string?)error;

@@ -111,6 +111,26 @@ public sealed class DurableRoundTests(RedisServerFixture redis) : IClassFixture<
     }
 
     [Fact]
+    public async Task ScriptCacheFlushed_TheRoundIsSentAgain_NoEnqueueFailsAndEveryJobRunsOnce()
+    {
+        string prefix = DurableTestHost.NewPrefix();
+        var log = new JobLog();
+        await using var admin = await DurableTestHost.ConnectAsync(redis.Server);
+        await using var host = await DurableTestHost.StartAsync(redis.Server, log, prefix);
+        await Task.WhenAll(Enumerable.Range(0, 10).Select(async n => await host.Producer.EnqueueAsync(new TestJob(n))));
+        await log.WaitUntilAsync(() => log.Completed == 10, "jobs 0-9");
+
+        // What a restarted Redis has: no scripts. The next round with a fetch (its script and its read in one
+        // MULTI/EXEC) is answered NOSCRIPT for the script while the read runs.
+        await admin.GetServer(admin.GetEndPoints()[0]).ScriptFlushAsync();
+        await Task.WhenAll(Enumerable.Range(10, 10).Select(async n => await host.Producer.EnqueueAsync(new TestJob(n))));
+
+        await log.WaitUntilAsync(() => log.Completed == 20, "jobs 10-19");
+        Assert.All(Enumerable.Range(0, 20), n => Assert.Equal(1, log.CallsOf(n)));
+        await Eventually.HoldsAsync(async () => await admin.GetDatabase().StreamLengthAsync(DurableTestHost.StreamKey(prefix)) == 0, "the stream to be empty");
+    }
+
+    [Fact]
     public async Task WholeRoundRefused_FailsTheBatch_AndPutsItsAcknowledgementsBack()
     {
         var gate = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
@@ -222,14 +242,19 @@ public sealed class DurableRoundTests(RedisServerFixture redis) : IClassFixture<
         args.AddRange(Enumerable.Repeat((RedisValue)string.Empty, batch));
         args.AddRange(Enumerable.Repeat((RedisValue)string.Empty, batch));
         args.AddRange(done.SelectMany(e => new RedisValue[] { e.Id, string.Empty, 1, 0, 1_700_000_000_000, string.Empty }));
-        var result = (RedisResult[])(await db.ScriptEvaluateAsync(DurableScripts.Round, [keys.Stream, keys.Delayed, keys.Scheduled, keys.Recurring, keys.Ids, keys.Epoch], [.. args]))!;
+        // As the store sends it: the script, then the read, in one MULTI/EXEC.
+        var transaction = db.CreateTransaction();
+        var round = transaction.ScriptEvaluateAsync(DurableScripts.Round, [keys.Stream, keys.Delayed, keys.Scheduled, keys.Recurring, keys.Ids, keys.Epoch], [.. args]);
+        var read = transaction.StreamReadGroupAsync(keys.Stream, RedisStreamKeys.Group, "c", StreamPosition.NewMessages, Prefetch);
+        Assert.True(await transaction.ExecuteAsync());
+        var result = (RedisResult[])(await round)!;
 
         Assert.Equal(batch, ((RedisResult[])result[0]!).Length);
         Assert.True(result[1].IsNull && result[2].IsNull && result[5].IsNull, $"A part failed: {result[1]} / {result[2]} / {result[5]}.");
         Assert.Equal(-1, (long)result[3]);
-        var fetched = (RedisResult[])result[4]!;
+        var fetched = await read;
         Assert.Equal(Prefetch, fetched.Length);
-        Assert.Equal((string?)((RedisResult[])result[0]!)[0], (string?)((RedisResult[])fetched[0]!)[0]);
+        Assert.Equal((string?)((RedisResult[])result[0]!)[0], (string?)fetched[0].Id);
         Assert.Equal(batch, await db.StreamLengthAsync(keys.Stream));
         Assert.Equal(Prefetch, (await db.StreamPendingAsync(keys.Stream, RedisStreamKeys.Group)).PendingMessageCount);
         Assert.Equal(batch, await db.SortedSetLengthAsync(keys.Succeeded));
