@@ -9,7 +9,8 @@ namespace WorkQueue.Benchmarks;
 /// <summary>
 /// Durable scenario D1: goodput of trivial durable jobs end to end (enqueue -> stored in Redis -> run -> acknowledged),
 /// from several concurrent producers, on a redis-server with the append-only file on, per <see cref="AppendFsync"/>
-/// policy; beside it the in-memory queue and Hangfire on Redis storage, with the same worker count. One invocation
+/// policy (with the default ended-job records, and without them); beside it the in-memory queue and Hangfire on Redis
+/// storage, with the same worker count. One invocation
 /// enqueues a batch and returns when the last job of it has run; <c>OperationsPerInvoke</c> is the batch, so <c>Op/s</c>
 /// is jobs accepted and completed per second.
 /// </summary>
@@ -72,6 +73,13 @@ public class DurableThroughputBenchmarks
         _host = DurableBenchHost.StartDurable(_redis, Workers);
     }
 
+    [GlobalSetup(Target = nameof(WorkQueue_Durable_NoJobRecords))]
+    public void SetupDurableNoJobRecords()
+    {
+        _redis = RedisServerProcess.Start(AppendFsync);
+        _host = DurableBenchHost.StartDurable(_redis, Workers, o => o.FinishedJobRetention = TimeSpan.Zero);
+    }
+
     [GlobalSetup(Target = nameof(Hangfire_Redis))]
     public void SetupHangfire()
     {
@@ -79,11 +87,14 @@ public class DurableThroughputBenchmarks
         _hangfire = HangfireRedisProcess.Start(_redis.Configuration, Workers);
     }
 
-    [IterationSetup(Targets = [nameof(WorkQueue_Durable), nameof(Hangfire_Redis)])]
+    [IterationSetup(Targets = [nameof(WorkQueue_Durable), nameof(WorkQueue_Durable_NoJobRecords), nameof(Hangfire_Redis)])]
     public void ReadRedisBefore() => _redisBefore = _redis!.ReadCounters();
 
     [IterationCleanup(Target = nameof(WorkQueue_Durable))]
     public void ReadRedisAfterDurable() => RecordRedis(nameof(WorkQueue_Durable), Jobs);
+
+    [IterationCleanup(Target = nameof(WorkQueue_Durable_NoJobRecords))]
+    public void ReadRedisAfterDurableNoJobRecords() => RecordRedis(nameof(WorkQueue_Durable_NoJobRecords), Jobs);
 
     [IterationCleanup(Target = nameof(Hangfire_Redis))]
     public void ReadRedisAfterHangfire() => RecordRedis(nameof(Hangfire_Redis), HangfireJobs);
@@ -101,6 +112,13 @@ public class DurableThroughputBenchmarks
 
     [Benchmark(OperationsPerInvoke = Jobs, Description = "WorkQueue durable queue (Redis Streams, AOF)")]
     public void WorkQueue_Durable() => RunWorkQueueBatch(nameof(WorkQueue_Durable));
+
+    /// <summary>
+    /// The durable row without the ended-job records a success writes by default (<c>FinishedJobRetention</c> zero): what
+    /// those records cost, beside it in the same run.
+    /// </summary>
+    [Benchmark(OperationsPerInvoke = Jobs, Description = "WorkQueue durable queue, no job records (FinishedJobRetention 0)")]
+    public void WorkQueue_Durable_NoJobRecords() => RunWorkQueueBatch(nameof(WorkQueue_Durable_NoJobRecords));
 
     [Benchmark(OperationsPerInvoke = HangfireJobs, Description = "Hangfire 1.8 on Redis storage (AOF)")]
     public void Hangfire_Redis() => _hangfire!.RunBatch(HangfireJobs, Producers);

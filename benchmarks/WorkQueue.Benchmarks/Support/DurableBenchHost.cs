@@ -53,6 +53,17 @@ public sealed class DurableBenchHost : IDisposable
     public static DurableBenchHost StartDurable(RedisServerProcess redis, int workers) => Start<SignalingOrderHandler>(workers, redis, services: null);
 
     /// <summary>
+    /// Starts a host with a durable queue on <paramref name="redis"/> whose queue options are then changed by
+    /// <paramref name="configure"/> (after the fixed worker count and capacity).
+    /// </summary>
+    /// <param name="redis">The redis-server.</param>
+    /// <param name="workers">The fixed worker count.</param>
+    /// <param name="configure">Changes the queue's options.</param>
+    /// <returns>The started host, its workers running.</returns>
+    public static DurableBenchHost StartDurable(RedisServerProcess redis, int workers, Action<WorkQueueOptions> configure) =>
+        Start<SignalingOrderHandler>(workers, redis, services: null, configure);
+
+    /// <summary>
     /// Starts a host with a durable queue on <paramref name="redis"/> whose jobs run <typeparamref name="THandler"/>
     /// (resolved from a new scope per job) instead of <see cref="SignalingOrderHandler"/>.
     /// </summary>
@@ -126,7 +137,7 @@ public sealed class DurableBenchHost : IDisposable
         _host.Dispose();
     }
 
-    private static DurableBenchHost Start<THandler>(int workers, RedisServerProcess? redis, Action<IServiceCollection>? services)
+    private static DurableBenchHost Start<THandler>(int workers, RedisServerProcess? redis, Action<IServiceCollection>? services, Action<WorkQueueOptions>? configure = null)
         where THandler : class, IJobHandler<Order>
     {
         var builder = Host.CreateApplicationBuilder();
@@ -139,6 +150,7 @@ public sealed class DurableBenchHost : IDisposable
             o.MaxWorkers = workers;
             o.AutoScale.Enabled = false;
             o.Capacity = Capacity;
+            configure?.Invoke(o);
         }
 
         if (redis is null)
