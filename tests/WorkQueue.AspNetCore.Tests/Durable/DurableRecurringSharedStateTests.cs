@@ -180,6 +180,48 @@ public sealed class DurableRecurringSharedStateTests(RedisServerFixture redis) :
     }
 
     /// <summary>
+    /// Redis loses its data (FLUSHALL) while two hosts disagree about the schedule (every odd second in code; a runtime
+    /// change to every even second on a, so b is superseded): the first offer after the loss writes its schedule again,
+    /// so one schedule runs afterwards (whichever offered first). Before, the lost record let both schedules claim.
+    /// </summary>
+    [Fact]
+    public async Task RedisLostItsData_HostsDisagreeingOnTheSchedule_OneScheduleRunsAfterwards()
+    {
+        var log = new RunLog();
+        string prefix = DurableTestHost.NewPrefix();
+        var hosts = new List<IHost>();
+        try
+        {
+            const string OddSeconds = "1/2 * * * * *";
+            hosts.Add(await StartAsync(log, prefix, "a", OddSeconds));
+            hosts.Add(await StartAsync(log, prefix, "b", OddSeconds));
+            await log.WaitForAsync("nightly", DateTimeOffset.UtcNow, "a first occurrence");
+            Jobs(hosts[0]).AddOrUpdate<RunHandler>("nightly", "*/2 * * * * *", o => o.Queue = Queue);
+            await WaitForScheduleAsync(prefix, "|r|*/2 * * * * * (UTC)|", "the new schedule stored in Redis");
+            await Wait.UntilAsync(
+                () => Jobs(hosts[1]).Find("nightly")!.LastRun is { Outcome: RecurringRunOutcome.Skipped, Error: { } error } && error.Contains("schedule", StringComparison.Ordinal),
+                "b superseded");
+
+            await using (var client = await DurableTestHost.ConnectAsync(redis.Server))
+            {
+                await client.GetServers()[0].FlushAllDatabasesAsync();
+            }
+
+            var lostAt = DateTimeOffset.UtcNow;
+            await log.WaitForAsync("fence", lostAt.AddSeconds(6), "six seconds after the loss");
+            var after = log.Runs.Where(r => r.Job == "nightly" && !r.IsTriggeredManually && r.ScheduledFor >= lostAt.AddSeconds(1)).ToArray();
+            Assert.NotEmpty(after);
+            Assert.True(
+                after.Select(r => r.ScheduledFor.Second % 2).Distinct().Count() == 1,
+                "Both schedules ran after the loss: " + string.Join("; ", after.Select(r => $"{r.ScheduledFor:O}")));
+        }
+        finally
+        {
+            await StopAllAsync(hosts);
+        }
+    }
+
+    /// <summary>
     /// A host whose clock runs 2 s ahead fires on Redis's clock (its offset is measured from each round), so it does not
     /// start an occurrence 2 s before its time; before, it claimed every occurrence early by its skew. The start is
     /// measured on the test's clock, which is Redis's (same machine).
