@@ -339,7 +339,7 @@ internal static class DurableScripts
     /// job's id, the change (<c>c</c>, <c>r</c> or <c>x</c>), the instance's schedule. A registration in code (<c>c</c>,
     /// each start) is written unless the same schedule is registered, or a runtime change overrode that very schedule
     /// (so a restart keeps a runtime Remove or AddOrUpdate; a deploy with another schedule in code wins over both). A
-    /// runtime change is always written. Returns { generation, state, schedule, Redis's time (Unix ms) } as they are now.
+    /// runtime change is always written; a removal also lifts the job's pause in the store. Returns { generation, state, schedule, Redis's time (Unix ms) } as they are now.
     /// </summary>
     public const string RegisterRecurring = Now + """
         local field = '@' .. ARGV[1]
@@ -361,6 +361,8 @@ internal static class DurableScripts
         end
         generation = generation + 1
         redis.call('HSET', KEYS[1], field, generation .. '|' .. change .. '|' .. schedule .. '|' .. base)
+        -- A removed job's pause goes with it: the job added again (at runtime, or by a deploy) is a new one, not paused.
+        if change == 'x' then redis.call('HDEL', KEYS[1], '~' .. ARGV[1]) end
         return { generation, change, schedule, now }
         """;
 

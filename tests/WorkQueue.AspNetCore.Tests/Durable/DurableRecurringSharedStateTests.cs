@@ -180,6 +180,34 @@ public sealed class DurableRecurringSharedStateTests(RedisServerFixture redis) :
     }
 
     /// <summary>
+    /// A job paused and then removed at runtime, added again: it runs (a fresh job). Before, the removal left the pause
+    /// in Redis, so every offer of the re-added job was refused as paused, on every instance, with no pause asked for.
+    /// </summary>
+    [Fact]
+    public async Task Remove_OfAPausedJob_AddedAgain_RunsUnpaused()
+    {
+        var log = new RunLog();
+        string prefix = DurableTestHost.NewPrefix();
+        using var host = await StartAsync(log, prefix, "a", EverySecond);
+        var jobs = Jobs(host);
+        await log.WaitForAsync("nightly", DateTimeOffset.UtcNow, "a first occurrence");
+        await using (var client = await DurableTestHost.ConnectAsync(redis.Server))
+        {
+            var db = client.GetDatabase();
+            Assert.True(jobs.Pause("nightly"));
+            await Wait.UntilAsync(() => db.HashExists($"{prefix}:{{{Queue}}}:recurring", "~nightly"), "the pause stored in Redis");
+        }
+
+        Assert.True(jobs.Remove("nightly"));
+        await WaitForScheduleAsync(prefix, "|x|", "the tombstone stored in Redis");
+        jobs.AddOrUpdate<RunHandler>("nightly", EverySecond, o => o.Queue = Queue);
+        var addedAt = DateTimeOffset.UtcNow;
+        await log.WaitForAsync("nightly", addedAt.AddSeconds(1), "an occurrence after the job was added again");
+        Assert.False(jobs.Find("nightly")!.IsPaused);
+        await StopAsync(host);
+    }
+
+    /// <summary>
     /// Redis loses its data (FLUSHALL) while two hosts disagree about the schedule (every odd second in code; a runtime
     /// change to every even second on a, so b is superseded): the first offer after the loss writes its schedule again,
     /// so one schedule runs afterwards (whichever offered first). Before, the lost record let both schedules claim.
