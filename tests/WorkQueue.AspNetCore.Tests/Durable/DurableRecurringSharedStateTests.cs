@@ -180,6 +180,40 @@ public sealed class DurableRecurringSharedStateTests(RedisServerFixture redis) :
     }
 
     /// <summary>
+    /// A runtime AddOrUpdate whose write to Redis fails (Redis refuses writes: over its maxmemory) is tried again, so the
+    /// new schedule runs once Redis takes writes. Before, it was not written again: the store kept the old schedule and
+    /// refused every offer of the new one, so with one instance the job ran nowhere until a restart or another change.
+    /// </summary>
+    [Fact]
+    public async Task AddOrUpdate_WriteRefusedByRedis_TheNewScheduleRunsOnceRedisTakesWrites()
+    {
+        var log = new RunLog();
+        string prefix = DurableTestHost.NewPrefix();
+        using var host = await StartAsync(log, prefix, "a", EverySecond);
+        var jobs = Jobs(host);
+        await log.WaitForAsync("nightly", DateTimeOffset.UtcNow, "a first occurrence");
+        await using var client = await DurableTestHost.ConnectAsync(redis.Server);
+        var server = client.GetServers()[0];
+        try
+        {
+            await server.ConfigSetAsync("maxmemory", "1");
+            jobs.AddOrUpdate<RunHandler>("nightly", "*/2 * * * * *", o => o.Queue = Queue);
+
+            // Its offers wait for the write's first attempt: one refused for memory means the write was refused too.
+            await Wait.UntilAsync(() => jobs.Find("nightly")!.LastRun?.Error?.Contains("OOM", StringComparison.Ordinal) == true, "an offer of the new schedule refused by Redis");
+        }
+        finally
+        {
+            await server.ConfigSetAsync("maxmemory", "0");
+        }
+
+        var restoredAt = DateTimeOffset.UtcNow;
+        await log.WaitForAsync("nightly", restoredAt.AddSeconds(1), "an occurrence of the new schedule once Redis takes writes");
+        AssertOnlyEvenSecondsSince(log, restoredAt.AddSeconds(1));
+        await StopAsync(host);
+    }
+
+    /// <summary>
     /// A job paused and then removed at runtime, added again: it runs (a fresh job). Before, the removal left the pause
     /// in Redis, so every offer of the re-added job was refused as paused, on every instance, with no pause asked for.
     /// </summary>
