@@ -318,7 +318,8 @@ internal static class DurableScripts
     /// after that time was added before (by any instance: the check and the add are this one script), else answered with
     /// an empty id; refused, whatever the room, with <c>-{generation}</c> when the job was removed at runtime,
     /// <c>^{generation}|{schedule}</c> when the job's schedule is another one now (see <see cref="RegisterRecurring"/>),
-    /// <c>~</c> when it is paused in the store. A job that is not due
+    /// <c>~</c> when it is paused in the store; an offer of a job with no schedule in the store (Redis lost its data)
+    /// writes its own as registered in code, generation 1. A job that is not due
     /// yet goes to the delayed set as a first attempt under a new job id <c>s{ms}-{n}</c>, recorded in the scheduled hash
     /// so that it can be cancelled or listed. A payload with an idempotency key held by a job that is still there (see
     /// <c>alive</c>) is not added, even in a full queue, and is answered <c>!{that job's id}</c>; otherwise the key is
@@ -375,7 +376,14 @@ internal static class DurableScripts
               local fire, schedule, recurring = string.match(spec, '^r(%d+)|([^|]*)|(.*)$')
               local record = redis.call('HGET', KEYS[4], '@' .. recurring)
               local generation, state, current
-              if record then generation, state, current = string.match(record, '^(%d+)|(%a)|([^|]*)|') end
+              if record then
+                generation, state, current = string.match(record, '^(%d+)|(%a)|([^|]*)|')
+              else
+                -- Lost with Redis's data (or its registration's write failed): the first offer makes its schedule the
+                -- job's, as a start would, so that one schedule at a time claims again (instances that disagreed about
+                -- it before the loss would otherwise all run theirs).
+                redis.pcall('HSET', KEYS[4], '@' .. recurring, '1|c|' .. schedule .. '|' .. schedule)
+              end
               local last = redis.call('HGET', KEYS[4], recurring)
               if state == 'x' then
                 -- Removed at runtime (by any instance): the offering instance drops the job.
@@ -526,7 +534,7 @@ internal static class DurableScripts
     /// job's id, the change (<c>c</c>, <c>r</c> or <c>x</c>), the instance's schedule. A registration in code (<c>c</c>,
     /// each start) is written unless the same schedule is registered, or a runtime change overrode that very schedule
     /// (so a restart keeps a runtime Remove or AddOrUpdate; a deploy with another schedule in code wins over both). A
-    /// runtime change is always written. Returns { generation, state, schedule, Redis's time (Unix ms) } as they are now.
+    /// runtime change is always written; a removal also lifts the job's pause in the store. Returns { generation, state, schedule, Redis's time (Unix ms) } as they are now.
     /// </summary>
     public const string RegisterRecurring = Now + """
         local field = '@' .. ARGV[1]
@@ -548,6 +556,8 @@ internal static class DurableScripts
         end
         generation = generation + 1
         redis.call('HSET', KEYS[1], field, generation .. '|' .. change .. '|' .. schedule .. '|' .. base)
+        -- A removed job's pause goes with it: the job added again (at runtime, or by a deploy) is a new one, not paused.
+        if change == 'x' then redis.call('HDEL', KEYS[1], '~' .. ARGV[1]) end
         return { generation, change, schedule, now }
         """;
 

@@ -265,20 +265,49 @@ internal sealed partial class RecurringJobManager : IRecurringJobs, IDisposable
     }
 
     /// <summary>
-    /// Writes a runtime change of the job's schedule to its store (the offers wait for the first write, so the claim
-    /// knows the new schedule by then); a failure is logged and the change holds on this instance only.
+    /// Writes a runtime change of the job's schedule to its store (the offers wait for the first attempt, so the claim
+    /// knows the new schedule by then), tried again, less and less often, until it is stored or a newer change of the job
+    /// is made here (a replace, a removal, a re-add) or the manager stops. Returns whether it was stored.
     /// </summary>
     private async Task<bool> WriteChangeAsync(RecurringJobState job, IRecurringOccurrenceStore store, RecurringScheduleChange change)
     {
+        var retry = TimeSpan.FromSeconds(1);
         try
         {
-            await store.SetScheduleAsync(job.Definition.Id, change, job.Definition.Schedule.Fingerprint, CancellationToken.None).ConfigureAwait(false);
-            return true;
-        }
-        catch (Exception ex)
-        {
-            _logger.TryLog(static (l, s) => Log.ChangeNotStored(l, s.Id, s.change == RecurringScheduleChange.Removed ? "removal" : "schedule", s.Message), (job.Definition.Id, change, ex.Message));
-            return false;
+            while (true)
+            {
+                ValueTask<RecurringScheduleRecord> write;
+                lock (_lock)
+                {
+                    // Issued under the lock only while this is still the job's latest change here: a newer one is issued
+                    // after it (on the store's one connection), so an attempt that comes late cannot undo it.
+                    bool latest = change == RecurringScheduleChange.Removed
+                        ? !_jobs.ContainsKey(job.Definition.Id)
+                        : _jobs.TryGetValue(job.Definition.Id, out var held) && ReferenceEquals(held, job);
+                    if (_stopped || !latest)
+                    {
+                        return false;
+                    }
+
+                    write = store.SetScheduleAsync(job.Definition.Id, change, job.Definition.Schedule.Fingerprint, CancellationToken.None);
+                }
+
+                try
+                {
+                    await write.ConfigureAwait(false);
+                    return true;
+                }
+                catch (Exception ex)
+                {
+                    // Not stored, it holds on this instance only (for a schedule, whose offers the store refuses until
+                    // then, on none): tried again, so that it lands once Redis takes writes.
+                    _logger.TryLog(static (l, s) => Log.ChangeNotStored(l, s.Id, s.change == RecurringScheduleChange.Removed ? "removal" : "schedule", s.retry, s.Message), (job.Definition.Id, change, retry, ex.Message));
+                }
+
+                job.OnScheduleStored();
+                await Task.Delay(retry, _time).ConfigureAwait(false);
+                retry = TimeSpan.FromTicks(Math.Min(retry.Ticks * 2, TimeSpan.FromMinutes(1).Ticks));
+            }
         }
         finally
         {
@@ -539,8 +568,8 @@ internal sealed partial class RecurringJobManager : IRecurringJobs, IDisposable
         [LoggerMessage(707, LogLevel.Warning, "Recurring job '{Id}': its schedule here, {Schedule}, is not the job's schedule any more; the store holds {Current} (generation {Generation}: changed at runtime on an instance, or deployed). This instance stops running the old schedule; change it here too (AddOrUpdate) or deploy the new schedule.", EventName = "RecurringScheduleSuperseded")]
         public static partial void Superseded(ILogger logger, string id, string schedule, string current, long generation);
 
-        [LoggerMessage(708, LogLevel.Warning, "Recurring job '{Id}': the {Change} could not be stored for the other instances (it holds on this one): {Reason}", EventName = "RecurringChangeNotStored")]
-        public static partial void ChangeNotStored(ILogger logger, string id, string change, string reason);
+        [LoggerMessage(708, LogLevel.Warning, "Recurring job '{Id}': the {Change} could not be stored for the other instances yet; trying again in {Delay}: {Reason}", EventName = "RecurringChangeNotStored")]
+        public static partial void ChangeNotStored(ILogger logger, string id, string change, TimeSpan delay, string reason);
 
         [LoggerMessage(701, LogLevel.Warning, "Recurring job '{Id}': the occurrence for {ScheduledFor:O} was not enqueued: {Reason}", EventName = "RecurringOccurrenceSkipped")]
         public static partial void Skipped(ILogger logger, string id, DateTimeOffset scheduledFor, string reason);

@@ -180,6 +180,110 @@ public sealed class DurableRecurringSharedStateTests(RedisServerFixture redis) :
     }
 
     /// <summary>
+    /// A runtime AddOrUpdate whose write to Redis fails (Redis refuses writes: over its maxmemory) is tried again, so the
+    /// new schedule runs once Redis takes writes. Before, it was not written again: the store kept the old schedule and
+    /// refused every offer of the new one, so with one instance the job ran nowhere until a restart or another change.
+    /// </summary>
+    [Fact]
+    public async Task AddOrUpdate_WriteRefusedByRedis_TheNewScheduleRunsOnceRedisTakesWrites()
+    {
+        var log = new RunLog();
+        string prefix = DurableTestHost.NewPrefix();
+        using var host = await StartAsync(log, prefix, "a", EverySecond);
+        var jobs = Jobs(host);
+        await log.WaitForAsync("nightly", DateTimeOffset.UtcNow, "a first occurrence");
+        await using var client = await DurableTestHost.ConnectAsync(redis.Server);
+        var server = client.GetServers()[0];
+        try
+        {
+            await server.ConfigSetAsync("maxmemory", "1");
+            jobs.AddOrUpdate<RunHandler>("nightly", "*/2 * * * * *", o => o.Queue = Queue);
+
+            // Its offers wait for the write's first attempt: one refused for memory means the write was refused too.
+            await Wait.UntilAsync(() => jobs.Find("nightly")!.LastRun?.Error?.Contains("OOM", StringComparison.Ordinal) == true, "an offer of the new schedule refused by Redis");
+        }
+        finally
+        {
+            await server.ConfigSetAsync("maxmemory", "0");
+        }
+
+        var restoredAt = DateTimeOffset.UtcNow;
+        await log.WaitForAsync("nightly", restoredAt.AddSeconds(1), "an occurrence of the new schedule once Redis takes writes");
+        AssertOnlyEvenSecondsSince(log, restoredAt.AddSeconds(1));
+        await StopAsync(host);
+    }
+
+    /// <summary>
+    /// A job paused and then removed at runtime, added again: it runs (a fresh job). Before, the removal left the pause
+    /// in Redis, so every offer of the re-added job was refused as paused, on every instance, with no pause asked for.
+    /// </summary>
+    [Fact]
+    public async Task Remove_OfAPausedJob_AddedAgain_RunsUnpaused()
+    {
+        var log = new RunLog();
+        string prefix = DurableTestHost.NewPrefix();
+        using var host = await StartAsync(log, prefix, "a", EverySecond);
+        var jobs = Jobs(host);
+        await log.WaitForAsync("nightly", DateTimeOffset.UtcNow, "a first occurrence");
+        await using (var client = await DurableTestHost.ConnectAsync(redis.Server))
+        {
+            var db = client.GetDatabase();
+            Assert.True(jobs.Pause("nightly"));
+            await Wait.UntilAsync(() => db.HashExists($"{prefix}:{{{Queue}}}:recurring", "~nightly"), "the pause stored in Redis");
+        }
+
+        Assert.True(jobs.Remove("nightly"));
+        await WaitForScheduleAsync(prefix, "|x|", "the tombstone stored in Redis");
+        jobs.AddOrUpdate<RunHandler>("nightly", EverySecond, o => o.Queue = Queue);
+        var addedAt = DateTimeOffset.UtcNow;
+        await log.WaitForAsync("nightly", addedAt.AddSeconds(1), "an occurrence after the job was added again");
+        Assert.False(jobs.Find("nightly")!.IsPaused);
+        await StopAsync(host);
+    }
+
+    /// <summary>
+    /// Redis loses its data (FLUSHALL) while two hosts disagree about the schedule (every odd second in code; a runtime
+    /// change to every even second on a, so b is superseded): the first offer after the loss writes its schedule again,
+    /// so one schedule runs afterwards (whichever offered first). Before, the lost record let both schedules claim.
+    /// </summary>
+    [Fact]
+    public async Task RedisLostItsData_HostsDisagreeingOnTheSchedule_OneScheduleRunsAfterwards()
+    {
+        var log = new RunLog();
+        string prefix = DurableTestHost.NewPrefix();
+        var hosts = new List<IHost>();
+        try
+        {
+            const string OddSeconds = "1/2 * * * * *";
+            hosts.Add(await StartAsync(log, prefix, "a", OddSeconds));
+            hosts.Add(await StartAsync(log, prefix, "b", OddSeconds));
+            await log.WaitForAsync("nightly", DateTimeOffset.UtcNow, "a first occurrence");
+            Jobs(hosts[0]).AddOrUpdate<RunHandler>("nightly", "*/2 * * * * *", o => o.Queue = Queue);
+            await WaitForScheduleAsync(prefix, "|r|*/2 * * * * * (UTC)|", "the new schedule stored in Redis");
+            await Wait.UntilAsync(
+                () => Jobs(hosts[1]).Find("nightly")!.LastRun is { Outcome: RecurringRunOutcome.Skipped, Error: { } error } && error.Contains("schedule", StringComparison.Ordinal),
+                "b superseded");
+
+            await using (var client = await DurableTestHost.ConnectAsync(redis.Server))
+            {
+                await client.GetServers()[0].FlushAllDatabasesAsync();
+            }
+
+            var lostAt = DateTimeOffset.UtcNow;
+            await log.WaitForAsync("fence", lostAt.AddSeconds(6), "six seconds after the loss");
+            var after = log.Runs.Where(r => r.Job == "nightly" && !r.IsTriggeredManually && r.ScheduledFor >= lostAt.AddSeconds(1)).ToArray();
+            Assert.NotEmpty(after);
+            Assert.True(
+                after.Select(r => r.ScheduledFor.Second % 2).Distinct().Count() == 1,
+                "Both schedules ran after the loss: " + string.Join("; ", after.Select(r => $"{r.ScheduledFor:O}")));
+        }
+        finally
+        {
+            await StopAllAsync(hosts);
+        }
+    }
+
+    /// <summary>
     /// A host whose clock runs 2 s ahead fires on Redis's clock (its offset is measured from each round), so it does not
     /// start an occurrence 2 s before its time; before, it claimed every occurrence early by its skew. The start is
     /// measured on the test's clock, which is Redis's (same machine).

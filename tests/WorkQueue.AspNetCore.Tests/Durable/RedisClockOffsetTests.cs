@@ -44,6 +44,22 @@ public sealed class RedisClockOffsetTests
         Assert.Equal(TimeSpan.FromSeconds(-3), clock.Offset);
     }
 
+    /// <summary>
+    /// The local clock is stepped (NTP corrects an hour): the next sample, slower than the best one, shows an offset that
+    /// the best one's uncertainty cannot explain, so it is taken at once. Before, the stale offset stood until the best
+    /// sample aged (30 s), and a job whose timer fired meanwhile ran its occurrence early by up to the step.
+    /// </summary>
+    [Fact]
+    public void Sample_InconsistentWithTheBest_ClockWasStepped_TakenAtOnce()
+    {
+        var time = new FakeTimeProvider(Start);
+        var clock = new RedisClockOffset(time);
+        Measure(time, clock, roundTrip: TimeSpan.FromMilliseconds(2), offset: TimeSpan.FromHours(1));
+
+        Measure(time, clock, roundTrip: TimeSpan.FromMilliseconds(20), offset: TimeSpan.Zero);
+        Assert.Equal(TimeSpan.Zero, clock.Offset);
+    }
+
     private static void Measure(FakeTimeProvider time, RedisClockOffset clock, TimeSpan roundTrip, TimeSpan offset)
     {
         var sent = clock.Start();
