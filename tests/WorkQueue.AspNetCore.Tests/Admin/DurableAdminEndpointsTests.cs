@@ -454,7 +454,7 @@ public sealed class DurableAdminEndpointsTests(RedisServerFixture redis) : IClas
         Assert.Equal(HttpStatusCode.Conflict, again.StatusCode);
         using var conflict = JsonDocument.Parse(await again.Content.ReadAsStringAsync());
         Assert.Equal("canceled", conflict.RootElement.GetProperty("job").GetProperty("state").GetString());
-        Assert.Equal(0, (await Producer(app).GetJobAsync(id))!.Attempts.Count);
+        Assert.Empty((await Producer(app).GetJobAsync(id))!.Attempts);
     }
 
     [Theory]
