@@ -203,4 +203,40 @@ public sealed class DurableTrimTests(RedisServerFixture redis) : IClassFixture<R
         Assert.DoesNotContain(logs.Entries, e => e.EventId.Id == 511);
         release.SetResult();
     }
+
+    [Fact]
+    public async Task CancelAndGetJob_CompletedEntryWaitingForTheTrim_IsNotQueuedNorCancelled()
+    {
+        // A completed entry behind a running one stays in the stream, acknowledged: in the stream and pending for no
+        // consumer no longer means queued. Without a record of the success (no retention here; or one pruned by
+        // MaxFinishedJobs) a cancel by id took it for a queued job: ended it cancelled and freed its idempotency key, so
+        // the same key enqueued again ran the job a second time; and its status read queued.
+        string prefix = DurableTestHost.NewPrefix();
+        var release = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        var log = new JobLog { Behavior = (job, _, _) => job.N == 0 ? new ValueTask(release.Task) : ValueTask.CompletedTask };
+        await using var redisClient = await DurableTestHost.ConnectAsync(redis.Server);
+        var db = redisClient.GetDatabase();
+        string stream = DurableTestHost.StreamKey(prefix);
+        await using var host = await DurableTestHost.StartAsync(redis.Server, log, prefix, configure: o =>
+        {
+            TwoWorkers(o);
+            o.FinishedJobRetention = TimeSpan.Zero;
+            o.IdempotencyKeyRetention = TimeSpan.FromMinutes(5);
+        });
+        await host.Producer.EnqueueAsync(new TestJob(0));
+        await log.WaitUntilAsync(() => log.Runs.Count == 1, "job 0 to start");
+        var first = await host.Producer.EnqueueAsync(new TestJob(1), new JobOptions { IdempotencyKey = "order-1" });
+        await log.WaitUntilAsync(() => log.Completed == 1, "job 1 to complete");
+        await Eventually.HoldsAsync(async () => (await db.StreamPendingAsync(stream, "workers")).PendingMessageCount == 1, "job 1 acknowledged");
+        Assert.Single(await db.StreamRangeAsync(stream, first.JobId, first.JobId));
+
+        var status = await host.Producer.GetJobAsync(first.JobId);
+        var cancel = await host.Producer.CancelAsync(first.JobId);
+        var again = await host.Producer.EnqueueAsync(new TestJob(1), new JobOptions { IdempotencyKey = "order-1" });
+        release.SetResult();
+        await log.WaitUntilAsync(() => log.Completed == 2, "job 0 to complete");
+
+        Assert.Equal(((JobState?)null, JobCancelOutcome.NotFound, false), (status?.State, cancel.Outcome, again.Created));
+        Assert.Equal(1, log.CallsOf(1));
+    }
 }
