@@ -239,4 +239,33 @@ public sealed class DurableTrimTests(RedisServerFixture redis) : IClassFixture<R
         Assert.Equal(((JobState?)null, JobCancelOutcome.NotFound, false), (status?.State, cancel.Outcome, again.Created));
         Assert.Equal(1, log.CallsOf(1));
     }
+
+    [Fact(Skip = "Known defect, not fixed (s3-storereview): after a tombstone at or past the group's position (a cancel of a queued job, a hand-back, a retry of the last delivered entry) Redis 7.0 reports no lag while entries stay undelivered, and unfinished() falls back to XLEN, which counts completed entries waiting for the trim: rejected as full with 4 of 5 unfinished.")]
+    public async Task EnqueueAsync_LagUnknownAfterACancel_CompletedEntriesWaitingForTheTrim_DoNotTakeTheQueuesRoom()
+    {
+        string prefix = DurableTestHost.NewPrefix();
+        var log = new JobLog();
+        await using var redisClient = await DurableTestHost.ConnectAsync(redis.Server);
+        var db = redisClient.GetDatabase();
+        string stream = DurableTestHost.StreamKey(prefix);
+        await db.StreamCreateConsumerGroupAsync(stream, "workers", StreamPosition.Beginning, createStream: true);
+        var ids = new List<string>();
+        for (int n = 1; n <= 8; n++)
+        {
+            ids.Add((string)(await db.StreamAddAsync(stream, [new("p", "{\"n\":" + n + "}"), new("a", "1"), new("t", "0")]))!);
+        }
+
+        // A consumer runs job 1 (pending: it holds the trim back) and completed jobs 2-4, which wait for the trim.
+        Assert.Equal(4, (await db.StreamReadGroupAsync(stream, "workers", "ghost", ">", count: 4)).Length);
+        await db.StreamAcknowledgeAsync(stream, "workers", [ids[1], ids[2], ids[3]]);
+        await using var host = await DurableTestHost.StartAsync(redis.Server, log, prefix, configure: o =>
+        {
+            o.Capacity = 5;
+            o.FullMode = QueueFullMode.Reject;
+        }, configureDurable: d => d.Consume = false);
+
+        // Job 6, queued, is cancelled (XDEL): unfinished are job 1 and jobs 5, 7, 8, so one more job fits.
+        Assert.Equal(JobCancelOutcome.Canceled, (await host.Producer.CancelAsync(ids[5])).Outcome);
+        await host.Producer.EnqueueAsync(new TestJob(9));
+    }
 }
