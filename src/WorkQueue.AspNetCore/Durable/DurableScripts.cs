@@ -143,6 +143,19 @@ internal static class DurableScripts
         """ + "\n";
 
     /// <summary>
+    /// <c>settled(id)</c> (needs <see cref="Vanished"/> and <see cref="Unsettled"/>): whether an entry still in the stream
+    /// and pending for no consumer was delivered to the group, so was settled and waits for the trim (see
+    /// <see cref="Trim"/>) rather than being queued. Entries are only ever added at the stream's end, so one at or below
+    /// the group's last delivered id has been delivered.
+    /// </summary>
+    private const string Settled = "\n" + """
+        local function settled(id)
+          local _, last = groupState()
+          return last ~= nil and not before(last, id)
+        end
+        """ + "\n";
+
+    /// <summary>
     /// <c>trimSettled()</c> (needs <see cref="Unsettled"/>; KEYS[1] is the stream, ARGV[1] the group). An acknowledged
     /// entry is not deleted one by one (each <c>XDEL</c> seeks the entry's node and walks it up to the entry: about a
     /// third of the round's time); the stream is trimmed instead, exactly (<c>XTRIM MINID</c>: whole nodes dropped, one
@@ -847,7 +860,7 @@ internal static class DurableScripts
     /// cancel channel, for the instance that holds it. Returns { 1 } cancelled, { 2, consumer } asked,
     /// { 3 } already ended (its record says how), or { 0 } unknown.
     /// </summary>
-    public const string Cancel = Now + KeyHelpers + RecordHelpers + """
+    public const string Cancel = Now + KeyHelpers + RecordHelpers + Vanished + Unsettled + Settled + """
 
         local job = ARGV[2]
         local rec = recordOf(job)
@@ -900,6 +913,8 @@ internal static class DurableScripts
           redis.pcall('PUBLISH', ARGV[5], where)
           return { 2, held[1][2] }
         end
+        -- Completed and acknowledged, waiting for the trim: not queued (its key is the completed job's, kept for its retention).
+        if settled(where) then return { 0 } end
         redis.call('XDEL', KEYS[1], where)
         return canceled(where, f['a'], f['t'], f['k'])
         """;
@@ -931,7 +946,7 @@ internal static class DurableScripts
     /// consumer, ms since its consumer last claimed it, deliveries } delivered to a consumer; { 'Q', record or '', stream
     /// id, fields } queued; { '' } unknown (or ended longer ago than the retention).
     /// </summary>
-    public const string Status = KeyHelpers + RecordHelpers + """
+    public const string Status = KeyHelpers + RecordHelpers + Vanished + Unsettled + Settled + """
         local job = ARGV[2]
         local rec = recordOf(job)
         if isEnded(rec) then return { 'E', rec } end
@@ -956,6 +971,7 @@ internal static class DurableScripts
         if #entry == 0 then return { '' } end
         local held = redis.call('XPENDING', KEYS[1], ARGV[1], where, where, 1)
         if #held > 0 then return { 'P', rec or '', where, entry[1][2], held[1][2], held[1][3], held[1][4] } end
+        if settled(where) then return { '' } end
         return { 'Q', rec or '', where, entry[1][2] }
         """;
 

@@ -203,4 +203,69 @@ public sealed class DurableTrimTests(RedisServerFixture redis) : IClassFixture<R
         Assert.DoesNotContain(logs.Entries, e => e.EventId.Id == 511);
         release.SetResult();
     }
+
+    [Fact]
+    public async Task CancelAndGetJob_CompletedEntryWaitingForTheTrim_IsNotQueuedNorCancelled()
+    {
+        // A completed entry behind a running one stays in the stream, acknowledged: in the stream and pending for no
+        // consumer no longer means queued. Without a record of the success (no retention here; or one pruned by
+        // MaxFinishedJobs) a cancel by id took it for a queued job: ended it cancelled and freed its idempotency key, so
+        // the same key enqueued again ran the job a second time; and its status read queued.
+        string prefix = DurableTestHost.NewPrefix();
+        var release = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        var log = new JobLog { Behavior = (job, _, _) => job.N == 0 ? new ValueTask(release.Task) : ValueTask.CompletedTask };
+        await using var redisClient = await DurableTestHost.ConnectAsync(redis.Server);
+        var db = redisClient.GetDatabase();
+        string stream = DurableTestHost.StreamKey(prefix);
+        await using var host = await DurableTestHost.StartAsync(redis.Server, log, prefix, configure: o =>
+        {
+            TwoWorkers(o);
+            o.FinishedJobRetention = TimeSpan.Zero;
+            o.IdempotencyKeyRetention = TimeSpan.FromMinutes(5);
+        });
+        await host.Producer.EnqueueAsync(new TestJob(0));
+        await log.WaitUntilAsync(() => log.Runs.Count == 1, "job 0 to start");
+        var first = await host.Producer.EnqueueAsync(new TestJob(1), new JobOptions { IdempotencyKey = "order-1" });
+        await log.WaitUntilAsync(() => log.Completed == 1, "job 1 to complete");
+        await Eventually.HoldsAsync(async () => (await db.StreamPendingAsync(stream, "workers")).PendingMessageCount == 1, "job 1 acknowledged");
+        Assert.Single(await db.StreamRangeAsync(stream, first.JobId, first.JobId));
+
+        var status = await host.Producer.GetJobAsync(first.JobId);
+        var cancel = await host.Producer.CancelAsync(first.JobId);
+        var again = await host.Producer.EnqueueAsync(new TestJob(1), new JobOptions { IdempotencyKey = "order-1" });
+        release.SetResult();
+        await log.WaitUntilAsync(() => log.Completed == 2, "job 0 to complete");
+
+        Assert.Equal(((JobState?)null, JobCancelOutcome.NotFound, false), (status?.State, cancel.Outcome, again.Created));
+        Assert.Equal(1, log.CallsOf(1));
+    }
+
+    [Fact(Skip = "Known defect, not fixed (s3-storereview): after a tombstone at or past the group's position (a cancel of a queued job, a hand-back, a retry of the last delivered entry) Redis 7.0 reports no lag while entries stay undelivered, and unfinished() falls back to XLEN, which counts completed entries waiting for the trim: rejected as full with 4 of 5 unfinished.")]
+    public async Task EnqueueAsync_LagUnknownAfterACancel_CompletedEntriesWaitingForTheTrim_DoNotTakeTheQueuesRoom()
+    {
+        string prefix = DurableTestHost.NewPrefix();
+        var log = new JobLog();
+        await using var redisClient = await DurableTestHost.ConnectAsync(redis.Server);
+        var db = redisClient.GetDatabase();
+        string stream = DurableTestHost.StreamKey(prefix);
+        await db.StreamCreateConsumerGroupAsync(stream, "workers", StreamPosition.Beginning, createStream: true);
+        var ids = new List<string>();
+        for (int n = 1; n <= 8; n++)
+        {
+            ids.Add((string)(await db.StreamAddAsync(stream, [new("p", "{\"n\":" + n + "}"), new("a", "1"), new("t", "0")]))!);
+        }
+
+        // A consumer runs job 1 (pending: it holds the trim back) and completed jobs 2-4, which wait for the trim.
+        Assert.Equal(4, (await db.StreamReadGroupAsync(stream, "workers", "ghost", ">", count: 4)).Length);
+        await db.StreamAcknowledgeAsync(stream, "workers", [ids[1], ids[2], ids[3]]);
+        await using var host = await DurableTestHost.StartAsync(redis.Server, log, prefix, configure: o =>
+        {
+            o.Capacity = 5;
+            o.FullMode = QueueFullMode.Reject;
+        }, configureDurable: d => d.Consume = false);
+
+        // Job 6, queued, is cancelled (XDEL): unfinished are job 1 and jobs 5, 7, 8, so one more job fits.
+        Assert.Equal(JobCancelOutcome.Canceled, (await host.Producer.CancelAsync(ids[5])).Outcome);
+        await host.Producer.EnqueueAsync(new TestJob(9));
+    }
 }
