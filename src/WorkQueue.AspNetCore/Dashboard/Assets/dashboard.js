@@ -551,7 +551,8 @@
     const input = document.createElement('input');
     input.type = 'text';
     input.id = `${id}-job`;
-    input.inputMode = 'numeric';
+    // A durable queue's ids are strings (1732500000000-0): no numeric keypad for them.
+    input.inputMode = q.durable ? 'text' : 'numeric';
     input.autocomplete = 'off';
     input.spellcheck = false;
     const find = make('button', '', 'Find job');
@@ -575,7 +576,7 @@
     result.append(fields, cancel);
     root.append(label, input, find, message, done, result);
 
-    const view = { root, input, find, message, done, result, items, cancel, path: `${queuePath(q.name)}/jobs`, job: null, asks: 0 };
+    const view = { root, input, find, message, done, result, items, cancel, durable: Boolean(q.durable), path: `${queuePath(q.name)}/jobs`, job: null, asks: 0 };
     root.addEventListener('submit', event => {
       event.preventDefault();
       lookUpJob(view);
@@ -593,10 +594,12 @@
     const text = view.input.value.trim();
     setText(view.message, '');
     setText(view.done, '');
-    if (!/^\d+$/.test(text)) {
-      // The API's rule (a whole number from 0); checked here too, so that ".." cannot turn the path into another route.
+    if (view.durable ? !/^s?\d+-\d+$/.test(text) : !/^\d+$/.test(text)) {
+      // The API's rule; checked here too, so that ".." cannot turn the path into another route.
       showJob(view, null);
-      setText(view.message, 'Enter a job id: a whole number from 0, as EnqueueResult.JobId and Schedule return it.');
+      setText(view.message, view.durable
+        ? 'Enter a durable job id, such as 1732500000000-0 (or s1732500000000-1 for a scheduled job), as EnqueueAsync and ScheduleAsync return it.'
+        : 'Enter a job id: a whole number from 0, as EnqueueResult.JobId and Schedule return it.');
       view.input.focus();
       return;
     }
