@@ -687,8 +687,8 @@ internal static class AdminEndpoints
         }
     }
 
-    /// <summary>How many entries a durable search examines at most per page (a script call holds Redis while it runs).</summary>
-    private const int DurableSearchScanLimit = 10_000;
+    /// <summary>How many entries a durable search examines at most per page, as an in-memory one (JobQuery's default); read in script calls of 10,000.</summary>
+    private const int DurableSearchScanLimit = 100_000;
 
     private static AdminEndpointMetadata? Settings(HttpContext http) =>
         http.GetEndpoint()?.Metadata.GetMetadata<AdminEndpointMetadata>();

@@ -12,6 +12,9 @@ internal sealed partial class RedisStreamStore
 {
     private const string PhaseOrder = "LZSDC";
 
+    /// <summary>The most entries one search script call reads.</summary>
+    private const int ScanChunk = 10_000;
+
     /// <summary>
     /// Finds a page of this queue's jobs in the given states (all when empty) whose last error contains
     /// <paramref name="errorContains"/> (ASCII case-insensitive), starting after <paramref name="cursor"/>; at most
@@ -39,25 +42,51 @@ internal sealed partial class RedisStreamStore
             return new DurableJobPage([], null, 0);
         }
 
-        var reply = (RedisResult[])(await Database.ScriptEvaluateAsync(
-            DurableScripts.FindJobs,
-            [Keys.Stream, Keys.Delayed, Keys.Scheduled],
-            [RedisStreamKeys.Group, phases, live, phase, position, skip, limit, scanLimit, errorContains?.ToLowerInvariant() ?? string.Empty]).ConfigureAwait(false))!;
-        var found = (RedisResult[])reply[0]!;
-        var jobs = new List<DurableJobStatus>(found.Length);
-        foreach (RedisResult item in found)
+        var jobs = new List<DurableJobStatus>();
+        string error = errorContains is null ? string.Empty : AsciiLower(errorContains);
+        int scanned = 0;
+        while (true)
         {
-            var parts = (RedisResult[])item!;
-            if (ToStatus((string)parts[0]!, parts[1..]) is { } job)
+            // A script holds Redis while it runs: a long scan is cut into calls of at most ScanChunk entries.
+            int chunk = Math.Min(ScanChunk, scanLimit - scanned);
+            var reply = (RedisResult[])(await Database.ScriptEvaluateAsync(
+                DurableScripts.FindJobs,
+                [Keys.Stream, Keys.Delayed, Keys.Scheduled],
+                [RedisStreamKeys.Group, phases, live, phase, position, skip, limit - jobs.Count, chunk, error]).ConfigureAwait(false))!;
+            foreach (RedisResult item in (RedisResult[])reply[0]!)
             {
-                jobs.Add(job);
+                var parts = (RedisResult[])item!;
+                if (ToStatus((string)parts[0]!, parts[1..]) is { } job)
+                {
+                    jobs.Add(job);
+                }
+            }
+
+            scanned += (int)(long)reply[4];
+            phase = (string?)reply[1] ?? string.Empty;
+            position = (string?)reply[2] ?? string.Empty;
+            skip = (long)reply[3];
+            if (phase.Length == 0)
+            {
+                return new DurableJobPage(jobs, null, scanned);
+            }
+
+            if (jobs.Count >= limit || scanned >= scanLimit)
+            {
+                return new DurableJobPage(jobs, string.Create(CultureInfo.InvariantCulture, $"{phase}:{position}:{skip}"), scanned);
             }
         }
-
-        string nextPhase = (string?)reply[1] ?? string.Empty;
-        string? next = nextPhase.Length == 0 ? null : string.Create(CultureInfo.InvariantCulture, $"{nextPhase}:{(string?)reply[2]}:{(long)reply[3]}");
-        return new DurableJobPage(jobs, next, (int)(long)reply[4]);
     }
+
+    /// <summary>Lowers ASCII letters only, as Lua's <c>string.lower</c> does to the records: other letters match exactly.</summary>
+    private static string AsciiLower(string text) =>
+        string.Create(text.Length, text, static (span, source) =>
+        {
+            for (int i = 0; i < source.Length; i++)
+            {
+                span[i] = char.IsAsciiLetterUpper(source[i]) ? (char)(source[i] | 0x20) : source[i];
+            }
+        });
 
     /// <summary>Whether <paramref name="cursor"/> has the form of a durable search cursor (<c>{phase}:{position}:{skip}</c>).</summary>
     internal static bool IsSearchCursor(string? cursor)

@@ -531,13 +531,12 @@ public sealed class DurableAdminEndpointsTests(RedisServerFixture redis) : IClas
         }
 
         // A scan of at most 2 entries per page: pages with 0 or 1 match, each resuming after the last entry it read.
-        var store = app.Services.GetRequiredService<WorkQueue.AspNetCore.Durable.DurableQueueRegistry>().Queues.Single(q => q.Store.QueueName == Durable).Store;
         var found = new List<string>();
         string? cursor = null;
         int scanned = 0;
         do
         {
-            var page = await store.FindJobsAsync([JobState.DeadLettered], "DISK", cursor, 50, 2);
+            var page = await producer.FindJobsAsync(new JobQuery { States = [JobState.DeadLettered], ErrorContains = "DISK", Cursor = cursor, ScanLimit = 2 });
             Assert.InRange(page.Scanned, 1, 2);
             scanned += page.Scanned;
             found.AddRange(page.Jobs.Select(j => j.Id));
@@ -547,6 +546,11 @@ public sealed class DurableAdminEndpointsTests(RedisServerFixture redis) : IClas
 
         Assert.Equal(disk.Order(), found.Order());
         Assert.Equal(9, scanned);
+
+        // The public search checks its query as the admin route does, and a durable queue has one job type.
+        await Assert.ThrowsAsync<ArgumentException>(async () => await producer.FindJobsAsync(new JobQuery { Cursor = "0" }));
+        Assert.Empty((await producer.FindJobsAsync(new JobQuery { NameContains = "OtherHandler" })).Jobs);
+        Assert.Equal(9, (await producer.FindJobsAsync(new JobQuery { NameContains = "testjobhandler", States = [JobState.DeadLettered] })).Jobs.Count);
     }
 
     [Theory]
