@@ -508,7 +508,7 @@
     setText(controls.pause, q.paused ? 'Resume' : 'Pause');
   }
 
-  // ---- A job by id: its status, and Cancel while it has not ended (in-memory queues; durable ones answer 501) ----
+  // ---- A job by id: its status, and Cancel while it has not ended (an in-memory or a durable queue) ----
 
   const JOB_STATES = {
     queued: 'Queued',
