@@ -43,6 +43,9 @@ public class DurableJobBrowserBenchmarks
     /// <summary>The records one fill script call writes.</summary>
     public const int Batch = 5_000;
 
+    /// <summary>The fill script calls in flight at once.</summary>
+    public const int FillInFlight = 4;
+
     /// <summary>
     /// KEYS: ended list. ARGV: record key root (<c>{prefix}:{{queue}}:job:</c>), state, first index, count, base (Unix
     /// ms), retention ms, consumer, error root ('' for none). Writes records and list entries for jobs
@@ -104,22 +107,35 @@ public class DurableJobBrowserBenchmarks
         _queue = _host.Services.GetRequiredKeyedService<IDurableQueue<Order>>(QueueName);
 
         long baseMs = DateTimeOffset.UtcNow.ToUnixTimeMilliseconds() - (2L * RetainedJobs);
-        using (var redis = ConnectionMultiplexer.Connect(_redis.Configuration))
+        // The fill: 202 script calls of 5,000 records, at most FillInFlight at a time, so that no call waits behind the
+        // others long enough to time out (a dry run with all of them in flight timed out at the 5 s default).
+        var fill = ConfigurationOptions.Parse(_redis.Configuration);
+        fill.AsyncTimeout = fill.SyncTimeout = (int)TimeSpan.FromMinutes(2).TotalMilliseconds;
+        using (var redis = ConnectionMultiplexer.Connect(fill))
         {
             var db = redis.GetDatabase();
             string root = $"workqueue:{{{QueueName}}}:";
-            var writes = new List<Task>();
+            long retention = (long)Retention.TotalMilliseconds;
+            var calls = new List<Func<Task>>();
             for (int first = 0; first < RetainedJobs; first += Batch)
             {
-                writes.Add(db.ScriptEvaluateAsync(FillScript, [root + "ended:S"], [root + "job:", "S", first, Batch, baseMs, (long)Retention.TotalMilliseconds, "bench-consumer", string.Empty]));
+                int from = first;
+                calls.Add(() => db.ScriptEvaluateAsync(FillScript, [root + "ended:S"], [root + "job:", "S", from, Batch, baseMs, retention, "bench-consumer", string.Empty]));
             }
 
             for (int first = 0; first < DeadLetteredJobs; first += Batch)
             {
-                writes.Add(db.ScriptEvaluateAsync(FillScript, [root + "ended:D"], [root + "job:", "D", first, Batch, baseMs + RetainedJobs, (long)Retention.TotalMilliseconds, "bench-consumer", "System.InvalidOperationException: gateway timeout for order "]));
+                int from = first;
+                calls.Add(() => db.ScriptEvaluateAsync(FillScript, [root + "ended:D"], [root + "job:", "D", from, Batch, baseMs + RetainedJobs, retention, "bench-consumer", "System.InvalidOperationException: gateway timeout for order "]));
             }
 
-            Task.WaitAll([.. writes], TimeSpan.FromMinutes(5));
+            for (int i = 0; i < calls.Count; i += FillInFlight)
+            {
+                if (!Task.WaitAll([.. calls.Skip(i).Take(FillInFlight).Select(call => call())], TimeSpan.FromMinutes(2)))
+                {
+                    throw new TimeoutException("DurableJobBrowserBenchmarks setup: a fill call took over 2 minutes.");
+                }
+            }
         }
 
         _middleId = $"{baseMs + (RetainedJobs / 2)}-0";
