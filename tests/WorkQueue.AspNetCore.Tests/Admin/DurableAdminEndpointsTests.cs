@@ -463,6 +463,41 @@ public sealed class DurableAdminEndpointsTests(RedisServerFixture redis) : IClas
     }
 
     [Fact]
+    public async Task JobSearch_DurableQueuePaused_ListsQueuedJobsFromTheStreamNewestFirstAcrossPages()
+    {
+        await using var app = await StartAsync(new JobLog());
+        Assert.True(app.Services.GetRequiredService<IWorkQueueProvider>().TryGetControl(Durable, out var control));
+        control.Pause();
+        var producer = Producer(app);
+        var ids = new List<string>();
+        for (int n = 0; n < 5; n++)
+        {
+            ids.Add(await producer.EnqueueAsync(new TestJob(n)));
+        }
+
+        var seen = new List<string>();
+        string? cursor = null;
+        do
+        {
+            using var page = await GetJsonAsync(app, $"{Prefix}/{Durable}/jobs?state=queued&limit=2" + (cursor is null ? string.Empty : $"&cursor={Uri.EscapeDataString(cursor)}"));
+            foreach (var job in page.RootElement.GetProperty("jobs").EnumerateArray())
+            {
+                Assert.Equal("queued", job.GetProperty("state").GetString());
+                Assert.Empty(job.GetProperty("attempts").EnumerateArray());
+                seen.Add(job.GetProperty("id").GetString()!);
+            }
+
+            cursor = page.RootElement.GetProperty("next").GetString();
+        }
+        while (cursor is not null);
+
+        ids.Reverse();
+        Assert.Equal(ids, seen);
+        using var none = await GetJsonAsync(app, $"{Prefix}/{Durable}/jobs?state=running");
+        Assert.Empty(none.RootElement.GetProperty("jobs").EnumerateArray());
+    }
+
+    [Fact]
     public async Task JobSearch_DurableQueue_PagesEndedJobsNewestFirstWhileJobsKeepFinishing()
     {
         var log = new JobLog();
