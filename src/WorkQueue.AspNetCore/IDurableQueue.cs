@@ -147,4 +147,30 @@ public interface IDurableQueue<in TPayload>
     /// <exception cref="ArgumentException"><paramref name="jobId"/> is empty or not a durable job id.</exception>
     /// <exception cref="JobRejectedException">Redis could not be reached (<see cref="RejectionReason.StoreUnavailable"/>).</exception>
     ValueTask<DurableJobCancelResult> CancelAsync(string jobId, CancellationToken cancellationToken = default);
+
+    /// <summary>
+    /// Finds a page of this queue's jobs in Redis: those in <see cref="JobQuery.States"/> (all when empty) whose last
+    /// error contains <see cref="JobQuery.ErrorContains"/>, after <see cref="JobQuery.Cursor"/>.
+    /// </summary>
+    /// <remarks>
+    /// <para>
+    /// The order: queued and running jobs from the stream (latest enqueued first), then scheduled and retrying ones from
+    /// the delayed set (soonest due first), then ended ones, for <see cref="WorkQueueOptions.FinishedJobRetention"/> and
+    /// at most <see cref="WorkQueueOptions.MaxFinishedJobs"/> of each ending: succeeded, dead-lettered, cancelled, each
+    /// latest ending first. A page reads each list where the cursor left it, so jobs that end while pages are turned
+    /// (newer than the cursor) neither shift nor repeat the pages.
+    /// </para>
+    /// <para>
+    /// A durable queue has one job type: <see cref="JobQuery.NameContains"/> either matches its handler's name (every
+    /// job) or not (an empty page). Text is matched case-insensitively (ASCII letters). A text search reads at most
+    /// <see cref="JobQuery.ScanLimit"/> entries per page, in script calls of at most 10,000 entries each (Redis runs
+    /// nothing else during one), and returns the cursor where it stopped.
+    /// </para>
+    /// </remarks>
+    /// <param name="query">The search; <see langword="null"/> fields match every job.</param>
+    /// <param name="cancellationToken">Cancels the wait for Redis's answer.</param>
+    /// <returns>The page, with the cursor of the next one.</returns>
+    /// <exception cref="ArgumentException"><paramref name="query"/> has an out-of-range field, or a cursor no page of a durable queue returned.</exception>
+    /// <exception cref="JobRejectedException">Redis could not be reached (<see cref="RejectionReason.StoreUnavailable"/>).</exception>
+    ValueTask<DurableJobPage> FindJobsAsync(JobQuery query, CancellationToken cancellationToken = default);
 }

@@ -58,7 +58,7 @@ public sealed class JobQuery
     public int ScanLimit { get; init; } = 100_000;
 
     /// <summary>Throws if the query is not valid, naming <paramref name="paramName"/> and the property.</summary>
-    internal void Validate(string paramName)
+    internal void Validate(string paramName, bool checkCursor = true)
     {
         if (Limit is < 1 or > MaxLimit)
         {
@@ -83,7 +83,7 @@ public sealed class JobQuery
             }
         }
 
-        if (Cursor is not null && !Tracking.JobCursor.TryParse(Cursor, out _))
+        if (checkCursor && Cursor is not null && !Tracking.JobCursor.TryParse(Cursor, out _))
         {
             throw new ArgumentException($"JobQuery.Cursor '{Cursor}' is not a cursor a JobPage returned.", paramName);
         }

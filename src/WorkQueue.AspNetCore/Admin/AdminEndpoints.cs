@@ -349,16 +349,11 @@ internal static class AdminEndpoints
     /// <c>type=</c> (text in the job's name), <c>error=</c> (text in its last error), <c>cursor=</c> (a page's
     /// <c>next</c>) and <c>limit=</c> (1 to 500, default 50). 400 naming the field for a bad one.
     /// </summary>
-    public static Results<Ok<JobPageState>, ValidationProblem, ProblemHttpResult> FindJobs(string queue, IWorkQueueProvider queues, HttpContext http)
+    public static async Task<Results<Ok<JobPageState>, Ok<DurableJobPageState>, ValidationProblem, ProblemHttpResult>> FindJobs(string queue, IWorkQueueProvider queues, HttpContext http)
     {
         if (!queues.TryGetControl(queue, out var q))
         {
             return UnknownQueue(queue);
-        }
-
-        if (FindDurable(http, q.Name) is not null)
-        {
-            return DurableJobSearch(q.Name);
         }
 
         var request = http.Request.Query;
@@ -391,6 +386,11 @@ internal static class AdminEndpoints
         }
 
         string? cursor = Text(request["cursor"]);
+        if (FindDurable(http, q.Name) is { } durable)
+        {
+            return await FindDurableJobsAsync(q.Name, durable.Store, states, type, error, cursor, limit).ConfigureAwait(false);
+        }
+
         var query = new JobQuery { States = states, NameContains = type, ErrorContains = error, Cursor = cursor, Limit = limit };
         JobPage page;
         try
@@ -658,14 +658,37 @@ internal static class AdminEndpoints
     }
 
     /// <summary>
-    /// The answer for a durable queue's job search, until durable jobs are tracked by id: the one place to swap for the
-    /// durable search.
+    /// Searches a durable queue's jobs in Redis (see <see cref="RedisStreamStore.FindJobsAsync"/>). A durable queue has one
+    /// job type: <c>type=</c> either matches its handler's name (every job) or not (none). Error text search examines at
+    /// most <see cref="DurableSearchScanLimit"/> entries per page. 400 for a bad cursor, 503 when Redis cannot be reached.
     /// </summary>
-    private static ProblemHttpResult DurableJobSearch(string queue) =>
-        TypedResults.Problem(
-            statusCode: StatusCodes.Status501NotImplemented,
-            title: "Not available for a durable queue",
-            detail: $"Queue '{queue}' is durable: searching its jobs is not available yet (only in-memory queues track their jobs here). Its scheduled jobs are listed under '{{prefix}}/{queue}/scheduled', its dead letters under '{{prefix}}/{queue}/dead-letters'.");
+    private static async Task<Results<Ok<JobPageState>, Ok<DurableJobPageState>, ValidationProblem, ProblemHttpResult>> FindDurableJobsAsync(
+        string queue, RedisStreamStore store, List<JobState> states, string? type, string? error, string? cursor, int limit)
+    {
+        if (cursor is not null && !RedisStreamStore.IsSearchCursor(cursor))
+        {
+            return Invalid("cursor", $"\"cursor\" must be a page's \"next\", as this route returned it; it was '{cursor}'.");
+        }
+
+        string handler = store.JobType.HandlerName;
+        if (type is not null && !handler.Contains(type, StringComparison.OrdinalIgnoreCase))
+        {
+            return TypedResults.Ok(new DurableJobPageState([], null, 0, false));
+        }
+
+        try
+        {
+            var page = await store.FindJobsAsync(states, error, cursor, limit, DurableSearchScanLimit).ConfigureAwait(false);
+            return TypedResults.Ok(new DurableJobPageState(page.Jobs.Select(j => AdminResponses.FromJob(j, handler)).ToArray(), page.Next, page.Scanned, false));
+        }
+        catch (Exception ex) when (ex is StackExchange.Redis.RedisException or TimeoutException)
+        {
+            return RedisUnavailable(queue, ex);
+        }
+    }
+
+    /// <summary>How many entries a durable search examines at most per page, as an in-memory one (JobQuery's default); read in script calls of 10,000.</summary>
+    private const int DurableSearchScanLimit = 100_000;
 
     private static AdminEndpointMetadata? Settings(HttpContext http) =>
         http.GetEndpoint()?.Metadata.GetMetadata<AdminEndpointMetadata>();

@@ -349,6 +349,9 @@ internal sealed record DurableJobStatusState(
 
 internal sealed record DurableJobAttemptState(int Number, string? Consumer, DateTimeOffset? StartedAt, DateTimeOffset? EndedAt, string Outcome, string? Error);
 
+/// <summary>One page of a durable queue's job search (<c>GET {prefix}/{queue}/jobs</c>): the shape of <see cref="JobPageState"/>, ids as strings, each job with its attempts.</summary>
+internal sealed record DurableJobPageState(DurableJobStatusState[] Jobs, string? Next, int Scanned, bool PayloadsShown);
+
 /// <summary>What a cancel by id of a durable job did (<c>DELETE {prefix}/{queue}/jobs/{id}</c>).</summary>
 internal sealed record DurableJobCancelState(string Outcome, DurableJobStatusState Job);
 

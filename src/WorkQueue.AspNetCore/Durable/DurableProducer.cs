@@ -111,6 +111,30 @@ internal sealed class DurableProducer<THandler, TPayload> : IDurableQueue<TPaylo
         }
     }
 
+    public async ValueTask<DurableJobPage> FindJobsAsync(JobQuery query, CancellationToken cancellationToken = default)
+    {
+        ArgumentNullException.ThrowIfNull(query);
+        query.Validate(nameof(query), checkCursor: false);
+        if (query.Cursor is not null && !RedisStreamStore.IsSearchCursor(query.Cursor))
+        {
+            throw new ArgumentException($"JobQuery.Cursor '{query.Cursor}' is not a cursor a durable job page returned.", nameof(query));
+        }
+
+        if (query.NameContains is { } name && !_store.JobType.HandlerName.Contains(name, StringComparison.OrdinalIgnoreCase))
+        {
+            return new DurableJobPage([], null, 0);
+        }
+
+        try
+        {
+            return await _store.FindJobsAsync(query.States, query.ErrorContains, query.Cursor, query.Limit, query.ScanLimit).WaitAsync(cancellationToken).ConfigureAwait(false);
+        }
+        catch (Exception ex) when (ex is StackExchange.Redis.RedisException or TimeoutException)
+        {
+            throw Unavailable("the job search", ex);
+        }
+    }
+
     private static void CheckJobId(string jobId)
     {
         ArgumentException.ThrowIfNullOrEmpty(jobId);

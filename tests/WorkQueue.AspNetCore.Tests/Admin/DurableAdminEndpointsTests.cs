@@ -399,16 +399,222 @@ public sealed class DurableAdminEndpointsTests(RedisServerFixture redis) : IClas
     }
 
     [Fact]
-    public async Task JobSearch_DurableQueue_Answers501SayingWhy()
+    public async Task JobSearch_DurableQueue_ListsEachStateFromRedisWithStringIdsAndAttempts()
+    {
+        var release = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        var log = new JobLog
+        {
+            Behavior = async (job, _, _) =>
+            {
+                if (job.N == 1)
+                {
+                    await release.Task;
+                }
+                else if (job.N == 2)
+                {
+                    throw new InvalidOperationException("disk full on <volume 2>");
+                }
+            },
+        };
+        await using var app = await StartAsync(log);
+        var producer = Producer(app);
+        string running = await producer.EnqueueAsync(new TestJob(1));
+        string dead = await producer.EnqueueAsync(new TestJob(2));
+        string succeeded = await producer.EnqueueAsync(new TestJob(3));
+        string scheduled = await producer.ScheduleAsync(new TestJob(4), TimeSpan.FromHours(1));
+        string canceled = await producer.ScheduleAsync(new TestJob(5), TimeSpan.FromHours(2));
+        Assert.Equal(JobCancelOutcome.Canceled, (await producer.CancelAsync(canceled)).Outcome);
+        await log.WaitUntilAsync(() => log.Runs.Count >= 3 && log.Completed >= 1, "the three jobs to run");
+        await UntilAsync(app, $"{Prefix}/{Durable}/jobs/{dead}", j => j.GetProperty("state").GetString() == "deadLettered", "the dead letter");
+        await UntilAsync(app, $"{Prefix}/{Durable}/jobs/{succeeded}", j => j.GetProperty("state").GetString() == "succeeded", "the success");
+
+        foreach (var (state, id) in new[] { ("running", running), ("deadLettered", dead), ("succeeded", succeeded), ("scheduled", scheduled), ("canceled", canceled) })
+        {
+            using var page = await GetJsonAsync(app, $"{Prefix}/{Durable}/jobs?state={state}");
+            var job = Assert.Single(page.RootElement.GetProperty("jobs").EnumerateArray());
+            Assert.Equal((id, state), (job.GetProperty("id").GetString(), job.GetProperty("state").GetString()));
+            Assert.Equal(typeof(TestJobHandler).FullName, job.GetProperty("job").GetString());
+            Assert.Equal(JsonValueKind.Array, job.GetProperty("attempts").ValueKind);
+            Assert.Equal(JsonValueKind.Null, page.RootElement.GetProperty("next").ValueKind);
+            Assert.False(page.RootElement.GetProperty("payloadsShown").GetBoolean());
+        }
+
+        using (var deadPage = await GetJsonAsync(app, $"{Prefix}/{Durable}/jobs?state=deadLettered"))
+        {
+            var attempt = Assert.Single(deadPage.RootElement.GetProperty("jobs")[0].GetProperty("attempts").EnumerateArray());
+            Assert.Contains("disk full on <volume 2>", attempt.GetProperty("error").GetString());
+        }
+
+        // All states, and a type: a durable queue has one job type, which a type text matches (all) or not (none).
+        using (var all = await GetJsonAsync(app, $"{Prefix}/{Durable}/jobs?type={nameof(TestJobHandler).ToLowerInvariant()}"))
+        {
+            Assert.Equal(
+                new[] { running, dead, succeeded, scheduled, canceled }.Order(),
+                all.RootElement.GetProperty("jobs").EnumerateArray().Select(j => j.GetProperty("id").GetString()!).Order());
+        }
+
+        using (var none = await GetJsonAsync(app, $"{Prefix}/{Durable}/jobs?type=SomeOtherHandler"))
+        {
+            Assert.Empty(none.RootElement.GetProperty("jobs").EnumerateArray());
+            Assert.Equal(JsonValueKind.Null, none.RootElement.GetProperty("next").ValueKind);
+        }
+
+        release.SetResult();
+    }
+
+    [Fact]
+    public async Task JobSearch_DurableQueuePaused_ListsQueuedJobsFromTheStreamNewestFirstAcrossPages()
+    {
+        await using var app = await StartAsync(new JobLog());
+        Assert.True(app.Services.GetRequiredService<IWorkQueueProvider>().TryGetControl(Durable, out var control));
+        control.Pause();
+        var producer = Producer(app);
+        var ids = new List<string>();
+        for (int n = 0; n < 5; n++)
+        {
+            ids.Add(await producer.EnqueueAsync(new TestJob(n)));
+        }
+
+        var seen = new List<string>();
+        string? cursor = null;
+        do
+        {
+            using var page = await GetJsonAsync(app, $"{Prefix}/{Durable}/jobs?state=queued&limit=2" + (cursor is null ? string.Empty : $"&cursor={Uri.EscapeDataString(cursor)}"));
+            foreach (var job in page.RootElement.GetProperty("jobs").EnumerateArray())
+            {
+                Assert.Equal("queued", job.GetProperty("state").GetString());
+                Assert.Empty(job.GetProperty("attempts").EnumerateArray());
+                seen.Add(job.GetProperty("id").GetString()!);
+            }
+
+            cursor = page.RootElement.GetProperty("next").GetString();
+        }
+        while (cursor is not null);
+
+        ids.Reverse();
+        Assert.Equal(ids, seen);
+        using var none = await GetJsonAsync(app, $"{Prefix}/{Durable}/jobs?state=running");
+        Assert.Empty(none.RootElement.GetProperty("jobs").EnumerateArray());
+    }
+
+    [Fact]
+    public async Task JobSearch_DurableQueue_PagesEndedJobsNewestFirstWhileJobsKeepFinishing()
+    {
+        var log = new JobLog();
+        await using var app = await StartAsync(log);
+        var producer = Producer(app);
+        var first = new List<string>();
+        for (int n = 0; n < 25; n++)
+        {
+            first.Add(await producer.EnqueueAsync(new TestJob(n)));
+        }
+
+        await log.WaitUntilAsync(() => log.Completed == 25, "the 25 jobs to succeed");
+        await UntilAsync(app, $"{Prefix}/{Durable}/jobs?state=succeeded&limit=500", p => p.GetProperty("jobs").GetArrayLength() == 25, "25 succeeded jobs listed");
+
+        var seen = new List<string>();
+        var endedAt = new List<DateTimeOffset>();
+        string? cursor = null;
+        int pages = 0;
+        do
+        {
+            using var page = await GetJsonAsync(app, $"{Prefix}/{Durable}/jobs?state=succeeded&limit=7" + (cursor is null ? string.Empty : $"&cursor={Uri.EscapeDataString(cursor)}"));
+            foreach (var job in page.RootElement.GetProperty("jobs").EnumerateArray())
+            {
+                seen.Add(job.GetProperty("id").GetString()!);
+                endedAt.Add(job.GetProperty("stateSince").GetDateTimeOffset());
+            }
+
+            cursor = page.RootElement.GetProperty("next").GetString();
+            pages++;
+
+            // More jobs end between pages: they are newer than the cursor, so the pages go on where they were.
+            int before = log.Completed;
+            await producer.EnqueueAsync(new TestJob(100 + pages));
+            await producer.EnqueueAsync(new TestJob(200 + pages));
+            await log.WaitUntilAsync(() => log.Completed == before + 2, "two more jobs to succeed");
+        }
+        while (cursor is not null && pages < 20);
+
+        Assert.Equal(first.Order(), seen.Order());
+        Assert.Equal(endedAt.OrderDescending(), endedAt);
+        Assert.InRange(pages, 4, 5);
+    }
+
+    [Fact]
+    public async Task JobSearch_DurableQueueErrorText_FindsTheMatchesAndABoundedScanResumesWhereItStopped()
+    {
+        var log = new JobLog { Behavior = static (job, _, _) => throw new InvalidOperationException(job.N % 3 == 0 ? $"Disk FULL {job.N}" : $"timeout {job.N}") };
+        await using var app = await StartAsync(log);
+        var producer = Producer(app);
+        var disk = new List<string>();
+        for (int n = 1; n <= 9; n++)
+        {
+            string id = await producer.EnqueueAsync(new TestJob(n));
+            if (n % 3 == 0)
+            {
+                disk.Add(id);
+            }
+        }
+
+        await UntilAsync(app, $"{Prefix}/{Durable}/jobs?state=deadLettered", p => p.GetProperty("jobs").GetArrayLength() == 9, "nine dead-lettered jobs");
+
+        using (var page = await GetJsonAsync(app, $"{Prefix}/{Durable}/jobs?error=disk%20full"))
+        {
+            Assert.Equal(disk.Order(), page.RootElement.GetProperty("jobs").EnumerateArray().Select(j => j.GetProperty("id").GetString()!).Order());
+            Assert.Equal(9, page.RootElement.GetProperty("scanned").GetInt32());
+        }
+
+        // A scan of at most 2 entries per page: pages with 0 or 1 match, each resuming after the last entry it read.
+        var found = new List<string>();
+        string? cursor = null;
+        int scanned = 0;
+        do
+        {
+            var page = await producer.FindJobsAsync(new JobQuery { States = [JobState.DeadLettered], ErrorContains = "DISK", Cursor = cursor, ScanLimit = 2 });
+            Assert.InRange(page.Scanned, 1, 2);
+            scanned += page.Scanned;
+            found.AddRange(page.Jobs.Select(j => j.Id));
+            cursor = page.Next;
+        }
+        while (cursor is not null);
+
+        Assert.Equal(disk.Order(), found.Order());
+        Assert.Equal(9, scanned);
+
+        // The public search checks its query as the admin route does, and a durable queue has one job type.
+        await Assert.ThrowsAsync<ArgumentException>(async () => await producer.FindJobsAsync(new JobQuery { Cursor = "0" }));
+        Assert.Empty((await producer.FindJobsAsync(new JobQuery { NameContains = "OtherHandler" })).Jobs);
+        Assert.Equal(9, (await producer.FindJobsAsync(new JobQuery { NameContains = "testjobhandler", States = [JobState.DeadLettered] })).Jobs.Count);
+    }
+
+    [Theory]
+    [InlineData("cursor=S:1:x", "cursor")]
+    [InlineData("cursor=Q:1:0", "cursor")]
+    [InlineData("state=finished", "state")]
+    [InlineData("limit=0", "limit")]
+    public async Task JobSearch_DurableQueueBadField_Answers400NamingIt(string query, string field)
     {
         await using var app = await StartAsync(new JobLog());
 
-        using var search = await app.Client.GetAsync($"{Prefix}/{Durable}/jobs?state=deadLettered");
+        using var response = await app.Client.GetAsync($"{Prefix}/{Durable}/jobs?{query}");
 
-        Assert.Equal(HttpStatusCode.NotImplemented, search.StatusCode);
-        Assert.Equal("application/problem+json", search.Content.Headers.ContentType?.MediaType);
-        using var problem = JsonDocument.Parse(await search.Content.ReadAsStringAsync());
-        Assert.Contains("durable", problem.RootElement.GetProperty("detail").GetString());
+        Assert.Equal(HttpStatusCode.BadRequest, response.StatusCode);
+        using var problem = JsonDocument.Parse(await response.Content.ReadAsStringAsync());
+        Assert.True(problem.RootElement.GetProperty("errors").TryGetProperty(field, out _), field);
+    }
+
+    [Fact]
+    public async Task JobSearch_DurableQueueRedisUnreachable_Answers503()
+    {
+        var server = await RedisServer.StartAsync();
+        await using var app = await StartAsync(new JobLog(), server);
+        await server.DisposeAsync();
+
+        using var response = await app.Client.GetAsync($"{Prefix}/{Durable}/jobs?state=succeeded");
+
+        Assert.Equal(HttpStatusCode.ServiceUnavailable, response.StatusCode);
+        Assert.Equal("application/problem+json", response.Content.Headers.ContentType?.MediaType);
     }
 
     [Fact]

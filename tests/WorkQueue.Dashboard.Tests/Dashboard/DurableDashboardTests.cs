@@ -426,20 +426,24 @@ public sealed class DurableDashboardTests(Chromium chromium, RedisServerFixture 
     }
 
     [Fact]
-    public async Task JobLookup_DurableQueue_ShowsThe501Detail()
+    public async Task JobLookup_DurableQueue_RefusesANumberAndFindsAStringId()
     {
         var setup = DurableSetup.New(redis.Server);
         await using var host = await DashboardHost.StartAsync(durable: setup);
+        string id = await host.Durable.EnqueueAsync(new PaymentJob(1));
+        await setup.Jobs.WaitUntilAsync(() => setup.Jobs.Succeeded == 1, "the job to succeed");
         var page = await OpenAsync(host);
         var lookup = Card(page, Queue).Locator("form.job-lookup");
 
         await lookup.GetByLabel("Job id").FillAsync("1");
         await lookup.GetByRole(AriaRole.Button, new() { Name = "Find job" }).ClickAsync();
-
-        var alert = lookup.Locator("[role=alert]");
-        await Expect(alert).ToContainTextAsync("501 Not available for a durable queue", new() { Timeout = Generous });
-        await Expect(alert).ToContainTextAsync($"Queue '{Queue}' is durable: its jobs are not tracked by id yet.");
+        await Expect(lookup.Locator("[role=alert]")).ToContainTextAsync("Enter a durable job id", new() { Timeout = Generous });
         await Expect(lookup.Locator(".job-result")).ToBeHiddenAsync();
+
+        await lookup.GetByLabel("Job id").FillAsync(id);
+        await lookup.GetByRole(AriaRole.Button, new() { Name = "Find job" }).ClickAsync();
+        await Expect(lookup.Locator("[role=status]")).ToContainTextAsync($"Job {id}: Succeeded", new() { Timeout = Generous });
+        await Expect(lookup.Locator("[role=alert]")).ToBeEmptyAsync();
     }
 
     private Task<IPage> OpenAsync(DashboardHost host) => DashboardPage.OpenAsync(chromium.Browser, _contexts, host, Log);

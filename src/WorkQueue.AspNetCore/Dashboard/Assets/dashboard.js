@@ -508,7 +508,7 @@
     setText(controls.pause, q.paused ? 'Resume' : 'Pause');
   }
 
-  // ---- A job by id: its status, and Cancel while it has not ended (in-memory queues; durable ones answer 501) ----
+  // ---- A job by id: its status, and Cancel while it has not ended (an in-memory or a durable queue) ----
 
   const JOB_STATES = {
     queued: 'Queued',
@@ -551,7 +551,8 @@
     const input = document.createElement('input');
     input.type = 'text';
     input.id = `${id}-job`;
-    input.inputMode = 'numeric';
+    // A durable queue's ids are strings (1732500000000-0): no numeric keypad for them.
+    input.inputMode = q.durable ? 'text' : 'numeric';
     input.autocomplete = 'off';
     input.spellcheck = false;
     const find = make('button', '', 'Find job');
@@ -575,7 +576,7 @@
     result.append(fields, cancel);
     root.append(label, input, find, message, done, result);
 
-    const view = { root, input, find, message, done, result, items, cancel, path: `${queuePath(q.name)}/jobs`, job: null, asks: 0 };
+    const view = { root, input, find, message, done, result, items, cancel, durable: Boolean(q.durable), path: `${queuePath(q.name)}/jobs`, job: null, asks: 0 };
     root.addEventListener('submit', event => {
       event.preventDefault();
       lookUpJob(view);
@@ -593,10 +594,12 @@
     const text = view.input.value.trim();
     setText(view.message, '');
     setText(view.done, '');
-    if (!/^\d+$/.test(text)) {
-      // The API's rule (a whole number from 0); checked here too, so that ".." cannot turn the path into another route.
+    if (view.durable ? !/^s?\d+-\d+$/.test(text) : !/^\d+$/.test(text)) {
+      // The API's rule; checked here too, so that ".." cannot turn the path into another route.
       showJob(view, null);
-      setText(view.message, 'Enter a job id: a whole number from 0, as EnqueueResult.JobId and Schedule return it.');
+      setText(view.message, view.durable
+        ? 'Enter a durable job id, such as 1732500000000-0 (or s1732500000000-1 for a scheduled job), as EnqueueAsync and ScheduleAsync return it.'
+        : 'Enter a job id: a whole number from 0, as EnqueueResult.JobId and Schedule return it.');
       view.input.focus();
       return;
     }
@@ -664,7 +667,7 @@
     view.cancel.setAttribute('aria-label', `Cancel job ${job.id}`);
   }
 
-  // ---- The job browser: search an in-memory queue's tracked jobs, page through them, open one, cancel it ----
+  // ---- The job browser: search a queue's jobs (in memory: tracked jobs; durable: read from Redis), page, open one, cancel it ----
 
   const JOB_PAGE_SIZE = 20;
   const browser = {
@@ -687,6 +690,8 @@
     pageNo: document.getElementById('jobs-page'),
     // The search that the pages belong to, and the cursor of each page seen so far (the first page's is null).
     query: null,
+    // The names of the durable queues offered: their ids are strings (1732500000000-0, s1732500000000-1).
+    durable: new Set(),
     cursors: [null],
     page: 0,
     asks: 0,
@@ -694,6 +699,8 @@
       root: document.getElementById('job-details'),
       title: document.getElementById('job-details-title'),
       fields: document.querySelector('#job-details dl'),
+      attemptsTitle: document.getElementById('job-details-attempts-title'),
+      attempts: document.getElementById('job-details-attempts'),
       payload: document.getElementById('job-details-payload'),
       alert: document.getElementById('job-details-alert'),
       status: document.getElementById('job-details-status'),
@@ -730,9 +737,10 @@
     return node;
   }
 
-  // Durable queues answer the search with 501 (their jobs are not tracked by id here): only in-memory ones are offered.
+  // Every queue is offered: an in-memory one searches its tracked jobs, a durable one its jobs in Redis.
   function updateJobQueues(queues) {
-    const names = queues.filter(q => !q.durable).map(q => q.name);
+    const names = queues.map(q => q.name);
+    browser.durable = new Set(queues.filter(q => q.durable).map(q => q.name));
     const current = Array.from(browser.queue.options, o => o.value);
     if (names.join('\n') !== current.join('\n')) {
       const selected = browser.queue.value;
@@ -749,14 +757,17 @@
     setText(browser.alert, '');
     setText(browser.status, '');
     if (!queue) {
-      setText(browser.alert, 'There is no in-memory queue to search.');
+      setText(browser.alert, 'There is no queue to search.');
       return;
     }
     const idText = browser.id.value.trim();
     if (idText) {
-      if (!/^\d+$/.test(idText)) {
+      const durable = browser.durable.has(queue);
+      if (durable ? !/^s?\d+-\d+$/.test(idText) : !/^\d+$/.test(idText)) {
         // The API's rule; checked here too, so that ".." cannot turn the path into another route.
-        setText(browser.alert, 'Enter a job id: a whole number from 0, as EnqueueResult.JobId and Schedule return it. Leave it empty to search by type, error or state.');
+        setText(browser.alert, durable
+          ? 'Enter a durable job id, such as 1732500000000-0 (or s1732500000000-1 for a scheduled job), as EnqueueAsync and ScheduleAsync return it. Leave it empty to search by type, error or state.'
+          : 'Enter a job id: a whole number from 0, as EnqueueResult.JobId and Schedule return it. Leave it empty to search by type, error or state.');
         browser.id.focus();
         return;
       }
@@ -900,6 +911,7 @@
       wrap.append(make('dt', '', spec.label), make('dd', '', value === undefined || value === null ? '' : String(value)));
       return wrap;
     }));
+    showAttempts(job);
     setText(d.payload, !job.payloadsShown
       ? 'Hidden by configuration: the app has not turned on WorkQueueAdminOptions.ShowPayloads (payloads may hold personal data).'
       : job.payload !== null && job.payload !== undefined
@@ -911,6 +923,35 @@
     const row = browser.rows.querySelector(`tr[data-job-id="${CSS.escape(String(job.id))}"] td.state`);
     if (row) {
       setText(row, stateName(job.state));
+    }
+  }
+
+  // A durable job's attempt history (its attempts field); an in-memory job has none, and the list is hidden.
+  function showAttempts(job) {
+    const d = browser.details;
+    const attempts = Array.isArray(job.attempts) ? job.attempts : null;
+    d.attemptsTitle.hidden = !attempts;
+    d.attempts.hidden = !attempts;
+    d.attempts.replaceChildren(...(attempts || []).map(a => {
+      const item = document.createElement('li');
+      const parts = [`Attempt ${fmt(a.number)}: ${stateName(a.outcome)}`];
+      if (a.consumer) {
+        parts.push(`on ${a.consumer}`);
+      }
+      if (a.startedAt) {
+        parts.push(`started ${when(a.startedAt)}`);
+      }
+      if (a.endedAt) {
+        parts.push(`ended ${when(a.endedAt)}`);
+      }
+      item.append(make('span', '', parts.join(', ')));
+      if (a.error) {
+        item.append(make('pre', 'attempt-error', a.error));
+      }
+      return item;
+    }));
+    if (attempts && attempts.length === 0) {
+      d.attempts.appendChild(make('li', 'muted', 'None yet: it has not run.'));
     }
   }
 
