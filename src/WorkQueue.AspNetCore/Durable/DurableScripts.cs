@@ -1051,9 +1051,12 @@ internal static class DurableScripts
     /// done), next position, next skip, scanned } where each job is { job id, then its reply as <see cref="Status"/>
     /// gives it }. Ended records are fetched with one MGET per batch; at most scan limit entries are examined.
     /// </summary>
-    public const string FindJobs = KeyHelpers + RecordHelpers + """
+    public const string FindJobs = KeyHelpers + RecordHelpers + Vanished + Unsettled + """
         local phases, live, limit, scanLimit, err = ARGV[2], ARGV[3], tonumber(ARGV[7]), tonumber(ARGV[8]), ARGV[9]
         local found, scanned = {}, 0
+        -- An entry no consumer holds at or below the group's last delivered id was completed and waits for the trim (see
+        -- Trim and Settled): neither queued nor running. Read once per call.
+        local _, lastDelivered = groupState()
         local function lastError(rec)
           if not rec then return nil end
           local last = string.match(rec, '^[^\31]*\31[^\31]*\31[^\31]*\31[^\31]*\31[^\31]*\31[^\31]*\31[^\31]*\31([^\30]*)')
@@ -1098,6 +1101,7 @@ internal static class DurableScripts
                   for i = 1, #e[2], 2 do if e[2][i] == 'j' then job = e[2][i + 1] end end
                   local held = redis.call('XPENDING', KEYS[1], ARGV[1], e[1], e[1], 1)
                   local kind = #held > 0 and 'P' or 'Q'
+                  if kind == 'Q' and lastDelivered and not before(lastDelivered, e[1]) then kind = 'settled' end
                   if wants(kind) then
                     local rec = recordOf(job)
                     if matches(rec) then
