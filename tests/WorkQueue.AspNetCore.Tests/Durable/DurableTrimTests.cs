@@ -205,12 +205,12 @@ public sealed class DurableTrimTests(RedisServerFixture redis) : IClassFixture<R
     }
 
     [Fact]
-    public async Task CancelAndGetJob_CompletedEntryWaitingForTheTrim_IsNotQueuedNorCancelled()
+    public async Task StatusSearchAndCancel_CompletedEntryWaitingForTheTrim_IsNotQueuedNorCancelled()
     {
         // A completed entry behind a running one stays in the stream, acknowledged: in the stream and pending for no
         // consumer no longer means queued. Without a record of the success (no retention here; or one pruned by
         // MaxFinishedJobs) a cancel by id took it for a queued job: ended it cancelled and freed its idempotency key, so
-        // the same key enqueued again ran the job a second time; and its status read queued.
+        // the same key enqueued again ran the job a second time; its status read queued, and the search listed it so.
         string prefix = DurableTestHost.NewPrefix();
         var release = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
         var log = new JobLog { Behavior = (job, _, _) => job.N == 0 ? new ValueTask(release.Task) : ValueTask.CompletedTask };
@@ -223,7 +223,7 @@ public sealed class DurableTrimTests(RedisServerFixture redis) : IClassFixture<R
             o.FinishedJobRetention = TimeSpan.Zero;
             o.IdempotencyKeyRetention = TimeSpan.FromMinutes(5);
         });
-        await host.Producer.EnqueueAsync(new TestJob(0));
+        string running = await host.Producer.EnqueueAsync(new TestJob(0));
         await log.WaitUntilAsync(() => log.Runs.Count == 1, "job 0 to start");
         var first = await host.Producer.EnqueueAsync(new TestJob(1), new JobOptions { IdempotencyKey = "order-1" });
         await log.WaitUntilAsync(() => log.Completed == 1, "job 1 to complete");
@@ -231,43 +231,15 @@ public sealed class DurableTrimTests(RedisServerFixture redis) : IClassFixture<R
         Assert.Single(await db.StreamRangeAsync(stream, first.JobId, first.JobId));
 
         var status = await host.Producer.GetJobAsync(first.JobId);
+        var page = await host.Producer.FindJobsAsync(new JobQuery { States = [JobState.Queued, JobState.Running] });
         var cancel = await host.Producer.CancelAsync(first.JobId);
         var again = await host.Producer.EnqueueAsync(new TestJob(1), new JobOptions { IdempotencyKey = "order-1" });
         release.SetResult();
         await log.WaitUntilAsync(() => log.Completed == 2, "job 0 to complete");
 
         Assert.Equal(((JobState?)null, JobCancelOutcome.NotFound, false), (status?.State, cancel.Outcome, again.Created));
-        Assert.Equal(1, log.CallsOf(1));
-    }
-
-    [Fact]
-    public async Task FindJobs_CompletedEntryWaitingForTheTrim_IsNotListedAsQueued()
-    {
-        // The search reads the stream too: a completed entry behind a running one, acknowledged and waiting for the trim,
-        // is neither queued nor running, and must not be listed as either.
-        string prefix = DurableTestHost.NewPrefix();
-        var release = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
-        var log = new JobLog { Behavior = (job, _, _) => job.N == 0 ? new ValueTask(release.Task) : ValueTask.CompletedTask };
-        await using var redisClient = await DurableTestHost.ConnectAsync(redis.Server);
-        var db = redisClient.GetDatabase();
-        string stream = DurableTestHost.StreamKey(prefix);
-        await using var host = await DurableTestHost.StartAsync(redis.Server, log, prefix, configure: o =>
-        {
-            TwoWorkers(o);
-            o.FinishedJobRetention = TimeSpan.Zero;
-        });
-        string running = await host.Producer.EnqueueAsync(new TestJob(0));
-        await log.WaitUntilAsync(() => log.Runs.Count == 1, "job 0 to start");
-        string completed = await host.Producer.EnqueueAsync(new TestJob(1));
-        await log.WaitUntilAsync(() => log.Completed == 1, "job 1 to complete");
-        await Eventually.HoldsAsync(async () => (await db.StreamPendingAsync(stream, "workers")).PendingMessageCount == 1, "job 1 acknowledged");
-        Assert.Single(await db.StreamRangeAsync(stream, completed, completed));
-
-        var page = await host.Producer.FindJobsAsync(new JobQuery { States = [JobState.Queued, JobState.Running] });
-        release.SetResult();
-        await log.WaitUntilAsync(() => log.Completed == 2, "job 0 to complete");
-
         Assert.Equal([(running, JobState.Running)], page.Jobs.Select(j => (j.Id, j.State)).ToArray());
+        Assert.Equal(1, log.CallsOf(1));
     }
 
     [Fact(Skip = "Known defect, not fixed (s3-storereview): after a tombstone at or past the group's position (a cancel of a queued job, a hand-back, a retry of the last delivered entry) Redis 7.0 reports no lag while entries stay undelivered, and unfinished() falls back to XLEN, which counts completed entries waiting for the trim: rejected as full with 4 of 5 unfinished.")]
