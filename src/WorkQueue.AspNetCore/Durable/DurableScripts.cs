@@ -70,7 +70,7 @@ internal static class DurableScripts
     /// it still covers a Redis restarted from an older snapshot, which keeps the epoch. KEYS[1] is the stream, ARGV[1]
     /// the group.
     /// </summary>
-    private const string Vanished = "\n" + """
+    private const string Vanished = GroupState + """
         local function before(a, b)
           local am, as = string.match(a, '^(%d+)-(%d+)$')
           local bm, bs = string.match(b, '^(%d+)-(%d+)$')
@@ -98,29 +98,18 @@ internal static class DurableScripts
           if not before(deleted, id) then return false end
           -- Trimmed rather than deleted (see Trim): delivered to the group, and below the stream's first entry.
           if length == 0 or (type(first) == 'table' and before(id, first[1])) then
-            local okg, groups = pcall(redis.call, 'XINFO', 'GROUPS', KEYS[1])
-            if okg then
-              for _, g in ipairs(groups) do
-                local name, last
-                for i = 1, #g, 2 do
-                  if g[i] == 'name' then name = g[i + 1] elseif g[i] == 'last-delivered-id' then last = g[i + 1] end
-                end
-                if name == ARGV[1] and last and not before(last, id) then return false end
-              end
-            end
+            local _, last = groupState()
+            if last and not before(last, id) then return false end
           end
           return true
         end
         """ + "\n";
 
     /// <summary>
-    /// <c>groupState()</c> (the group's pending count, last delivered id and lag, or nil without the group) and
-    /// <c>unfinished()</c>: the stream's unsettled entries, pending + not yet delivered (lag), for the capacity and the
-    /// statistics. Settled entries can wait in the stream for the trim (see <see cref="Trim"/>) and must not count. When
-    /// Redis cannot tell the lag it falls back to <c>XLEN</c> (counting too many, never too few). KEYS[1] is the stream,
-    /// ARGV[1] the group.
+    /// <c>groupState()</c>: the group's pending count, last delivered id and lag (false when Redis cannot tell it), or
+    /// nil without the group. KEYS[1] is the stream, ARGV[1] the group. <see cref="Vanished"/> includes it.
     /// </summary>
-    private const string Unsettled = "\n" + """
+    private const string GroupState = "\n" + """
         local function groupState()
           local ok, groups = pcall(redis.call, 'XINFO', 'GROUPS', KEYS[1])
           if not ok then return nil end
@@ -135,6 +124,15 @@ internal static class DurableScripts
           end
           return nil
         end
+        """ + "\n";
+
+    /// <summary>
+    /// <c>unfinished()</c> (needs <see cref="GroupState"/>): the stream's unsettled entries, pending + not yet delivered
+    /// (lag), for the capacity and the statistics. Settled entries can wait in the stream for the trim (see
+    /// <see cref="Trim"/>) and must not count. When Redis cannot tell the lag it falls back to <c>XLEN</c> (counting too
+    /// many, never too few). KEYS[1] is the stream, ARGV[1] the group.
+    /// </summary>
+    private const string Unsettled = "\n" + """
         local function unfinished()
           local pending, _, lag = groupState()
           if pending and type(lag) == 'number' then return pending + lag end
@@ -143,7 +141,7 @@ internal static class DurableScripts
         """ + "\n";
 
     /// <summary>
-    /// <c>settled(id)</c> (needs <see cref="Vanished"/> and <see cref="Unsettled"/>): whether an entry still in the stream
+    /// <c>settled(id)</c> (needs <see cref="Vanished"/>, which includes <see cref="GroupState"/>): whether an entry still in the stream
     /// and pending for no consumer was delivered to the group, so was settled and waits for the trim (see
     /// <see cref="Trim"/>) rather than being queued. Entries are only ever added at the stream's end, so one at or below
     /// the group's last delivered id has been delivered.
@@ -156,7 +154,7 @@ internal static class DurableScripts
         """ + "\n";
 
     /// <summary>
-    /// <c>trimSettled()</c> (needs <see cref="Unsettled"/>; KEYS[1] is the stream, ARGV[1] the group). An acknowledged
+    /// <c>trimSettled()</c> (needs <see cref="GroupState"/>; KEYS[1] is the stream, ARGV[1] the group). An acknowledged
     /// entry is not deleted one by one (each <c>XDEL</c> seeks the entry's node and walks it up to the entry: about a
     /// third of the round's time); the stream is trimmed instead, exactly (<c>XTRIM MINID</c>: whole nodes dropped, one
     /// partly settled node walked, once a round), up to the oldest entry still needed: the oldest one pending, or else
@@ -354,7 +352,7 @@ internal static class DurableScripts
     /// {} (no longer used), promotion error or nil, epoch ('' without a fetch), Redis's time (Unix ms) }. Any enqueue
     /// publishes a nudge, so consumers asleep until a later due time look again.
     /// </summary>
-    public const string Round = Now + KeyHelpers + RecordHelpers + Epoch + Unsettled + Trim + """
+    public const string Round = Now + KeyHelpers + RecordHelpers + Epoch + GroupState + Unsettled + Trim + """
 
         local function try(...)
           local reply = redis.pcall(...)
@@ -860,7 +858,7 @@ internal static class DurableScripts
     /// cancel channel, for the instance that holds it. Returns { 1 } cancelled, { 2, consumer } asked,
     /// { 3 } already ended (its record says how), or { 0 } unknown.
     /// </summary>
-    public const string Cancel = Now + KeyHelpers + RecordHelpers + Vanished + Unsettled + Settled + """
+    public const string Cancel = Now + KeyHelpers + RecordHelpers + Vanished + Settled + """
 
         local job = ARGV[2]
         local rec = recordOf(job)
@@ -946,7 +944,7 @@ internal static class DurableScripts
     /// consumer, ms since its consumer last claimed it, deliveries } delivered to a consumer; { 'Q', record or '', stream
     /// id, fields } queued; { '' } unknown (or ended longer ago than the retention).
     /// </summary>
-    public const string Status = KeyHelpers + RecordHelpers + Vanished + Unsettled + Settled + """
+    public const string Status = KeyHelpers + RecordHelpers + Vanished + Settled + """
         local job = ARGV[2]
         local rec = recordOf(job)
         if isEnded(rec) then return { 'E', rec } end
@@ -1007,25 +1005,17 @@ internal static class DurableScripts
     /// stream's length when Redis cannot tell the lag; see <see cref="Unsettled"/>), delayed retries, dead letters, pending,
     /// lag or -1, { name, pending, idle ms }..., scheduled jobs } for the queue's group.
     /// </summary>
-    public const string Stats = """
+    public const string Stats = GroupState + """
         local scheduled = redis.call('HLEN', KEYS[4])
         local length = redis.call('XLEN', KEYS[1])
         local delayed = redis.call('ZCARD', KEYS[2])
         local dead = redis.call('XLEN', KEYS[3])
         local pending, lag = 0, -1
         local consumers = {}
-        local ok, groups = pcall(redis.call, 'XINFO', 'GROUPS', KEYS[1])
-        if ok then
-          for _, g in ipairs(groups) do
-            local name, p, l
-            for i = 1, #g, 2 do
-              if g[i] == 'name' then name = g[i + 1] elseif g[i] == 'pending' then p = g[i + 1] elseif g[i] == 'lag' then l = g[i + 1] end
-            end
-            if name == ARGV[1] then
-              pending = p
-              if l then lag = l end
-            end
-          end
+        local p, _, l = groupState()
+        if p then
+          pending = p
+          if l then lag = l end
           local okc, list = pcall(redis.call, 'XINFO', 'CONSUMERS', KEYS[1], ARGV[1])
           if okc then
             for _, c in ipairs(list) do
@@ -1051,7 +1041,7 @@ internal static class DurableScripts
     /// done), next position, next skip, scanned } where each job is { job id, then its reply as <see cref="Status"/>
     /// gives it }. Ended records are fetched with one MGET per batch; at most scan limit entries are examined.
     /// </summary>
-    public const string FindJobs = KeyHelpers + RecordHelpers + Vanished + Unsettled + """
+    public const string FindJobs = KeyHelpers + RecordHelpers + Vanished + """
         local phases, live, limit, scanLimit, err = ARGV[2], ARGV[3], tonumber(ARGV[7]), tonumber(ARGV[8]), ARGV[9]
         local found, scanned = {}, 0
         -- An entry no consumer holds at or below the group's last delivered id was completed and waits for the trim (see
