@@ -166,11 +166,14 @@ internal sealed partial class RedisStreamStore
     }
 
     /// <summary>The round script's SHA-1, as <c>EVALSHA</c> names it.</summary>
-    private static readonly string RoundSha = Convert.ToHexStringLower(System.Security.Cryptography.SHA1.HashData(System.Text.Encoding.UTF8.GetBytes(DurableScripts.Round)));
+    private static readonly byte[] RoundSha = System.Security.Cryptography.SHA1.HashData(System.Text.Encoding.UTF8.GetBytes(DurableScripts.Round));
 
     private bool _roundLoaded;
 
-    private RedisKey[] RoundKeys => [Keys.Stream, Keys.Delayed, Keys.Scheduled, Keys.Recurring, Keys.Ids, Keys.Epoch];
+    private RedisKey[]? _roundKeys;
+
+    /// <summary>The round's keys, made once: no call changes them, and the round is sent several times a job.</summary>
+    private RedisKey[] RoundKeys => _roundKeys ??= [Keys.Stream, Keys.Delayed, Keys.Scheduled, Keys.Recurring, Keys.Ids, Keys.Epoch];
 
     /// <summary>
     /// The round with a fetch: the script, then the read, in one <c>MULTI</c>/<c>EXEC</c> (one round trip, atomic as one
@@ -181,21 +184,17 @@ internal sealed partial class RedisStreamStore
     /// </summary>
     private (RedisResult[] Result, RedisResult? Read, string? ReadError) RoundAndRead(IDatabase db, RedisValue[] args, ref int room)
     {
-        // EVALSHA by hand: StackExchange.Redis sends a script queued in a transaction as EVAL, the whole text each time.
+        // EVALSHA by its hash: StackExchange.Redis sends a script text queued in a transaction as EVAL, the whole text
+        // each time. The hash overload takes the keys and arguments as they are; the generic ExecuteAsync took them
+        // boxed in an object[].
         if (!_roundLoaded)
         {
             db.Execute("SCRIPT", "LOAD", DurableScripts.Round);
             _roundLoaded = true;
         }
 
-        var keys = RoundKeys;
-        var evalSha = new object[2 + keys.Length + args.Length];
-        evalSha[0] = RoundSha;
-        evalSha[1] = keys.Length;
-        Array.Copy(keys, 0, evalSha, 2, keys.Length);
-        Array.Copy(args, 0, evalSha, 2 + keys.Length, args.Length);
         var transaction = db.CreateTransaction();
-        var round = transaction.ExecuteAsync("EVALSHA", evalSha);
+        var round = transaction.ScriptEvaluateAsync(RoundSha, RoundKeys, args);
         var fetch = transaction.ExecuteAsync("XREADGROUP", "GROUP", RedisStreamKeys.Group, ConsumerName, "COUNT", room, "STREAMS", Keys.Stream, ">");
         RedisResult[] result;
         try
