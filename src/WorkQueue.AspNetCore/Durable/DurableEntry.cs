@@ -128,34 +128,60 @@ internal sealed class DurableEntry : WorkQueue.Durability.IRemoteCancellable
     /// <summary>Reads an entry from the fields a script returned (see <see cref="DurableScripts"/>).</summary>
     public static DurableEntry Parse(string streamId, StackExchange.Redis.RedisResult fields, long deliveries)
     {
-        string? payload = null;
-        string? job = null;
-        string? key = null;
-        int attempt = 1;
-        long enqueuedAt = 0;
+        var read = new FieldReader();
         var raw = (StackExchange.Redis.RedisResult[])fields!;
         for (int i = 0; i + 1 < raw.Length; i += 2)
         {
-            switch ((string?)raw[i])
+            read.Add((string?)raw[i], (string?)raw[i + 1]);
+        }
+
+        return read.ToEntry(streamId, deliveries);
+    }
+
+    /// <summary>Reads an entry as a typed <c>XREADGROUP</c> returned it.</summary>
+    public static DurableEntry Parse(StackExchange.Redis.StreamEntry entry, long deliveries)
+    {
+        var read = new FieldReader();
+        foreach (var field in entry.Values)
+        {
+            read.Add((string?)field.Name, (string?)field.Value);
+        }
+
+        return read.ToEntry((string)entry.Id!, deliveries);
+    }
+
+    /// <summary>The stream fields of an entry, read one at a time.</summary>
+    private struct FieldReader
+    {
+        private string? _payload;
+        private string? _job;
+        private string? _key;
+        private int _attempt;
+        private long _enqueuedAt;
+
+        public void Add(string? name, string? value)
+        {
+            switch (name)
             {
                 case "p":
-                    payload = (string?)raw[i + 1];
+                    _payload = value;
                     break;
                 case "j":
-                    job = (string?)raw[i + 1];
+                    _job = value;
                     break;
                 case "k":
-                    key = (string?)raw[i + 1];
+                    _key = value;
                     break;
                 case "a":
-                    _ = int.TryParse((string?)raw[i + 1], System.Globalization.NumberStyles.None, System.Globalization.CultureInfo.InvariantCulture, out attempt);
+                    _ = int.TryParse(value, System.Globalization.NumberStyles.None, System.Globalization.CultureInfo.InvariantCulture, out _attempt);
                     break;
                 case "t":
-                    _ = long.TryParse((string?)raw[i + 1], System.Globalization.NumberStyles.None, System.Globalization.CultureInfo.InvariantCulture, out enqueuedAt);
+                    _ = long.TryParse(value, System.Globalization.NumberStyles.None, System.Globalization.CultureInfo.InvariantCulture, out _enqueuedAt);
                     break;
             }
         }
 
-        return new DurableEntry(streamId, job ?? streamId, payload ?? string.Empty, Math.Max(1, attempt), enqueuedAt, deliveries, string.IsNullOrEmpty(key) ? null : key);
+        public readonly DurableEntry ToEntry(string streamId, long deliveries) =>
+            new(streamId, _job ?? streamId, _payload ?? string.Empty, Math.Max(1, _attempt), _enqueuedAt, deliveries, string.IsNullOrEmpty(_key) ? null : _key);
     }
 }

@@ -221,7 +221,7 @@ internal sealed partial class RedisStreamStore
     /// Takes in what a round fetched: the entries into the prefetch, and when to poll next. A refused promotion of due
     /// retries still hands over what was read; a refused fetch (the group is gone) is tried again on a later turn.
     /// </summary>
-    private void FinishFetch(int room, long sentAt, RedisResult nextDue, RedisResult[] entries, string epoch, string? error)
+    private void FinishFetch(int room, long sentAt, RedisResult nextDue, StreamEntry[] entries, string epoch, string? error)
     {
         _moreWaiting = entries.Length == room;
         if (error is null)
@@ -238,7 +238,7 @@ internal sealed partial class RedisStreamStore
             _nudged = true;
         }
 
-        Accept([.. entries.Select(static raw => (RedisResult[])raw!).Select(static pair => DurableEntry.Parse((string)pair[0]!, pair[1], deliveries: 1))], epoch);
+        Accept([.. entries.Select(static entry => DurableEntry.Parse(entry, deliveries: 1))], epoch);
     }
 
     /// <summary>

@@ -103,7 +103,7 @@ internal sealed partial class RedisStreamStore
 
         RedisResult[] result;
         var sent = _clock.Start();
-        RedisResult? read = null;
+        StreamEntry[]? read = null;
         string? readError = null;
         try
         {
@@ -156,7 +156,7 @@ internal sealed partial class RedisStreamStore
 
         if (room > 0)
         {
-            FinishFetch(room, now, result[3], ReadEntries(read), (string?)result[6] ?? string.Empty, fetchError);
+            FinishFetch(room, now, result[3], read ?? [], (string?)result[6] ?? string.Empty, fetchError);
         }
 
         PartFailed(enqueueError);
@@ -166,11 +166,14 @@ internal sealed partial class RedisStreamStore
     }
 
     /// <summary>The round script's SHA-1, as <c>EVALSHA</c> names it.</summary>
-    private static readonly string RoundSha = Convert.ToHexStringLower(System.Security.Cryptography.SHA1.HashData(System.Text.Encoding.UTF8.GetBytes(DurableScripts.Round)));
+    private static readonly byte[] RoundSha = System.Security.Cryptography.SHA1.HashData(System.Text.Encoding.UTF8.GetBytes(DurableScripts.Round));
 
     private bool _roundLoaded;
 
-    private RedisKey[] RoundKeys => [Keys.Stream, Keys.Delayed, Keys.Scheduled, Keys.Recurring, Keys.Ids, Keys.Epoch];
+    private RedisKey[]? _roundKeys;
+
+    /// <summary>The round's keys, made once: no call changes them, and the round is sent several times a job.</summary>
+    private RedisKey[] RoundKeys => _roundKeys ??= [Keys.Stream, Keys.Delayed, Keys.Scheduled, Keys.Recurring, Keys.Ids, Keys.Epoch];
 
     /// <summary>
     /// The round with a fetch: the script, then the read, in one <c>MULTI</c>/<c>EXEC</c> (one round trip, atomic as one
@@ -179,24 +182,23 @@ internal sealed partial class RedisStreamStore
     /// consumer entries, which the caller's failure path takes back (<see cref="AdoptOwnIfNeeded"/>). A refused read
     /// (the group is gone) is that part's error.
     /// </summary>
-    private (RedisResult[] Result, RedisResult? Read, string? ReadError) RoundAndRead(IDatabase db, RedisValue[] args, ref int room)
+    private (RedisResult[] Result, StreamEntry[]? Read, string? ReadError) RoundAndRead(IDatabase db, RedisValue[] args, ref int room)
     {
-        // EVALSHA by hand: StackExchange.Redis sends a script queued in a transaction as EVAL, the whole text each time.
+        // EVALSHA by its hash: StackExchange.Redis sends a script text queued in a transaction as EVAL, the whole text
+        // each time. The hash overload takes the keys and arguments as they are; the generic ExecuteAsync took them
+        // boxed in an object[].
         if (!_roundLoaded)
         {
             db.Execute("SCRIPT", "LOAD", DurableScripts.Round);
             _roundLoaded = true;
         }
 
-        var keys = RoundKeys;
-        var evalSha = new object[2 + keys.Length + args.Length];
-        evalSha[0] = RoundSha;
-        evalSha[1] = keys.Length;
-        Array.Copy(keys, 0, evalSha, 2, keys.Length);
-        Array.Copy(args, 0, evalSha, 2 + keys.Length, args.Length);
         var transaction = db.CreateTransaction();
-        var round = transaction.ExecuteAsync("EVALSHA", evalSha);
-        var fetch = transaction.ExecuteAsync("XREADGROUP", "GROUP", RedisStreamKeys.Group, ConsumerName, "COUNT", room, "STREAMS", Keys.Stream, ">");
+        var round = transaction.ScriptEvaluateAsync(RoundSha, RoundKeys, args);
+
+        // The typed read, not ExecuteAsync("XREADGROUP", ...), which parses the command's name, boxes the arguments
+        // and answers a tree of RedisResult to take apart again.
+        var fetch = transaction.StreamReadGroupAsync(Keys.Stream, RedisStreamKeys.Group, ConsumerName, StreamPosition.NewMessages, room);
         RedisResult[] result;
         try
         {
@@ -229,23 +231,8 @@ internal sealed partial class RedisStreamStore
     }
 
     /// <summary>Why Redis refused to queue the read, when it did.</summary>
-    private static string? QueueingError(Task<RedisResult> fetch) =>
+    private static string? QueueingError(Task fetch) =>
         fetch.IsFaulted ? fetch.Exception!.GetBaseException().Message : null;
-
-    /// <summary>
-    /// The entries of an <c>XREADGROUP</c> reply on one stream: nil when there was nothing new, { { stream, entries } }
-    /// under RESP2, { stream => entries } under RESP3.
-    /// </summary>
-    private static RedisResult[] ReadEntries(RedisResult? read)
-    {
-        if (read is null || read.IsNull)
-        {
-            return [];
-        }
-
-        var outer = (RedisResult[])read!;
-        return outer[0].Resp2Type == ResultType.Array ? (RedisResult[])((RedisResult[])outer[0]!)[1]! : (RedisResult[])outer[1]!;
-    }
 
     private static string? PartError(RedisResult error) => error.IsNull ? null : (string?)error;
 
