@@ -136,8 +136,9 @@ internal static class DurableScripts
     /// tombstone) at or after the group's last delivered id and it cannot estimate the group's position (the deleted
     /// id is at or above the first entry's): these scripts never leave one there (settled entries are acknowledged and
     /// trimmed, a cancelled queued one deleted with the stream's counters set back, see <see cref="Cancel"/>). When
-    /// Redis still cannot tell it (before 7.0; an <c>XDEL</c> by hand or by an older version, until the trim passes it)
-    /// it falls back to <c>XLEN</c> (counting too many, never too few). KEYS[1] is the stream, ARGV[1] the group.
+    /// Redis still cannot tell it (before 7.0; an <c>XDEL</c> by hand or by an older version, until the group reads the
+    /// stream's last entry or the trim passes it) it falls back to <c>XLEN</c> (counting too many, never too few).
+    /// KEYS[1] is the stream, ARGV[1] the group.
     /// </summary>
     private const string Unsettled = "\n" + """
         local function unfinished()
