@@ -1,4 +1,5 @@
 using StackExchange.Redis;
+using WorkQueue.AspNetCore.Durable;
 using WorkQueue.AspNetCore.Tests.TestSupport;
 using WorkQueue.Testing;
 
@@ -372,6 +373,33 @@ public sealed class DurableTrimTests(RedisServerFixture redis) : IClassFixture<R
         await Assert.ThrowsAsync<JobRejectedException>(async () => await host.Producer.EnqueueAsync(new TestJob(4)));
         Assert.Equal(3, await LagAsync(db, stream));
         release.SetResult();
+    }
+
+    [Fact]
+    public async Task Reclaim_PoisonAheadOfQueuedEntries_IsAcknowledgedAndTheLagStaysKnown()
+    {
+        // The reclaim script run as a consumer's reclaim runs it, on job 1: delivered once to a consumer that died, and
+        // the last delivered entry, with job 2 queued behind it. Dead-lettered as poison, it waits for the trim.
+        string prefix = DurableTestHost.NewPrefix();
+        await using var redisClient = await DurableTestHost.ConnectAsync(redis.Server);
+        var db = redisClient.GetDatabase();
+        string stream = DurableTestHost.StreamKey(prefix);
+        await ArrangeCompletedBehindAHeldEntryAsync(db, stream);
+        var poison = await db.StreamAddAsync(stream, [new("p", "{\"n\":1}"), new("a", "1"), new("t", "0")]);
+        Assert.Single(await db.StreamReadGroupAsync(stream, "workers", "dead", ">", count: 1));
+        await db.StreamAddAsync(stream, [new("p", "{\"n\":2}"), new("a", "1"), new("t", "0")]);
+        Assert.Equal(1, await LagAsync(db, stream));
+
+        var reply = (RedisResult[])(await db.ScriptEvaluateAsync(
+            DurableScripts.Reclaim,
+            [stream, DurableTestHost.DeadKey(prefix), $"{prefix}:{{{DurableTestHost.Queue}}}:epoch"],
+            ["workers", "reclaimer", 0, poison, 1, 1, 0]))!;
+
+        Assert.Empty((RedisResult[])reply[1]!);
+        Assert.Equal(1, await db.StreamLengthAsync(DurableTestHost.DeadKey(prefix)));
+        Assert.Equal(1, (await db.StreamPendingAsync(stream, "workers")).PendingMessageCount);
+        Assert.Equal(1, await LagAsync(db, stream));
+        Assert.Single(await db.StreamRangeAsync(stream, poison, poison));
     }
 
     [Fact]
