@@ -64,9 +64,12 @@ internal static class DurableScripts
     /// under (see <see cref="Epoch"/>; '' when unknown), or it was never removed from the stream: neither deleted (the
     /// stream's <c>max-deleted-entry-id</c> is below it, or there is no stream; Redis before 7.0 does not report it) nor
     /// trimmed (see <see cref="Trim"/>: trimming does not raise <c>max-deleted-entry-id</c>, so a trimmed entry is one
-    /// below the stream's first entry, or in an emptied stream, that the group has delivered). The second test alone
-    /// fails once anything settled on a stream made again (an XDEL raises that id above every id from before the loss;
-    /// trimming past it needs later entries delivered and every earlier one settled);
+    /// below the stream's first entry, or in an emptied stream, that the group has delivered). A delivered entry is
+    /// never deleted by these scripts: settled, it is acknowledged and stays in the stream, pending for no consumer, until
+    /// the trim (so it is found there: not lost); only a cancel of a queued entry deletes, and sets the deleted id back
+    /// (see <see cref="Cancel"/>), so the deleted test only sees an <c>XDEL</c> made by hand or by an older version.
+    /// The second test alone fails once the trim passed an entry of a stream made again (which needs later entries
+    /// delivered and every earlier one settled);
     /// it still covers a Redis restarted from an older snapshot, which keeps the epoch. KEYS[1] is the stream, ARGV[1]
     /// the group.
     /// </summary>
@@ -129,8 +132,13 @@ internal static class DurableScripts
     /// <summary>
     /// <c>unfinished()</c> (needs <see cref="GroupState"/>): the stream's unsettled entries, pending + not yet delivered
     /// (lag), for the capacity and the statistics. Settled entries can wait in the stream for the trim (see
-    /// <see cref="Trim"/>) and must not count. When Redis cannot tell the lag it falls back to <c>XLEN</c> (counting too
-    /// many, never too few). KEYS[1] is the stream, ARGV[1] the group.
+    /// <see cref="Trim"/>) and must not count. Redis 7.0 tells no lag while the stream holds a deleted entry (a
+    /// tombstone) at or after the group's last delivered id and it cannot estimate the group's position (the deleted
+    /// id is at or above the first entry's): these scripts never leave one there (settled entries are acknowledged and
+    /// trimmed, a cancelled queued one deleted with the stream's counters set back, see <see cref="Cancel"/>). When
+    /// Redis still cannot tell it (before 7.0; an <c>XDEL</c> by hand or by an older version, until the group reads the
+    /// stream's last entry or the trim passes it) it falls back to <c>XLEN</c> (counting too many, never too few).
+    /// KEYS[1] is the stream, ARGV[1] the group.
     /// </summary>
     private const string Unsettled = "\n" + """
         local function unfinished()
@@ -160,8 +168,10 @@ internal static class DurableScripts
     /// partly settled node walked, once a round), up to the oldest entry still needed: the oldest one pending, or else
     /// the first one not yet delivered. Settled entries behind a pending one stay until it is settled: a long-running
     /// job holds back memory (the entries completed after it), never work; so does a queue that stops completing jobs
-    /// (the next round with acknowledgements trims). Trimming does not raise the stream's <c>max-deleted-entry-id</c>
-    /// (<see cref="Vanished"/> knows).
+    /// (the next round with acknowledgements trims). The scripts that settle a delivered entry otherwise (a retry, a dead
+    /// letter, a hand-back, a cancel, a reclaim as poison) acknowledge it and trim too: deleting it would leave a
+    /// tombstone that can cost the group its lag (see <see cref="Unsettled"/>). Trimming does not raise the stream's
+    /// <c>max-deleted-entry-id</c> (<see cref="Vanished"/> knows).
     /// </summary>
     private const string Trim = "\n" + """
         local function trimSettled()
@@ -202,7 +212,9 @@ internal static class DurableScripts
           return string.match(v, '^([^|]+)|(.+)$')
         end
         -- Whether the job a key names still waits or runs where the key says. A key whose job is gone by other means
-        -- than these scripts (an entry deleted by hand) is stale, and the next enqueue with it takes it. Among many
+        -- than these scripts (an entry deleted by hand) is stale, and the next enqueue with it takes it. A settled entry
+        -- waiting in the stream for the trim (see Trim) would read as there, but names no key: each script that settles
+        -- an entry moves or frees its key in the same step (only a key set by hand can name one; the trim frees it). Among many
         -- members due in the same millisecond it reads 64 and, not finding the job, counts it as there: such a key is
         -- freed once they come due.
         local function alive(job, where, delayed, scheduled)
@@ -622,19 +634,19 @@ internal static class DurableScripts
     /// consumer has not refreshed them for min idle (XAUTOCLAIM raises their delivery count; the entry, and so its
     /// idempotency key, stays where it is); an entry delivered more than max deliveries times is dead-lettered as poison
     /// in the same step, and its key freed; one whose job was asked to cancel (see <see cref="Cancel"/>) while its
-    /// consumer was dying ends as cancelled. Returns { next cursor, { id, fields, deliveries }..., 0, the epoch (see
+    /// consumer was dying ends as cancelled. Either is acknowledged and left to the trim (see <see cref="Trim"/>). Returns { next cursor, { id, fields, deliveries }..., 0, the epoch (see
     /// <see cref="Epoch"/>) }.
     /// With count 0 (no room to take anything now) it only looks: returns { cursor, {}, 1, '' } when some entry has been
     /// idle for min idle, else { cursor, {}, 0, '' }, so the caller can keep its next free slot for it.
     /// </summary>
-    public const string Reclaim = Now + KeyHelpers + RecordHelpers + Epoch + """
+    public const string Reclaim = Now + KeyHelpers + RecordHelpers + Epoch + GroupState + Trim + """
 
         if tonumber(ARGV[5]) == 0 then
           local idle = redis.call('XPENDING', KEYS[1], ARGV[1], 'IDLE', ARGV[3], '-', '+', 1)
           return { ARGV[4], {}, #idle, '' }
         end
         local claimed = redis.call('XAUTOCLAIM', KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4], 'COUNT', ARGV[5])
-        local keep = {}
+        local keep, settledAny = {}, false
         for _, entry in ipairs(claimed[2]) do
           local id = entry[1]
           local info = redis.call('XPENDING', KEYS[1], ARGV[1], id, id, 1)
@@ -646,7 +658,7 @@ internal static class DurableScripts
           local asked = recordOf(f['j'] or id)
           if cancelOf(asked) == '1' and not isEnded(asked) then
             redis.call('XACK', KEYS[1], ARGV[1], id)
-            redis.call('XDEL', KEYS[1], id)
+            settledAny = true
             releaseKey(f['k'], f['j'] or id, nil, 0)
             local at = string.format('%.0f', now)
             endRecord(f['j'] or id, id, 'C', header('C', '1', at, f['a'] or '1', f['t'] or '0', ARGV[2], '', '') .. historyOf(asked), at, tonumber(ARGV[7]))
@@ -660,7 +672,7 @@ internal static class DurableScripts
             end
             redis.call('XADD', KEYS[2], '*', unpack(dead))
             redis.call('XACK', KEYS[1], ARGV[1], id)
-            redis.call('XDEL', KEYS[1], id)
+            settledAny = true
             releaseKey(f['k'], f['j'] or id, nil, 0)
             local rec = recordOf(f['j'] or id)
             local at = string.format('%.0f', now)
@@ -672,6 +684,7 @@ internal static class DurableScripts
         if claimed[3] then
           for _, id in ipairs(claimed[3]) do redis.call('XACK', KEYS[1], ARGV[1], id) end
         end
+        if settledAny then trimSettled() end
         return { claimed[1], keep, 0, epochOf(KEYS[3], ARGV[2]) }
         """;
 
@@ -680,11 +693,12 @@ internal static class DurableScripts
     /// the epoch the entry was fetched under, 1 when this consumer already found that Redis lost it (else 0), nudge
     /// channel, attempt, enqueued at, started at, error. Moves a failed entry this consumer still owns to the delayed set,
     /// due after the delay by Redis's clock, its key with it, adds the attempt to the job's record (no expiry: the job
-    /// lives) and points the job's id to its due time; one Redis lost (<see cref="Vanished"/>, not asked again when already found) is stored there again.
+    /// lives) and points the job's id to its due time; the entry is acknowledged and left to the trim (see
+    /// <see cref="Trim"/>; readers find the job through its pointer); one Redis lost (<see cref="Vanished"/>, not asked again when already found) is stored there again.
     /// When it is the earliest due, a nudge tells idle consumers, which learn due times only when they fetch. Returns 1,
     /// or 0 when another consumer owns it now.
     /// </summary>
-    public const string ScheduleRetry = Now + Vanished + KeyHelpers + RecordHelpers + """
+    public const string ScheduleRetry = Now + Vanished + KeyHelpers + RecordHelpers + Trim + """
 
         local mine = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[3], ARGV[3], 1, ARGV[2])
         if #mine == 0 and ARGV[9] ~= '1' and not vanished(ARGV[3], KEYS[3], ARGV[8]) then return 0 end
@@ -696,7 +710,7 @@ internal static class DurableScripts
           .. RS .. ARGV[11] .. US .. ARGV[2] .. US .. ARGV[13] .. US .. string.format('%.0f', now) .. US .. 'R' .. US .. ARGV[14])
         redis.pcall('SET', atName(ARGV[6]), 'z' .. score)
         redis.call('XACK', KEYS[1], ARGV[1], ARGV[3])
-        redis.call('XDEL', KEYS[1], ARGV[3])
+        trimSettled()
         if redis.call('ZRANGE', KEYS[2], 0, 0)[1] == ARGV[5] then redis.pcall('PUBLISH', ARGV[10], 1) end
         return 1
         """;
@@ -706,10 +720,11 @@ internal static class DurableScripts
     /// idempotency key (empty: none), the epoch the entry was fetched under, 1 when this consumer already found that
     /// Redis lost it (else 0), started at, finished-job retention ms, '1' when a cancel reached it (else ''). Moves an
     /// entry this consumer still owns (or that Redis lost, see <see cref="Vanished"/>) to the dead-letter stream (the key
-    /// recorded there), frees its key, so the work can be submitted again, and ends the job's record. Returns 1, or 0
+    /// recorded there), frees its key, so the work can be submitted again, and ends the job's record; the entry is
+    /// acknowledged and left to the trim (see <see cref="Trim"/>). Returns 1, or 0
     /// when another consumer owns it now.
     /// </summary>
-    public const string DeadLetter = Now + Vanished + KeyHelpers + RecordHelpers + """
+    public const string DeadLetter = Now + Vanished + KeyHelpers + RecordHelpers + Trim + """
 
         local mine = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[3], ARGV[3], 1, ARGV[2])
         if #mine == 0 and ARGV[12] ~= '1' and not vanished(ARGV[3], KEYS[3], ARGV[11]) then return 0 end
@@ -721,7 +736,7 @@ internal static class DurableScripts
             'f', string.format('%.0f', now), 'c', ARGV[2], 'k', ARGV[10])
         end
         redis.call('XACK', KEYS[1], ARGV[1], ARGV[3])
-        redis.call('XDEL', KEYS[1], ARGV[3])
+        trimSettled()
         releaseKey(ARGV[10], ARGV[4], nil, 0)
         local rec = recordOf(ARGV[4])
         local cancel = ARGV[15]
@@ -737,9 +752,10 @@ internal static class DurableScripts
     /// already found that Redis lost it (else 0). Hands entries this consumer still owns (or that Redis lost, see
     /// <see cref="Vanished"/>) back as new entries at the stream's end (so any consumer reads them at once), same
     /// attempt, their keys with them, and points their job ids to them; one whose job a cancel by id was asked for ends
-    /// here as cancelled instead (the cancel may have missed this process). Returns how many were handed back or ended.
+    /// here as cancelled instead (the cancel may have missed this process). The old entries are acknowledged and left to
+    /// the trim (see <see cref="Trim"/>). Returns how many were handed back or ended.
     /// </summary>
-    public const string Release = Now + Vanished + KeyHelpers + RecordHelpers + """
+    public const string Release = Now + Vanished + KeyHelpers + RecordHelpers + Trim + """
         local n = 0
         for i = 5, #ARGV, 8 do
           local id = ARGV[i]
@@ -747,7 +763,6 @@ internal static class DurableScripts
           local rec = recordOf(ARGV[i + 1])
           if (#mine == 1 or ARGV[i + 7] == '1' or vanished(id, KEYS[2], ARGV[i + 6])) and cancelOf(rec) == '1' and not isEnded(rec) then
             redis.call('XACK', KEYS[1], ARGV[1], id)
-            redis.call('XDEL', KEYS[1], id)
             releaseKey(ARGV[i + 5], ARGV[i + 1], nil, 0)
             local at = string.format('%.0f', now)
             endRecord(ARGV[i + 1], id, 'C', header('C', '1', at, ARGV[i + 3], ARGV[i + 4], ARGV[2], '', '') .. historyOf(rec), at, tonumber(ARGV[4]))
@@ -763,11 +778,13 @@ internal static class DurableScripts
             end
             redis.pcall('SET', atName(ARGV[i + 1]), moved)
             redis.call('XACK', KEYS[1], ARGV[1], id)
-            redis.call('XDEL', KEYS[1], id)
             n = n + 1
           end
         end
-        if n > 0 then redis.call('PUBLISH', ARGV[3], n) end
+        if n > 0 then
+          trimSettled()
+          redis.call('PUBLISH', ARGV[3], n)
+        end
         return n
         """;
 
@@ -853,7 +870,11 @@ internal static class DurableScripts
     /// KEYS: stream, delayed, scheduled. ARGV: group, job id, finished-job retention ms, 1 to cancel only a scheduled job
     /// that has not come due (else 0), cancel channel, how long a cancel asked of a running job is kept (ms). Cancels a
     /// job by id, wherever it is: a scheduled one or one waiting for a retry leaves the delayed set, a queued one not yet
-    /// delivered to any consumer leaves the stream (XDEL); either way its key is freed and it ends as cancelled. One
+    /// delivered to any consumer leaves the stream; either way its key is freed and it ends as cancelled. A queued entry
+    /// cannot be acknowledged (no consumer holds it) and a deleted one ahead of the group would cost the group its lag
+    /// (see <see cref="Unsettled"/>): it is deleted and the stream's counters set back as if it had never been added
+    /// (<c>XSETID</c> with <c>ENTRIESADDED</c> one lower and <c>MAXDELETEDID</c> as it was: O(1), Redis 7.0 or later;
+    /// before, Redis has no lag to keep). Nothing reads the deleted id of an entry no consumer was given. One
     /// delivered to a consumer (running, or in its prefetch) is marked in its record and its stream id published on the
     /// cancel channel, for the instance that holds it. Returns { 1 } cancelled, { 2, consumer } asked,
     /// { 3 } already ended (its record says how), or { 0 } unknown.
@@ -913,7 +934,25 @@ internal static class DurableScripts
         end
         -- Completed and acknowledged, waiting for the trim: not queued (its key is the completed job's, kept for its retention).
         if settled(where) then return { 0 } end
+        -- Queued, ahead of the group: no consumer holds it, so it cannot be acknowledged, and a tombstone at or ahead of
+        -- the group's position costs the group its lag (see Unsettled). The stream's counters are set back as if the
+        -- entry had never been added: one entry fewer added, and the deleted id from before (0-1 for none: 0-0 cannot
+        -- be set). Nothing reads the deleted id of an entry no consumer was given (see Vanished).
+        local okInfo, info = pcall(redis.call, 'XINFO', 'STREAM', KEYS[1])
         redis.call('XDEL', KEYS[1], where)
+        if okInfo then
+          local last, deleted, added
+          for i = 1, #info, 2 do
+            local k = info[i]
+            if k == 'last-generated-id' then last = info[i + 1] elseif k == 'max-deleted-entry-id' then deleted = info[i + 1]
+            elseif k == 'entries-added' then added = info[i + 1] end
+          end
+          -- Redis before 7.0 reports neither (and no lag to keep).
+          if last and deleted and type(added) == 'number' then
+            if deleted == '0-0' then deleted = '0-1' end
+            redis.pcall('XSETID', KEYS[1], last, 'ENTRIESADDED', added - 1, 'MAXDELETEDID', deleted)
+          end
+        end
         return canceled(where, f['a'], f['t'], f['k'])
         """;
 
@@ -921,15 +960,16 @@ internal static class DurableScripts
     /// KEYS: stream, epoch. ARGV: group, consumer, id, job id, attempt, enqueued at, started at ('' when it never
     /// started), idempotency key (empty: none), the epoch it was fetched under, 1 when this consumer already found that
     /// Redis lost it (else 0), finished-job retention ms. Ends an entry this consumer still owns as cancelled (it honoured
-    /// a cancel by id, or the cancel came before it started): acknowledged and deleted, its key freed, its record ended.
+    /// a cancel by id, or the cancel came before it started): acknowledged and left to the trim (see <see cref="Trim"/>),
+    /// its key freed, its record ended.
     /// Returns 1, or 0 when another consumer owns it now.
     /// </summary>
-    public const string SettleCanceled = Now + Vanished + KeyHelpers + RecordHelpers + """
+    public const string SettleCanceled = Now + Vanished + KeyHelpers + RecordHelpers + Trim + """
 
         local mine = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[3], ARGV[3], 1, ARGV[2])
         if #mine == 0 and ARGV[10] ~= '1' and not vanished(ARGV[3], KEYS[2], ARGV[9]) then return 0 end
         redis.call('XACK', KEYS[1], ARGV[1], ARGV[3])
-        redis.call('XDEL', KEYS[1], ARGV[3])
+        trimSettled()
         releaseKey(ARGV[8], ARGV[4], nil, 0)
         local rec = recordOf(ARGV[4])
         local at = string.format('%.0f', now)

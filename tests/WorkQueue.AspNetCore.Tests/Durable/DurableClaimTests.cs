@@ -190,10 +190,12 @@ public sealed class DurableClaimTests(RedisServerFixture redis) : IClassFixture<
 
         var stop = stopping.Host.StopAsync(CancellationToken.None);
 
-        // Handed back before the running job ends, as new entries any consumer reads at once: 1 pending, 5 in the stream.
+        // Handed back before the running job ends, as new entries any consumer reads at once: 1 pending, 4 undelivered
+        // (their old entries, acknowledged, wait behind job 0 for the trim: 9 in the stream).
         await Eventually.HoldsAsync(async () => (await db.StreamPendingAsync(stream, "workers")).PendingMessageCount == 1, "jobs 1-4 handed back");
         long length = await db.StreamLengthAsync(stream);
-        Assert.True(length == 5, $"Expected 1 pending + 4 handed back in the stream, found {length} entries; runs: {string.Join(",", log.Runs.Select(r => r.Job.N))}.");
+        long? lag = Assert.Single(await db.StreamGroupInfoAsync(stream)).Lag;
+        Assert.True(length == 9 && lag == 4, $"Expected 1 pending + 4 handed back (lag 4) and their 4 old entries in the stream, found {length} entries, lag {lag}; runs: {string.Join(",", log.Runs.Select(r => r.Job.N))}.");
         Assert.False(stop.IsCompleted, $"The host stopped while job 0 still ran (stop task: {stop.Status}, {stop.Exception?.GetBaseException().Message}).");
         release.SetResult();
         await stop;
