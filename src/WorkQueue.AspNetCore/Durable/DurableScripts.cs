@@ -269,8 +269,13 @@ internal static class DurableScripts
         local function recName(job) return string.sub(KEYS[1], 1, -7) .. 'job:' .. job end
         local function atName(job) return string.sub(KEYS[1], 1, -7) .. 'at:' .. job end
         local function endedName(state) return string.sub(KEYS[1], 1, -7) .. 'ended:' .. state end
+        local function endedRecords() return string.sub(KEYS[1], 1, -7) .. 'ended' end
+        -- An ended record is a field of the ended hash; a live one (and an ended one a version before the hash wrote,
+        -- which expires on its own) is a string of its own.
         local function recordOf(job)
-          local v = redis.pcall('GET', recName(job))
+          local v = redis.pcall('HGET', endedRecords(), job)
+          if type(v) == 'string' then return v end
+          v = redis.pcall('GET', recName(job))
           if type(v) ~= 'string' then return nil end
           return v
         end
@@ -292,14 +297,13 @@ internal static class DurableScripts
         local function header(state, cancel, at, attempt, enq, consumer, started, err)
           return state .. US .. cancel .. US .. at .. US .. attempt .. US .. enq .. US .. consumer .. US .. started .. US .. err
         end
-        -- A rare ending (a dead letter, a cancel): kept for the retention and listed by its end, or deleted at once.
+        -- A rare ending (a dead letter, a cancel): kept in the ended hash and listed by its end until the trim, or not at all.
         local function endRecord(job, id, state, rec, at, retention)
           if retention > 0 then
-            redis.pcall('SET', recName(job), rec, 'PX', retention)
+            redis.pcall('HSET', endedRecords(), job, rec)
             redis.pcall('ZADD', endedName(state), at, job)
-          else
-            redis.pcall('DEL', recName(job))
           end
+          redis.pcall('DEL', recName(job))
           if job ~= id then redis.pcall('DEL', atName(job)) end
         end
         local function delayedMember(job, score)
@@ -463,46 +467,72 @@ internal static class DurableScripts
           if not err then
             for i = releases + 1, acks, 3 do releaseKey(ARGV[i], ARGV[i + 1], ARGV[i + 2], retention) end
             local stamp = string.format('%.0f', now)
-            local listed = {}
-            for i = acks + 1, #ARGV, 6 do
-              local id, job, cancel = ARGV[i], ARGV[i + 1], ARGV[i + 5]
-              if job == '' then job = id end
-              if finished > 0 then
-                local name = recName(job)
+            if finished > 0 then
+              -- One read of the round's live records (a retried, moved or cancel-asked job has one; most have none), then
+              -- one HSET and one ZADD for all: a live record's history and cancel flag are merged in and its string deleted.
+              local names, records, listed, merged = {}, {}, {}, {}
+              for i = acks + 1, #ARGV, 6 do
+                local job = ARGV[i + 1]
+                if job == '' then job = ARGV[i] end
+                names[#names + 1] = recName(job)
+              end
+              local old = redis.pcall('MGET', unpack(names))
+              if type(old) ~= 'table' or old.err then
+                old = {}
+                for k, name in ipairs(names) do old[k] = redis.pcall('GET', name) end
+              end
+              local n = 0
+              for i = acks + 1, #ARGV, 6 do
+                n = n + 1
+                local id, job, cancel = ARGV[i], ARGV[i + 1], ARGV[i + 5]
+                if job == '' then job = id end
                 local rec = 'S' .. US .. cancel .. US .. stamp .. US .. ARGV[i + 2] .. US .. ARGV[i + 3] .. US .. ARGV[2] .. US .. ARGV[i + 4] .. US
-                local old = redis.pcall('SET', name, rec, 'PX', finished, 'GET')
-                if type(old) == 'string' then
-                  if cancel == '' and cancelOf(old) == '1' then rec = 'S' .. US .. '1' .. string.sub(rec, 3) end
-                  redis.pcall('SET', name, rec .. historyOf(old), 'PX', finished)
+                local prior = old[n]
+                if type(prior) == 'string' then
+                  if cancel == '' and cancelOf(prior) == '1' then rec = 'S' .. US .. '1' .. string.sub(rec, 3) end
+                  rec = rec .. historyOf(prior)
+                  merged[#merged + 1] = names[n]
                 end
+                records[#records + 1] = job
+                records[#records + 1] = rec
                 listed[#listed + 1] = stamp
                 listed[#listed + 1] = job
-              elseif job ~= id or ARGV[i + 2] ~= '1' or cancel == '1' then
-                redis.pcall('DEL', recName(job))
+                if job ~= id then redis.pcall('DEL', atName(job)) end
               end
-              if job ~= id then redis.pcall('DEL', atName(job)) end
+              redis.pcall('HSET', endedRecords(), unpack(records))
+              redis.pcall('ZADD', endedName('S'), unpack(listed))
+              if #merged > 0 then redis.pcall('DEL', unpack(merged)) end
+            else
+              for i = acks + 1, #ARGV, 6 do
+                local id, job, cancel = ARGV[i], ARGV[i + 1], ARGV[i + 5]
+                if job == '' then job = id end
+                if job ~= id or ARGV[i + 2] ~= '1' or cancel == '1' then redis.pcall('DEL', recName(job)) end
+                if job ~= id then redis.pcall('DEL', atName(job)) end
+              end
             end
-            if #listed > 0 then redis.pcall('ZADD', endedName('S'), unpack(listed)) end
             trimSettled()
           end
         end
         if ARGV[12] == '1' then
+          -- Both limits drop a list's oldest members (a prefix by rank), their records with them: those ended before the
+          -- retention, or beyond the cap, whichever is more; at most 65,536 a list per trim (the next trim goes on).
+          local records = endedRecords()
           local cutoff = string.format('%.0f', now - finished)
           for _, state in ipairs({ 'S', 'D', 'C' }) do
             local list = endedName(state)
-            redis.pcall('ZREMRANGEBYSCORE', list, '-inf', '(' .. cutoff)
             local card = redis.pcall('ZCARD', list)
-            local over = (type(card) == 'number' and card or 0) - maxFinished
-            if over > 0 then
-              local oldest = redis.pcall('ZRANGE', list, 0, over - 1)
-              if type(oldest) == 'table' and not oldest.err then
-                for i = 1, #oldest, 512 do
-                  local names = {}
-                  for j = i, math.min(i + 511, #oldest) do names[#names + 1] = recName(oldest[j]) end
-                  redis.pcall('DEL', unpack(names))
+            if type(card) == 'number' and card > 0 then
+              local expired = redis.pcall('ZCOUNT', list, '-inf', '(' .. cutoff)
+              local over = math.min(65536, math.max(card - maxFinished, type(expired) == 'number' and expired or 0))
+              if over > 0 then
+                local oldest = redis.pcall('ZRANGE', list, 0, over - 1)
+                if type(oldest) == 'table' and not oldest.err then
+                  for i = 1, #oldest, 512 do
+                    redis.pcall('HDEL', records, unpack(oldest, i, math.min(i + 511, #oldest)))
+                  end
                 end
+                redis.pcall('ZREMRANGEBYRANK', list, 0, over - 1)
               end
-              redis.pcall('ZREMRANGEBYRANK', list, 0, over - 1)
             end
           end
         end
@@ -802,6 +832,7 @@ internal static class DurableScripts
         redis.pcall('SET', atName(job), id)
         redis.pcall('ZREM', endedName('D'), job)
         local rec = recordOf(job)
+        redis.pcall('HDEL', endedRecords(), job)
         if rec then redis.pcall('SET', recName(job), 'q' .. US .. (string.match(rec, '^[^\31]*\31[^\31]*(.*)$') or '')) end
         redis.call('PUBLISH', ARGV[2], 1)
         return id
@@ -1114,9 +1145,21 @@ internal static class DurableScripts
                 if #page == 0 then done = true end
                 local recs = {}
                 if phase ~= 'Z' and #page > 0 then
-                  local names = {}
-                  for i = 1, #page, 2 do names[#names + 1] = recName(page[i]) end
-                  recs = redis.call('MGET', unpack(names))
+                  local jobs = {}
+                  for i = 1, #page, 2 do jobs[#jobs + 1] = page[i] end
+                  recs = redis.call('HMGET', endedRecords(), unpack(jobs))
+                  -- A record a version before the ended hash wrote is a string of its own (until it expires).
+                  local missing, at = {}, {}
+                  for k = 1, #jobs do
+                    if type(recs[k]) ~= 'string' then
+                      missing[#missing + 1] = recName(jobs[k])
+                      at[#at + 1] = k
+                    end
+                  end
+                  if #missing > 0 then
+                    local older = redis.call('MGET', unpack(missing))
+                    for k = 1, #at do recs[at[k]] = older[k] end
+                  end
                 end
                 for i = 1, #page, 2 do
                   scanned = scanned + 1
@@ -1132,7 +1175,7 @@ internal static class DurableScripts
                     end
                   else
                     local rec = recs[(i + 1) / 2]
-                    -- An entry whose record expired (the list is trimmed later than records expire) is passed over.
+                    -- An entry without a record (an old version's record expired before the trim reached its entry) is passed over.
                     if type(rec) == 'string' and matches(rec) then found[#found + 1] = { page[i], 'E', rec } end
                   end
                   if #found >= limit or scanned >= scanLimit then break end
