@@ -535,6 +535,25 @@ internal static class DurableScripts
               end
             end
           end
+          -- A record whose list member is gone some other way (a version before the ended hash trimmed the list during
+          -- a rolling upgrade, a write refused between the HSET and the ZADD) is found by a sweep of the hash, 128 fields
+          -- a trim, and dropped once it ended before the retention, as its member would have been.
+          local sweep = string.sub(KEYS[1], 1, -7) .. 'ended-sweep'
+          local cursor = redis.pcall('GET', sweep)
+          if type(cursor) ~= 'string' then cursor = '0' end
+          local scan = redis.pcall('HSCAN', records, cursor, 'COUNT', 128)
+          if type(scan) == 'table' and not scan.err then
+            local stale = {}
+            local fields = scan[2]
+            for i = 1, #fields, 2 do
+              local ended = tonumber(string.match(fields[i + 1], '^[^\31]*\31[^\31]*\31(%d+)'))
+              if ended and ended < tonumber(cutoff) then stale[#stale + 1] = fields[i] end
+            end
+            if #stale > 0 then redis.pcall('HDEL', records, unpack(stale)) end
+            if scan[1] ~= cursor then
+              if scan[1] == '0' then redis.pcall('DEL', sweep) else redis.pcall('SET', sweep, scan[1]) end
+            end
+          end
         end
         local nextDue, entries, fetchError, epoch = -1, {}, false, ''
         if tonumber(ARGV[5]) > 0 then

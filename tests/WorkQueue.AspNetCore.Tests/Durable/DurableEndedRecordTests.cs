@@ -53,7 +53,7 @@ public sealed class DurableEndedRecordTests(RedisServerFixture redis, ITestOutpu
     }
 
     [Fact]
-    public async Task Trim_RecordsOlderThanTheRetention_DroppedWithTheirListMembers()
+    public async Task Trim_RecordsOlderThanTheRetention_DroppedWithTheirListMembersOrWithout()
     {
         await using var client = await DurableTestHost.ConnectAsync(redis.Server);
         var db = client.GetDatabase();
@@ -66,6 +66,9 @@ public sealed class DurableEndedRecordTests(RedisServerFixture redis, ITestOutpu
             await db.SortedSetAddAsync(list, [new($"old-{state}", now - 120_000), new($"new-{state}", now)]);
         }
 
+        // Records no list holds any more (a version before the ended hash trimmed the lists during a rolling upgrade).
+        await db.HashSetAsync(keys.EndedRecords, [new("orphan-old", Record("S", now - 120_000)), new("orphan-new", Record("S", now))]);
+
         // A round with nothing to store, acknowledge or fetch, that trims: retention 1 minute, cap 10,000.
         var result = (RedisResult[])(await db.ScriptEvaluateAsync(
             DurableScripts.Round,
@@ -73,7 +76,7 @@ public sealed class DurableEndedRecordTests(RedisServerFixture redis, ITestOutpu
             [RedisStreamKeys.Group, "c", 1_000, keys.NudgeName, 0, 256, 0, 0, 0, 60_000, 10_000, 1]))!;
 
         Assert.True(result[2].IsNull, $"The acknowledgement part failed: {result[2]}.");
-        Assert.Equal(["new-C", "new-D", "new-S"], (await db.HashKeysAsync(keys.EndedRecords)).Select(k => (string)k!).Order());
+        Assert.Equal(["new-C", "new-D", "new-S", "orphan-new"], (await db.HashKeysAsync(keys.EndedRecords)).Select(k => (string)k!).Order());
         foreach (var list in new[] { keys.Succeeded, keys.DeadLettered, keys.Canceled })
         {
             Assert.Single(await db.SortedSetRangeByRankAsync(list), m => ((string)m!).StartsWith("new-", StringComparison.Ordinal));
