@@ -19,14 +19,20 @@ namespace WorkQueue.AspNetCore.Durable;
 /// name rather than declared: they share the queue's hash slot, which is what Redis Cluster routes by.
 /// </para>
 /// <para>
-/// A job's record is a string <c>{prefix}:{name}:job:{job id}</c>: a header of fields split by U+001F (state, cancel
-/// asked '1' or '', ended at, attempt, enqueued at, consumer, started at, error) then, for each failed attempt, U+001E
-/// and its fields (number, consumer, started at, ended at, outcome, error). A live job has one only once something
-/// rare happened to it (an attempt failed, a cancel was asked); an ended one (state <c>S</c>ucceeded,
-/// <c>D</c>ead-lettered or <c>C</c>anceled) has one for the finished-job retention, expiring with it, and is listed in
-/// <c>{prefix}:{name}:ended:{state}</c> scored by its end. <c>{prefix}:{name}:at:{job id}</c> points to where a live job is
-/// when that is not its own stream id: a newer stream id (retried, promoted, handed back) or <c>z{due ms}</c> (waiting for
-/// a retry). Live states are read from where the job is (see <see cref="Status"/>), so they cost no write.
+/// A job's record is a header of fields split by U+001F (state, cancel asked '1' or '', ended at, attempt, enqueued
+/// at, consumer, started at, error) then, for each failed attempt, U+001E and its fields (number, consumer, started
+/// at, ended at, outcome, error). A live job has one, a string <c>{prefix}:{name}:job:{job id}</c>, only once
+/// something rare happened to it (an attempt failed, a cancel was asked). An ended one (state <c>S</c>ucceeded,
+/// <c>D</c>ead-lettered or <c>C</c>anceled) has its record as the field <c>{job id}</c> of the hash
+/// <c>{prefix}:{name}:ended</c> (its live string merged in and deleted) and is listed in
+/// <c>{prefix}:{name}:ended:{state}</c> scored by its end; the round's trim drops both together (the retention, the
+/// count cap), and a sweep of the hash drops records older than the retention that no list holds. Records have no
+/// expiry of their own: one key with an expiry per job cost a write per success and an active-expiry deletion each,
+/// where the hash takes one variadic HSET per round and loses them in batches. A record string holding an ended record
+/// (written by the version before the hash, with an expiry) is still read (<c>recordOf</c>, <see cref="FindJobs"/>).
+/// <c>{prefix}:{name}:at:{job id}</c> points to where a live job is when that is not its own stream id: a newer stream
+/// id (retried, promoted, handed back) or <c>z{due ms}</c> (waiting for a retry). Live states are read from where the
+/// job is (see <see cref="Status"/>), so they cost no write.
 /// </para>
 /// </remarks>
 internal static class DurableScripts
@@ -260,7 +266,8 @@ internal static class DurableScripts
 
     /// <summary>
     /// The helpers of job records (KEYS[1] is the queue's stream; see the remarks): <c>recName(job)</c>,
-    /// <c>atName(job)</c>, <c>endedName(state)</c>, <c>recordOf(job)</c> (nil when none), <c>historyOf(rec)</c>,
+    /// <c>atName(job)</c>, <c>endedName(state)</c>, <c>endedRecords()</c> (the hash of ended records),
+    /// <c>recordOf(job)</c> (the ended record, else the live one; nil when none), <c>historyOf(rec)</c>,
     /// <c>cancelOf(rec)</c>, <c>isEnded(rec)</c>, <c>header(...)</c>, <c>endRecord(job, id, state, rec, at, retention)</c>
     /// and <c>delayedMember(job, score)</c> (KEYS[2] is the delayed set).
     /// </summary>
@@ -341,11 +348,12 @@ internal static class DurableScripts
     /// taken for the new job (a stale key is overwritten). Keys are checked in order, so two enqueues of one key in a
     /// round add one job;</item>
     /// <item>acknowledgements: acknowledges the completed entries, frees the keys that still name them (or keeps them as
-    /// done for the retention), records each success: one <c>SET record PX retention GET</c> per job (the reply, a record
-    /// only a retried, moved or cancel-asked job has, is merged in by a second SET) and one variadic ZADD per call, and
-    /// trims the stream up to the oldest entry still needed (see <see cref="Trim"/>), so memory does not grow with
-    /// history; when asked, trims the ended-job lists (by the retention, and the oldest beyond the count cap, their
-    /// records with them);</item>
+    /// done for the retention), records the successes: one variadic MGET of their record strings (a read: only a
+    /// retried, moved or cancel-asked job has one, merged in and then deleted), one variadic HSET of their records in the
+    /// ended hash and one variadic ZADD per call, and trims the stream up to the oldest entry still needed (see
+    /// <see cref="Trim"/>), so memory does not grow with history; when asked, trims the ended-job lists (each list's
+    /// oldest members, ended before the retention or beyond the count cap, their records with them) and sweeps 128
+    /// fields of the ended hash for records older than the retention that no list holds (see the remarks);</item>
     /// <item>the fetch, when asked: moves due retries and scheduled jobs to the stream (their keys with them) and answers
     /// the epoch the entries are read under (see <see cref="Epoch"/>). The read itself (<c>XREADGROUP</c>) is the next
     /// command of the same <c>MULTI</c>/<c>EXEC</c> (see <c>RedisStreamStore.Round.cs</c>): as atomic as reading here,
@@ -989,7 +997,7 @@ internal static class DurableScripts
 
     /// <summary>
     /// KEYS: stream, delayed, scheduled. ARGV: group, job id. Reads where a job is, without writing anything:
-    /// { 'E', record } ended (see the remarks); { 'S', record or '', due, attempt, enqueued at } scheduled;
+    /// { 'E', record } ended (see the remarks: in the ended hash, or a record string the previous version wrote); { 'S', record or '', due, attempt, enqueued at } scheduled;
     /// { 'R', record or '', due, attempt, enqueued at } waiting for a retry; { 'P', record or '', stream id, fields,
     /// consumer, ms since its consumer last claimed it, deliveries } delivered to a consumer; { 'Q', record or '', stream
     /// id, fields } queued; { '' } unknown (or ended longer ago than the retention).
@@ -1089,7 +1097,8 @@ internal static class DurableScripts
     /// score), cursor skip (members at that score already passed), limit, scan limit, error text ('' for any; lower
     /// case, matched in the job's last error, ASCII case-insensitive). Reads only. Returns { jobs, next phase ('' when
     /// done), next position, next skip, scanned } where each job is { job id, then its reply as <see cref="Status"/>
-    /// gives it }. Ended records are fetched with one MGET per batch; at most scan limit entries are examined.
+    /// gives it }. Ended records are fetched with one HMGET of the ended hash per batch (and one MGET of record strings
+    /// the previous version wrote, for those not in the hash); at most scan limit entries are examined.
     /// </summary>
     public const string FindJobs = KeyHelpers + RecordHelpers + Vanished + """
         local phases, live, limit, scanLimit, err = ARGV[2], ARGV[3], tonumber(ARGV[7]), tonumber(ARGV[8]), ARGV[9]
