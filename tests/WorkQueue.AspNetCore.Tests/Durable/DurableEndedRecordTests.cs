@@ -158,6 +158,59 @@ public sealed class DurableEndedRecordTests(RedisServerFixture redis, ITestOutpu
     }
 
     [Fact]
+    public async Task ThreeInstances_RetriesAndCancels_EveryEndingInTheHashOnceAndNoRecordStringLeft()
+    {
+        const int Jobs = 300;
+        string prefix = DurableTestHost.NewPrefix();
+        var log = new JobLog { Behavior = static (job, call, _) => job.N % 3 == 0 && call == 1 ? throw new InvalidOperationException($"first try of {job.N}") : ValueTask.CompletedTask };
+        void Configure(WorkQueueOptions o)
+        {
+            o.Retry.MaxAttempts = 3;
+            o.Retry.BaseDelay = TimeSpan.FromMilliseconds(20);
+        }
+
+        await using var a = await DurableTestHost.StartAsync(redis.Server, log, prefix, "a", Configure);
+        await using var b = await DurableTestHost.StartAsync(redis.Server, log, prefix, "b", Configure);
+        await using var c = await DurableTestHost.StartAsync(redis.Server, log, prefix, "c", Configure);
+        var keys = FindStore(a).Keys;
+        await using var client = await DurableTestHost.ConnectAsync(redis.Server);
+        var db = client.GetDatabase();
+
+        var producers = new[] { a, b, c };
+        string[] ids = await Task.WhenAll(Enumerable.Range(0, Jobs).Select(async n => await producers[n % 3].Producer.EnqueueAsync(new TestJob(n))));
+        // Cancels racing the jobs: a queued job is removed, a running one (its handler ignores the token) ends flagged, an ended one is left.
+        var cancels = await Task.WhenAll(Enumerable.Range(0, Jobs).Where(n => n % 10 == 5).Select(async n => (n, (await producers[(n + 1) % 3].Producer.CancelAsync(ids[n])).Outcome)));
+        var asked = cancels.Where(x => x.Outcome == JobCancelOutcome.CancelRequested).Select(x => x.n).ToHashSet();
+
+        await Eventually.HoldsAsync(
+            async () => await db.SortedSetLengthAsync(keys.Succeeded) + await db.SortedSetLengthAsync(keys.Canceled) == Jobs,
+            "every job ended", TimeSpan.FromSeconds(60));
+        Assert.Equal(Jobs, await db.HashLengthAsync(keys.EndedRecords));
+        Assert.Equal(0, await db.SortedSetLengthAsync(keys.DeadLettered));
+        var server = client.GetServer(client.GetEndPoints()[0]);
+        Assert.Empty(server.Keys(pattern: $"{prefix}:*:job:*").ToList());
+        Assert.Empty(server.Keys(pattern: $"{prefix}:*:at:*").ToList());
+        for (int n = 0; n < Jobs; n++)
+        {
+            var job = await a.Producer.GetJobAsync(ids[n]);
+            Assert.True(job?.State is JobState.Succeeded or JobState.Canceled, $"job {n}: {job?.State}");
+            if (job!.State == JobState.Succeeded)
+            {
+                // Its history once: a failed first try, then the success, for every third job.
+                Assert.Equal(n % 3 == 0 ? [JobState.Retrying, JobState.Succeeded] : [JobState.Succeeded], job.Attempts.Select(x => x.Outcome));
+                // A cancel asked of it while it ran (its handler ignored the token) is in its ended record.
+                Assert.Equal(asked.Contains(n), job.CancelRequested);
+            }
+            else
+            {
+                Assert.Equal(5, n % 10);
+            }
+        }
+
+        output.WriteLine($"cancels: {string.Join(", ", cancels.GroupBy(x => x.Outcome).Select(g => $"{g.Key} {g.Count()}"))}");
+    }
+
+    [Fact]
     public async Task Round_SuccessesOfOneRound_RecordedWithOneHsetOneZaddAndNoStringWrites()
     {
         const int Jobs = 100;
