@@ -19,7 +19,7 @@ namespace WorkQueue.Benchmarks;
 /// The setup does not run a million jobs: it writes their records and ended-list entries straight into Redis with a
 /// pipelined script (<see cref="FillScript"/>, batches of <see cref="Batch"/>), in the exact format the store's
 /// acknowledgement and dead-letter scripts write (a header of U+001F-separated fields: state, cancel asked, ended at,
-/// attempt, enqueued at, consumer, started at, error; a <c>PX</c> expiry of the retention; a member of
+/// attempt, enqueued at, consumer, started at, error; a field of the <c>ended</c> hash; a member of
 /// <c>ended:S</c> or <c>ended:D</c> scored by the end). <see cref="RetainedJobs"/> succeeded jobs, plus
 /// <see cref="DeadLetteredJobs"/> dead-lettered ones whose error is <c>gateway timeout for order {n}</c>. The queue
 /// keeps them all (<see cref="WorkQueueOptions.MaxFinishedJobs"/> above their count, retention 7 days).
@@ -47,26 +47,28 @@ public class DurableJobBrowserBenchmarks
     public const int FillInFlight = 4;
 
     /// <summary>
-    /// KEYS: ended list. ARGV: record key root (<c>{prefix}:{{queue}}:job:</c>), state, first index, count, base (Unix
-    /// ms), retention ms, consumer, error root ('' for none). Writes records and list entries for jobs
-    /// <c>{base + i}-0</c>, ended at <c>base + i</c>, as the store writes them.
+    /// KEYS: ended list, ended hash. ARGV: state, first index, count, base (Unix ms), consumer, error root ('' for
+    /// none). Writes records and list entries for jobs <c>{base + i}-0</c>, ended at <c>base + i</c>, as the store
+    /// writes them.
     /// </summary>
     public const string FillScript = """
         local US = '\31'
-        local first, count, base = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
-        local listed = {}
+        local first, count, base = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+        local listed, records = {}, {}
         for i = first, first + count - 1 do
           local at = string.format('%.0f', base + i)
           local job = at .. '-0'
           local err = ''
-          if ARGV[8] ~= '' then err = ARGV[8] .. i end
-          local rec = ARGV[2] .. US .. '' .. US .. at .. US .. '1' .. US .. string.format('%.0f', base + i - 5) .. US .. ARGV[7] .. US .. string.format('%.0f', base + i - 2) .. US .. err
-          redis.call('SET', ARGV[1] .. job, rec, 'PX', ARGV[6])
+          if ARGV[6] ~= '' then err = ARGV[6] .. i end
+          local rec = ARGV[1] .. US .. '' .. US .. at .. US .. '1' .. US .. string.format('%.0f', base + i - 5) .. US .. ARGV[5] .. US .. string.format('%.0f', base + i - 2) .. US .. err
+          records[#records + 1] = job
+          records[#records + 1] = rec
           listed[#listed + 1] = at
           listed[#listed + 1] = job
         end
         for i = 1, #listed, 1000 do
           redis.call('ZADD', KEYS[1], unpack(listed, i, math.min(i + 999, #listed)))
+          redis.call('HSET', KEYS[2], unpack(records, i, math.min(i + 999, #records)))
         end
         return count
         """;
@@ -115,18 +117,17 @@ public class DurableJobBrowserBenchmarks
         {
             var db = redis.GetDatabase();
             string root = $"workqueue:{{{QueueName}}}:";
-            long retention = (long)Retention.TotalMilliseconds;
             var calls = new List<Func<Task>>();
             for (int first = 0; first < RetainedJobs; first += Batch)
             {
                 int from = first;
-                calls.Add(() => db.ScriptEvaluateAsync(FillScript, [root + "ended:S"], [root + "job:", "S", from, Batch, baseMs, retention, "bench-consumer", string.Empty]));
+                calls.Add(() => db.ScriptEvaluateAsync(FillScript, [root + "ended:S", root + "ended"], ["S", from, Batch, baseMs, "bench-consumer", string.Empty]));
             }
 
             for (int first = 0; first < DeadLetteredJobs; first += Batch)
             {
                 int from = first;
-                calls.Add(() => db.ScriptEvaluateAsync(FillScript, [root + "ended:D"], [root + "job:", "D", from, Batch, baseMs + RetainedJobs, retention, "bench-consumer", "System.InvalidOperationException: gateway timeout for order "]));
+                calls.Add(() => db.ScriptEvaluateAsync(FillScript, [root + "ended:D", root + "ended"], ["D", from, Batch, baseMs + RetainedJobs, "bench-consumer", "System.InvalidOperationException: gateway timeout for order "]));
             }
 
             for (int i = 0; i < calls.Count; i += FillInFlight)

@@ -121,7 +121,9 @@ public interface IDurableQueue<in TPayload>
     /// <remarks>
     /// Live states are read from where the job is, so they cost nothing per job. An ended job is found for
     /// <see cref="WorkQueueOptions.FinishedJobRetention"/> after it ended (at most <see cref="WorkQueueOptions.MaxFinishedJobs"/>
-    /// ended jobs of each ending, the oldest forgotten first); dead letters stay in the dead-letter stream regardless.
+    /// ended jobs of each ending, the oldest forgotten first), until a running instance of the queue trims it (within
+    /// its poll interval; with no instance running, the last ones stay until one starts); dead letters stay in the
+    /// dead-letter stream regardless.
     /// </remarks>
     /// <param name="jobId">The id <c>EnqueueAsync</c> or <c>ScheduleAsync</c> returned.</param>
     /// <param name="cancellationToken">Cancels the wait for Redis's answer.</param>

@@ -19,14 +19,20 @@ namespace WorkQueue.AspNetCore.Durable;
 /// name rather than declared: they share the queue's hash slot, which is what Redis Cluster routes by.
 /// </para>
 /// <para>
-/// A job's record is a string <c>{prefix}:{name}:job:{job id}</c>: a header of fields split by U+001F (state, cancel
-/// asked '1' or '', ended at, attempt, enqueued at, consumer, started at, error) then, for each failed attempt, U+001E
-/// and its fields (number, consumer, started at, ended at, outcome, error). A live job has one only once something
-/// rare happened to it (an attempt failed, a cancel was asked); an ended one (state <c>S</c>ucceeded,
-/// <c>D</c>ead-lettered or <c>C</c>anceled) has one for the finished-job retention, expiring with it, and is listed in
-/// <c>{prefix}:{name}:ended:{state}</c> scored by its end. <c>{prefix}:{name}:at:{job id}</c> points to where a live job is
-/// when that is not its own stream id: a newer stream id (retried, promoted, handed back) or <c>z{due ms}</c> (waiting for
-/// a retry). Live states are read from where the job is (see <see cref="Status"/>), so they cost no write.
+/// A job's record is a header of fields split by U+001F (state, cancel asked '1' or '', ended at, attempt, enqueued
+/// at, consumer, started at, error) then, for each failed attempt, U+001E and its fields (number, consumer, started
+/// at, ended at, outcome, error). A live job has one, a string <c>{prefix}:{name}:job:{job id}</c>, only once
+/// something rare happened to it (an attempt failed, a cancel was asked). An ended one (state <c>S</c>ucceeded,
+/// <c>D</c>ead-lettered or <c>C</c>anceled) has its record as the field <c>{job id}</c> of the hash
+/// <c>{prefix}:{name}:ended</c> (its live string merged in and deleted) and is listed in
+/// <c>{prefix}:{name}:ended:{state}</c> scored by its end; the round's trim drops both together (the retention, the
+/// count cap), and a sweep of the hash drops records older than the retention that no list holds. Records have no
+/// expiry of their own: one key with an expiry per job cost a write per success and an active-expiry deletion each,
+/// where the hash takes one variadic HSET per round and loses them in batches. A record string holding an ended record
+/// (written by the version before the hash, with an expiry) is still read (<c>recordOf</c>, <see cref="FindJobs"/>).
+/// <c>{prefix}:{name}:at:{job id}</c> points to where a live job is when that is not its own stream id: a newer stream
+/// id (retried, promoted, handed back) or <c>z{due ms}</c> (waiting for a retry). Live states are read from where the
+/// job is (see <see cref="Status"/>), so they cost no write.
 /// </para>
 /// </remarks>
 internal static class DurableScripts
@@ -272,7 +278,8 @@ internal static class DurableScripts
 
     /// <summary>
     /// The helpers of job records (KEYS[1] is the queue's stream; see the remarks): <c>recName(job)</c>,
-    /// <c>atName(job)</c>, <c>endedName(state)</c>, <c>recordOf(job)</c> (nil when none), <c>historyOf(rec)</c>,
+    /// <c>atName(job)</c>, <c>endedName(state)</c>, <c>endedRecords()</c> (the hash of ended records),
+    /// <c>recordOf(job)</c> (the ended record, else the live one; nil when none), <c>historyOf(rec)</c>,
     /// <c>cancelOf(rec)</c>, <c>isEnded(rec)</c>, <c>header(...)</c>, <c>endRecord(job, id, state, rec, at, retention)</c>
     /// and <c>delayedMember(job, score)</c> (KEYS[2] is the delayed set).
     /// </summary>
@@ -281,8 +288,13 @@ internal static class DurableScripts
         local function recName(job) return string.sub(KEYS[1], 1, -7) .. 'job:' .. job end
         local function atName(job) return string.sub(KEYS[1], 1, -7) .. 'at:' .. job end
         local function endedName(state) return string.sub(KEYS[1], 1, -7) .. 'ended:' .. state end
+        local function endedRecords() return string.sub(KEYS[1], 1, -7) .. 'ended' end
+        -- An ended record is a field of the ended hash; a live one (and an ended one a version before the hash wrote,
+        -- which expires on its own) is a string of its own.
         local function recordOf(job)
-          local v = redis.pcall('GET', recName(job))
+          local v = redis.pcall('HGET', endedRecords(), job)
+          if type(v) == 'string' then return v end
+          v = redis.pcall('GET', recName(job))
           if type(v) ~= 'string' then return nil end
           return v
         end
@@ -304,14 +316,13 @@ internal static class DurableScripts
         local function header(state, cancel, at, attempt, enq, consumer, started, err)
           return state .. US .. cancel .. US .. at .. US .. attempt .. US .. enq .. US .. consumer .. US .. started .. US .. err
         end
-        -- A rare ending (a dead letter, a cancel): kept for the retention and listed by its end, or deleted at once.
+        -- A rare ending (a dead letter, a cancel): kept in the ended hash and listed by its end until the trim, or not at all.
         local function endRecord(job, id, state, rec, at, retention)
           if retention > 0 then
-            redis.pcall('SET', recName(job), rec, 'PX', retention)
+            redis.pcall('HSET', endedRecords(), job, rec)
             redis.pcall('ZADD', endedName(state), at, job)
-          else
-            redis.pcall('DEL', recName(job))
           end
+          redis.pcall('DEL', recName(job))
           if job ~= id then redis.pcall('DEL', atName(job)) end
         end
         local function delayedMember(job, score)
@@ -349,11 +360,12 @@ internal static class DurableScripts
     /// taken for the new job (a stale key is overwritten). Keys are checked in order, so two enqueues of one key in a
     /// round add one job;</item>
     /// <item>acknowledgements: acknowledges the completed entries, frees the keys that still name them (or keeps them as
-    /// done for the retention), records each success: one <c>SET record PX retention GET</c> per job (the reply, a record
-    /// only a retried, moved or cancel-asked job has, is merged in by a second SET) and one variadic ZADD per call, and
-    /// trims the stream up to the oldest entry still needed (see <see cref="Trim"/>), so memory does not grow with
-    /// history; when asked, trims the ended-job lists (by the retention, and the oldest beyond the count cap, their
-    /// records with them);</item>
+    /// done for the retention), records the successes: one variadic MGET of their record strings (a read: only a
+    /// retried, moved or cancel-asked job has one, merged in and then deleted), one variadic HSET of their records in the
+    /// ended hash and one variadic ZADD per call, and trims the stream up to the oldest entry still needed (see
+    /// <see cref="Trim"/>), so memory does not grow with history; when asked, trims the ended-job lists (each list's
+    /// oldest members, ended before the retention or beyond the count cap, their records with them) and sweeps 128
+    /// fields of the ended hash for records older than the retention that no list holds (see the remarks);</item>
     /// <item>the fetch, when asked: moves due retries and scheduled jobs to the stream (their keys with them) and answers
     /// the epoch the entries are read under (see <see cref="Epoch"/>). The read itself (<c>XREADGROUP</c>) is the next
     /// command of the same <c>MULTI</c>/<c>EXEC</c> (see <c>RedisStreamStore.Round.cs</c>): as atomic as reading here,
@@ -475,46 +487,91 @@ internal static class DurableScripts
           if not err then
             for i = releases + 1, acks, 3 do releaseKey(ARGV[i], ARGV[i + 1], ARGV[i + 2], retention) end
             local stamp = string.format('%.0f', now)
-            local listed = {}
-            for i = acks + 1, #ARGV, 6 do
-              local id, job, cancel = ARGV[i], ARGV[i + 1], ARGV[i + 5]
-              if job == '' then job = id end
-              if finished > 0 then
-                local name = recName(job)
+            if finished > 0 then
+              -- One read of the round's live records (a retried, moved or cancel-asked job has one; most have none), then
+              -- one HSET and one ZADD for all: a live record's history and cancel flag are merged in and its string deleted.
+              local names, records, listed, merged = {}, {}, {}, {}
+              for i = acks + 1, #ARGV, 6 do
+                local job = ARGV[i + 1]
+                if job == '' then job = ARGV[i] end
+                names[#names + 1] = recName(job)
+              end
+              local old = redis.pcall('MGET', unpack(names))
+              if type(old) ~= 'table' or old.err then
+                old = {}
+                for k, name in ipairs(names) do old[k] = redis.pcall('GET', name) end
+              end
+              local n = 0
+              for i = acks + 1, #ARGV, 6 do
+                n = n + 1
+                local id, job, cancel = ARGV[i], ARGV[i + 1], ARGV[i + 5]
+                if job == '' then job = id end
                 local rec = 'S' .. US .. cancel .. US .. stamp .. US .. ARGV[i + 2] .. US .. ARGV[i + 3] .. US .. ARGV[2] .. US .. ARGV[i + 4] .. US
-                local old = redis.pcall('SET', name, rec, 'PX', finished, 'GET')
-                if type(old) == 'string' then
-                  if cancel == '' and cancelOf(old) == '1' then rec = 'S' .. US .. '1' .. string.sub(rec, 3) end
-                  redis.pcall('SET', name, rec .. historyOf(old), 'PX', finished)
+                local prior = old[n]
+                if type(prior) == 'string' then
+                  if cancel == '' and cancelOf(prior) == '1' then rec = 'S' .. US .. '1' .. string.sub(rec, 3) end
+                  rec = rec .. historyOf(prior)
+                  merged[#merged + 1] = names[n]
                 end
+                records[#records + 1] = job
+                records[#records + 1] = rec
                 listed[#listed + 1] = stamp
                 listed[#listed + 1] = job
-              elseif job ~= id or ARGV[i + 2] ~= '1' or cancel == '1' then
-                redis.pcall('DEL', recName(job))
+                if job ~= id then redis.pcall('DEL', atName(job)) end
               end
-              if job ~= id then redis.pcall('DEL', atName(job)) end
+              redis.pcall('HSET', endedRecords(), unpack(records))
+              redis.pcall('ZADD', endedName('S'), unpack(listed))
+              if #merged > 0 then redis.pcall('DEL', unpack(merged)) end
+            else
+              for i = acks + 1, #ARGV, 6 do
+                local id, job, cancel = ARGV[i], ARGV[i + 1], ARGV[i + 5]
+                if job == '' then job = id end
+                if job ~= id or ARGV[i + 2] ~= '1' or cancel == '1' then redis.pcall('DEL', recName(job)) end
+                if job ~= id then redis.pcall('DEL', atName(job)) end
+              end
             end
-            if #listed > 0 then redis.pcall('ZADD', endedName('S'), unpack(listed)) end
             trimSettled()
           end
         end
         if ARGV[12] == '1' then
+          -- Both limits drop a list's oldest members (a prefix by rank), their records with them: those ended before the
+          -- retention, or beyond the cap, whichever is more; at most 65,536 a list per trim (the next trim goes on).
+          local records = endedRecords()
           local cutoff = string.format('%.0f', now - finished)
           for _, state in ipairs({ 'S', 'D', 'C' }) do
             local list = endedName(state)
-            redis.pcall('ZREMRANGEBYSCORE', list, '-inf', '(' .. cutoff)
             local card = redis.pcall('ZCARD', list)
-            local over = (type(card) == 'number' and card or 0) - maxFinished
-            if over > 0 then
-              local oldest = redis.pcall('ZRANGE', list, 0, over - 1)
-              if type(oldest) == 'table' and not oldest.err then
-                for i = 1, #oldest, 512 do
-                  local names = {}
-                  for j = i, math.min(i + 511, #oldest) do names[#names + 1] = recName(oldest[j]) end
-                  redis.pcall('DEL', unpack(names))
+            if type(card) == 'number' and card > 0 then
+              local expired = redis.pcall('ZCOUNT', list, '-inf', '(' .. cutoff)
+              local over = math.min(65536, math.max(card - maxFinished, type(expired) == 'number' and expired or 0))
+              if over > 0 then
+                local oldest = redis.pcall('ZRANGE', list, 0, over - 1)
+                if type(oldest) == 'table' and not oldest.err then
+                  for i = 1, #oldest, 512 do
+                    redis.pcall('HDEL', records, unpack(oldest, i, math.min(i + 511, #oldest)))
+                  end
                 end
+                redis.pcall('ZREMRANGEBYRANK', list, 0, over - 1)
               end
-              redis.pcall('ZREMRANGEBYRANK', list, 0, over - 1)
+            end
+          end
+          -- A record whose list member is gone some other way (a version before the ended hash trimmed the list during
+          -- a rolling upgrade, a write refused between the HSET and the ZADD) is found by a sweep of the hash, 128 fields
+          -- a trim, and dropped once it ended before the retention, as its member would have been.
+          local sweep = string.sub(KEYS[1], 1, -7) .. 'ended-sweep'
+          local cursor = redis.pcall('GET', sweep)
+          if type(cursor) ~= 'string' then cursor = '0' end
+          local scan = redis.pcall('HSCAN', records, cursor, 'COUNT', 128)
+          if type(scan) == 'table' and not scan.err then
+            local stale = {}
+            local fields = scan[2]
+            for i = 1, #fields, 2 do
+              local ended = tonumber(string.match(fields[i + 1], '^[^\31]*\31[^\31]*\31(%d+)'))
+              if ended and ended < tonumber(cutoff) then stale[#stale + 1] = fields[i] end
+            end
+            if #stale > 0 then redis.pcall('HDEL', records, unpack(stale)) end
+            if scan[1] ~= cursor then
+              if scan[1] == '0' then redis.pcall('DEL', sweep) else redis.pcall('SET', sweep, scan[1]) end
             end
           end
         end
@@ -819,6 +876,7 @@ internal static class DurableScripts
         redis.pcall('SET', atName(job), id)
         redis.pcall('ZREM', endedName('D'), job)
         local rec = recordOf(job)
+        redis.pcall('HDEL', endedRecords(), job)
         if rec then redis.pcall('SET', recName(job), 'q' .. US .. (string.match(rec, '^[^\31]*\31[^\31]*(.*)$') or '')) end
         redis.call('PUBLISH', ARGV[2], 1)
         return id
@@ -979,7 +1037,7 @@ internal static class DurableScripts
 
     /// <summary>
     /// KEYS: stream, delayed, scheduled. ARGV: group, job id. Reads where a job is, without writing anything:
-    /// { 'E', record } ended (see the remarks); { 'S', record or '', due, attempt, enqueued at } scheduled;
+    /// { 'E', record } ended (see the remarks: in the ended hash, or a record string the previous version wrote); { 'S', record or '', due, attempt, enqueued at } scheduled;
     /// { 'R', record or '', due, attempt, enqueued at } waiting for a retry; { 'P', record or '', stream id, fields,
     /// consumer, ms since its consumer last claimed it, deliveries } delivered to a consumer; { 'Q', record or '', stream
     /// id, fields } queued; { '' } unknown (or ended longer ago than the retention).
@@ -1079,7 +1137,8 @@ internal static class DurableScripts
     /// score), cursor skip (members at that score already passed), limit, scan limit, error text ('' for any; lower
     /// case, matched in the job's last error, ASCII case-insensitive). Reads only. Returns { jobs, next phase ('' when
     /// done), next position, next skip, scanned } where each job is { job id, then its reply as <see cref="Status"/>
-    /// gives it }. Ended records are fetched with one MGET per batch; at most scan limit entries are examined.
+    /// gives it }. Ended records are fetched with one HMGET of the ended hash per batch (and one MGET of record strings
+    /// the previous version wrote, for those not in the hash); at most scan limit entries are examined.
     /// </summary>
     public const string FindJobs = KeyHelpers + RecordHelpers + Vanished + """
         local phases, live, limit, scanLimit, err = ARGV[2], ARGV[3], tonumber(ARGV[7]), tonumber(ARGV[8]), ARGV[9]
@@ -1154,9 +1213,21 @@ internal static class DurableScripts
                 if #page == 0 then done = true end
                 local recs = {}
                 if phase ~= 'Z' and #page > 0 then
-                  local names = {}
-                  for i = 1, #page, 2 do names[#names + 1] = recName(page[i]) end
-                  recs = redis.call('MGET', unpack(names))
+                  local jobs = {}
+                  for i = 1, #page, 2 do jobs[#jobs + 1] = page[i] end
+                  recs = redis.call('HMGET', endedRecords(), unpack(jobs))
+                  -- A record a version before the ended hash wrote is a string of its own (until it expires).
+                  local missing, at = {}, {}
+                  for k = 1, #jobs do
+                    if type(recs[k]) ~= 'string' then
+                      missing[#missing + 1] = recName(jobs[k])
+                      at[#at + 1] = k
+                    end
+                  end
+                  if #missing > 0 then
+                    local older = redis.call('MGET', unpack(missing))
+                    for k = 1, #at do recs[at[k]] = older[k] end
+                  end
                 end
                 for i = 1, #page, 2 do
                   scanned = scanned + 1
@@ -1172,7 +1243,7 @@ internal static class DurableScripts
                     end
                   else
                     local rec = recs[(i + 1) / 2]
-                    -- An entry whose record expired (the list is trimmed later than records expire) is passed over.
+                    -- An entry without a record (an old version's record expired before the trim reached its entry) is passed over.
                     if type(rec) == 'string' and matches(rec) then found[#found + 1] = { page[i], 'E', rec } end
                   end
                   if #found >= limit or scanned >= scanLimit then break end

@@ -28,6 +28,7 @@ internal sealed class RedisStreamKeys
         Succeeded = root + ":ended:S";
         DeadLettered = root + ":ended:D";
         Canceled = root + ":ended:C";
+        EndedRecords = root + ":ended";
         _jobRoot = root + ":job:";
         _atRoot = root + ":at:";
     }
@@ -79,8 +80,15 @@ internal sealed class RedisStreamKeys
     public RedisKey Canceled { get; }
 
     /// <summary>
-    /// Gets the string that records <paramref name="jobId"/> (see <see cref="DurableScripts"/>): its attempt history and
-    /// a cancel asked for while it lives; its ending, with an expiry, once it ended. The scripts build the same name.
+    /// Gets the hash of ended jobs' records (job id -> record, see <see cref="DurableScripts"/>), each listed in
+    /// <see cref="Succeeded"/>, <see cref="DeadLettered"/> or <see cref="Canceled"/> and removed with its member by the trim.
+    /// </summary>
+    public RedisKey EndedRecords { get; }
+
+    /// <summary>
+    /// Gets the string that records <paramref name="jobId"/> while it lives (see <see cref="DurableScripts"/>): its attempt
+    /// history and a cancel asked for. Once it ended, its record is a field of <see cref="EndedRecords"/> (a version before
+    /// that wrote it here, with an expiry, and the scripts still read it). The scripts build the same name.
     /// </summary>
     public RedisKey JobRecord(string jobId) => _jobRoot + jobId;
 

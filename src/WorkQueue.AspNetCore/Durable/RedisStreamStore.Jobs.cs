@@ -21,7 +21,10 @@ internal sealed partial class RedisStreamStore
     /// <summary>How long a cancel asked of a running job stays marked when the job had no record yet: longer than any sane run.</summary>
     private static readonly TimeSpan CancelMarkLifetime = TimeSpan.FromDays(1);
 
-    /// <summary>How often the round trims the ended-job lists (their retention and count cap); a trim is a few commands, whatever the number of jobs.</summary>
+    /// <summary>
+    /// How often the round trims the ended-job lists and their records (their retention and count cap): a few commands
+    /// per list, plus one HDEL per 512 records dropped; records are never expired by Redis one by one.
+    /// </summary>
     private static readonly TimeSpan TrimInterval = TimeSpan.FromMilliseconds(100);
 
     private long _nextTrim;

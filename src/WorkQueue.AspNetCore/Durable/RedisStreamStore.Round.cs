@@ -68,7 +68,9 @@ internal sealed partial class RedisStreamStore
         args[8] = (long)_options.IdempotencyKeyRetention.TotalMilliseconds;
         args[9] = FinishedRetentionMs;
         args[10] = _options.MaxFinishedJobs;
-        bool trim = completed is not null && now >= _nextTrim;
+        // Any round trims when due, not only one that acknowledges: dead letters and cancels end jobs too, and an idle
+        // consuming instance still polls, so the ended records older than the retention go within a poll interval.
+        bool trim = now >= _nextTrim;
         args[11] = trim ? 1 : 0;
         for (int i = 0; i < count; i++)
         {

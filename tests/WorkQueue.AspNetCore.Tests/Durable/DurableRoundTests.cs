@@ -258,7 +258,7 @@ public sealed class DurableRoundTests(RedisServerFixture redis) : IClassFixture<
         Assert.Equal(batch, await db.StreamLengthAsync(keys.Stream));
         Assert.Equal(Prefetch, (await db.StreamPendingAsync(keys.Stream, RedisStreamKeys.Group)).PendingMessageCount);
         Assert.Equal(batch, await db.SortedSetLengthAsync(keys.Succeeded));
-        Assert.True(await db.KeyExistsAsync(keys.JobRecord((string)done[^1].Id!)));
+        Assert.True(await db.HashExistsAsync(keys.EndedRecords, (string)done[^1].Id!));
 
         // The group was made without an epoch: the fetch writes one, and the entries it read carry it.
         Assert.Equal((string?)result[6], (string?)await db.StringGetAsync(keys.Epoch));
