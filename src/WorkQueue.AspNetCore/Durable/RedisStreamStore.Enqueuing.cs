@@ -71,8 +71,10 @@ internal sealed partial class RedisStreamStore
 
         if (_unreachable)
         {
-            // The last call found Redis unreachable: fail now instead of after a timeout (cleared by the next success).
-            return ValueTask.FromException<string>(new JobRejectedException(_queue, RejectionReason.StoreUnavailable, $"Durable queue '{_queue}': Redis cannot be reached ({_lastError})."));
+            // The last call found Redis unreachable: fail now instead of after a timeout (cleared by the next success),
+            // with what it failed with.
+            var cause = _lastError;
+            return ValueTask.FromException<string>(new JobRejectedException(_queue, RejectionReason.StoreUnavailable, $"Durable queue '{_queue}': Redis cannot be reached ({cause?.Message}).", cause));
         }
 
         long deadline = _options.EnqueueTimeout == Timeout.InfiniteTimeSpan ? long.MaxValue : _time.GetTimestamp() + Ticks(_options.EnqueueTimeout);

@@ -145,7 +145,8 @@ internal sealed partial class RedisStreamStore : IRecurringOccurrenceStore
     {
         if (_unreachable)
         {
-            throw new JobRejectedException(_queue, RejectionReason.StoreUnavailable, $"Durable queue '{_queue}': Redis cannot be reached ({_lastError}).");
+            var cause = _lastError;
+            throw new JobRejectedException(_queue, RejectionReason.StoreUnavailable, $"Durable queue '{_queue}': Redis cannot be reached ({cause?.Message}).", cause);
         }
 
         try

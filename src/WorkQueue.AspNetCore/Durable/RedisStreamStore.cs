@@ -54,7 +54,7 @@ internal sealed partial class RedisStreamStore : IJobStore
     private bool _passFailed;
     private bool _subscribed;
     private long _nextSubscribeAttempt;
-    private volatile string? _lastError;
+    private volatile Exception? _lastError;
     private long _lastErrorLoggedAt = long.MinValue;
     private long _stopRequestedAt;
     private long _turns;
@@ -101,7 +101,7 @@ internal sealed partial class RedisStreamStore : IJobStore
     public bool IsConnected => _lastError is null && _groupReady && !_exited.Task.IsCompleted;
 
     /// <summary>Gets the last Redis error, or <see langword="null"/> when the last call succeeded.</summary>
-    public string? LastError => _lastError;
+    public string? LastError => _lastError?.Message;
 
     /// <summary>Gets the number of entries this process holds: fetched and not yet settled.</summary>
     public int Held => _held.Count;
@@ -270,7 +270,7 @@ internal sealed partial class RedisStreamStore : IJobStore
         {
             // A bug or an unexpected failure must neither take the process down nor end the queue: it is logged (at
             // most every 30 s) and the loop goes on after a backoff (held jobs stay pending in Redis meanwhile).
-            _lastError = ex.Message;
+            _lastError = ex;
             _passFailed = true;
             if (ShouldLogError())
             {
@@ -379,7 +379,7 @@ internal sealed partial class RedisStreamStore : IJobStore
 
     private void OnRedisError(Exception ex)
     {
-        _lastError = ex.Message;
+        _lastError = ex;
         if (ex is RedisServerException server && IsNoGroup(server))
         {
             return;

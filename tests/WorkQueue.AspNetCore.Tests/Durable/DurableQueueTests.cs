@@ -263,6 +263,11 @@ public sealed class DurableQueueTests(RedisServerFixture redis) : IClassFixture<
             async () => (await health.CheckHealthAsync(c => c.Name == "workqueue-durable-jobs")).Status == HealthStatus.Unhealthy,
             "readiness to report the queue cannot reach Redis");
 
+        // Known unreachable now: refused at once, still with the failure that made it so.
+        var refusedAtOnce = await Assert.ThrowsAsync<JobRejectedException>(async () => await host.Producer.EnqueueAsync(new TestJob(3)));
+        Assert.Equal(RejectionReason.StoreUnavailable, refusedAtOnce.Reason);
+        Assert.NotNull(refusedAtOnce.InnerException);
+
         await using var again = await RedisServer.StartAsync(port);
         await Eventually.HoldsAsync(async () =>
         {
