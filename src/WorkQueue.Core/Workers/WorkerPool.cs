@@ -112,6 +112,30 @@ internal sealed partial class WorkerPool
         }
     }
 
+    /// <summary>Gets how many times the live threads were put to sleep and woken again.</summary>
+    internal long WakeUps
+    {
+        get
+        {
+            lock (_lock)
+            {
+                return _threads.Sum(t => t.WakeUps);
+            }
+        }
+    }
+
+    /// <summary>Gets the number of live threads asleep in their parker now, with no signal on its way.</summary>
+    internal int SleepingThreads
+    {
+        get
+        {
+            lock (_lock)
+            {
+                return _threads.Count(t => t.IsAsleep);
+            }
+        }
+    }
+
     /// <summary>Gets a task that completes when the pool is closed and every thread has exited.</summary>
     public Task AllExited => _allExited.Task;
 

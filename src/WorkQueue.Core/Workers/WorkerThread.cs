@@ -47,6 +47,10 @@ internal sealed class WorkerThread
 
     public long Waits => _parker.Waits;
 
+    public long WakeUps => _parker.WakeUps;
+
+    public bool IsAsleep => _parker.IsAsleep;
+
     /// <summary>Gets the run whose code this thread is executing now, or <see langword="null"/>.</summary>
     public JobRun? CodeRun => Volatile.Read(ref _codeRun);
 
