@@ -73,7 +73,11 @@ internal sealed class ParkingLot
         }
     }
 
-    /// <summary>The leader stops waiting on the channel and hands the lead to the most recently parked follower.</summary>
+    /// <summary>
+    /// The leader stops waiting on the channel; with <paramref name="handOff"/> it hands the lead to the most recently
+    /// parked follower. A leader woken for a job resigns without a hand-off: it takes the job itself, and whoever writes
+    /// or finds another job while nobody leads wakes a follower for it.
+    /// </summary>
     public void Resign(WorkerThread thread, bool handOff)
     {
         lock (_lock)
@@ -110,8 +114,11 @@ internal sealed class ParkingLot
         }
     }
 
-    /// <summary>A thread took a job while nobody leads: wake a follower so the next enqueue finds a thread waiting.</summary>
-    public void EnsureLeader()
+    /// <summary>
+    /// Wakes the most recently parked follower if nobody leads: for a job in the channel that no leader will see (a
+    /// writer's, or one a taker found left behind), or because the leader exited.
+    /// </summary>
+    public void WakeFollowerIfLeaderless()
     {
         if (ParkedCount == 0 || HasLeader)
         {

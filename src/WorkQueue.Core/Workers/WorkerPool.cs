@@ -308,8 +308,8 @@ internal sealed partial class WorkerPool
             }
         }
 
-        // Whoever exits must not leave parked followers without a leader.
-        _parking.EnsureLeader();
+        // Whoever exits must not leave parked followers without a leader (nor a job it was woken for untaken).
+        _parking.WakeFollowerIfLeaderless();
     }
 
     /// <summary>Gets the target plus the threads added because every thread was blocked, within the cap.</summary>
