@@ -379,6 +379,100 @@ public sealed class WorkerPoolTests
         await Wait.ForAsync(lone.Task, "a lone job after the churn");
     }
 
+    [Theory]
+    [InlineData(false)]
+    [InlineData(true)]
+    public async Task Enqueue_SmallBurstsFromSeveralProducersOntoAnIdlingPool_EveryJobOfABurstGetsAThread(bool spin)
+    {
+        // Each burst has no more jobs than threads, and each job holds its thread (or, async, its slot) until every job
+        // of its burst started: a job left waiting for a running one to end (a missed wake-up) stalls the burst. The
+        // pool goes back towards idle hundreds of times, the leader, the writers and the takers racing each time.
+        await using var harness = QueueHarness.Start(o =>
+        {
+            o.MinWorkers = 2;
+            o.MaxWorkers = 6;
+            o.AutoScale.Enabled = false;
+            o.SpinBeforeParking = spin;
+        });
+        var queue = harness.Queue;
+        var control = harness.Control;
+        var random = new Random(21);
+        int workers = 2;
+        for (int round = 0; round < 300; round++)
+        {
+            if (round % 10 == 0)
+            {
+                workers = 2 + random.Next(5);
+                control.SetWorkerCount(workers);
+            }
+
+            bool pause = round % 7 == 3;
+            if (pause)
+            {
+                control.Pause();
+            }
+
+            int jobs = 1 + random.Next(workers);
+            int producers = 1 + random.Next(Math.Min(3, jobs));
+            var started = new CountdownSignal(jobs);
+            var done = new CountdownSignal(jobs);
+            int stalled = 0;
+            void Start()
+            {
+                started.Signal();
+                if (!started.Task.Wait(Wait.Generous))
+                {
+                    Interlocked.Increment(ref stalled);
+                }
+            }
+
+            using var go = new Barrier(producers);
+            var writers = Enumerable.Range(0, producers).Select(p => Task.Run(() =>
+            {
+                go.SignalAndWait(Wait.Generous);
+                for (int i = p; i < jobs; i += producers)
+                {
+                    switch (i % 3)
+                    {
+                        case 0:
+                            Assert.True(queue.TryEnqueue(_ =>
+                            {
+                                Start();
+                                done.Signal();
+                                throw new InvalidOperationException("by design");
+                            }));
+                            break;
+                        case 1:
+                            Assert.True(queue.TryEnqueue(async _ =>
+                            {
+                                started.Signal();
+                                await started.Task.WaitAsync(Wait.Generous);
+                                done.Signal();
+                            }));
+                            break;
+                        default:
+                            Assert.True(queue.TryEnqueue(_ =>
+                            {
+                                Start();
+                                done.Signal();
+                            }));
+                            break;
+                    }
+                }
+            })).ToArray();
+
+            await Wait.ForAsync(Task.WhenAll(writers), $"the writers of round {round}");
+            if (pause)
+            {
+                control.Resume();
+            }
+
+            await Wait.ForAsync(started.Task, $"every job of round {round} started together ({jobs} jobs, {workers} threads)");
+            await Wait.ForAsync(done.Task, $"every job of round {round} ended");
+            Assert.Equal(0, stalled);
+        }
+    }
+
     private static void InterlockedMax(ref int target, int value)
     {
         int current;
