@@ -283,10 +283,13 @@ internal sealed partial class QueueRuntime : IQueueGaugeSource, IJobIntake
         }
     }
 
-    /// <summary>A job was written to the channel: the pool's monitor and the autoscaler's sampling run while there is work.</summary>
+    /// <summary>
+    /// A job was written to the channel: a parked thread is woken for it if nobody leads, and the pool's monitor and the
+    /// autoscaler's sampling run while there is work.
+    /// </summary>
     private void OnWorkArrived()
     {
-        Pool.OnWorkArrived();
+        Pool.OnJobWritten();
         _scaler.OnWorkArrived();
     }
 

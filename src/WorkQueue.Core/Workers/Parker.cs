@@ -10,7 +10,9 @@ internal sealed class Parker : SynchronizationContext
 {
     private readonly object _gate = new();
     private bool _signaled;
+    private bool _blocked;
     private long _waits;
+    private long _wakeUps;
 
     public Parker()
     {
@@ -25,6 +27,24 @@ internal sealed class Parker : SynchronizationContext
     /// blocked (this stays constant) for as long as nothing signals it.
     /// </summary>
     public long Waits => Volatile.Read(ref _waits);
+
+    /// <summary>
+    /// Gets how many times the owner was put to sleep and woken again (signalled or timed out): the kernel round trips
+    /// the parking protocol costs, a diagnostic for tests.
+    /// </summary>
+    public long WakeUps => Volatile.Read(ref _wakeUps);
+
+    /// <summary>Gets a value indicating whether the owner is asleep in <see cref="Wait(int)"/> now, with no signal on its way.</summary>
+    public bool IsAsleep
+    {
+        get
+        {
+            lock (_gate)
+            {
+                return _blocked && !_signaled;
+            }
+        }
+    }
 
     /// <summary>Runs the channel's completion of the leader's wait inline: it only signals this parker.</summary>
     public override void Post(SendOrPostCallback d, object? state) => d(state);
@@ -61,8 +81,11 @@ internal sealed class Parker : SynchronizationContext
                     wait = (int)Math.Min(remaining, int.MaxValue);
                 }
 
+                _blocked = true;
                 Monitor.Wait(_gate, wait);
+                _blocked = false;
                 _waits++;
+                _wakeUps++;
             }
 
             _signaled = false;

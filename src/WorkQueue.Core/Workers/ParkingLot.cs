@@ -9,6 +9,29 @@ namespace WorkQueue.Workers;
 /// <see cref="ParkedCount"/> is published with full fences on both sides: a thread counts itself parked before it looks
 /// for work one last time, a poster publishes its work before it reads the count, so one of the two sees the other.
 /// </summary>
+/// <remarks>
+/// <para>
+/// One wake-up per job (issue 21): the thread woken for a job is the one that runs it. A leader the channel wakes
+/// resigns without handing the lead off (<see cref="Resign"/>) and takes the job; while it runs it, nobody waits on the
+/// channel, and the next job's writer wakes a follower itself (<see cref="WakeFollowerIfLeaderless"/>, from
+/// <c>WorkerPool.OnJobWritten</c>); the first thread to park with nobody leading leads again. Before, the woken leader
+/// woke a follower just to lead (a second wake-up and sleep per job).
+/// </para>
+/// <para>
+/// No lost wake-up. A job in the channel while jobs may start always has a thread on its way: (1) a leader whose wait
+/// is registered is woken by the write; (2) a leader that registers later finds the job (its wait completes at once);
+/// (3) a leader already woken but not yet resigned is the race: its wait is spent, and a writer that still sees it
+/// leading wakes nobody. So every thread that takes a job, the resigned leader included, looks at the channel again
+/// after its take and, with another job there and nobody leading, wakes a follower. The writer publishes its job, then
+/// a full fence, then reads <see cref="HasLeader"/>; the leader clears itself under the lock with a full fence
+/// (<see cref="Interlocked.Decrement(ref int)"/> of the count), then reads the channel: one of the two sees the other.
+/// (4) A thread spinning for work (the writer then leaves the wake to it) clears its flag and then, through a full fence,
+/// takes a job (and looks again after it) or parks (and leads, or follows a leader covered by 1-3). (5) A woken leader
+/// that exits or retires instead of taking its job wakes a follower on its way out. (6) With jobs unable to start
+/// (paused, the concurrency limit reached, the channel closing) nobody is woken: resume and target changes wake every
+/// parked thread, and a thread that frees a concurrency slot looks at the channel before it parks.
+/// </para>
+/// </remarks>
 internal sealed class ParkingLot
 {
     private readonly object _lock = new();
@@ -73,7 +96,11 @@ internal sealed class ParkingLot
         }
     }
 
-    /// <summary>The leader stops waiting on the channel and hands the lead to the most recently parked follower.</summary>
+    /// <summary>
+    /// The leader stops waiting on the channel; with <paramref name="handOff"/> it hands the lead to the most recently
+    /// parked follower. A leader woken for a job resigns without a hand-off: it takes the job itself, and whoever writes
+    /// or finds another job while nobody leads wakes a follower for it.
+    /// </summary>
     public void Resign(WorkerThread thread, bool handOff)
     {
         lock (_lock)
@@ -110,8 +137,11 @@ internal sealed class ParkingLot
         }
     }
 
-    /// <summary>A thread took a job while nobody leads: wake a follower so the next enqueue finds a thread waiting.</summary>
-    public void EnsureLeader()
+    /// <summary>
+    /// Wakes the most recently parked follower if nobody leads: for a job in the channel that no leader will see (a
+    /// writer's, or one a taker found left behind), or because the leader exited.
+    /// </summary>
+    public void WakeFollowerIfLeaderless()
     {
         if (ParkedCount == 0 || HasLeader)
         {

@@ -58,6 +58,26 @@ internal sealed partial class WorkerPool
     }
 
     /// <summary>
+    /// Called after a job was written to the channel (by a producer or the durable intake). A leader waiting on the
+    /// channel is woken by the write itself; with nobody leading (the leader took the previous job and runs it), the
+    /// writer wakes the most recently parked follower, so the job never waits for a running one to end. Not while a
+    /// thread spins for work: it takes the job, or parks and leads (its wait then finds the job), and after taking any
+    /// job it looks for one left behind.
+    /// </summary>
+    public void OnJobWritten()
+    {
+        // Dekker with the resigning leader and the spinner: the write is published before the reads below, and they
+        // write (resign, end of spin) before they read the channel, so one side sees the other.
+        Interlocked.MemoryBarrier();
+        if (Volatile.Read(ref _spinning) == 0 && CanStartJobs)
+        {
+            _parking.WakeFollowerIfLeaderless();
+        }
+
+        OnWorkArrived();
+    }
+
+    /// <summary>
     /// Hands the threads a job whose time has come, a retry whose delay passed or a scheduled job that came due: ahead
     /// of the channel, whatever its full mode, since it was accepted already.
     /// </summary>
@@ -129,7 +149,14 @@ internal sealed partial class WorkerPool
 
     internal void Unpark(WorkerThread thread) => _parking.Unpark(thread);
 
-    internal void Resign(WorkerThread thread) => _parking.Resign(thread, handOff: CanStartJobs);
+    /// <param name="thread">The leader.</param>
+    /// <param name="woken">
+    /// Whether the channel woke it (a job, or the channel completing). Then it takes the job itself and hands nothing
+    /// off, unless ready work (a continuation, a due retry) will keep it busy first; a leader that stood down hands the
+    /// lead on while jobs may start.
+    /// </param>
+    internal void Resign(WorkerThread thread, bool woken) =>
+        _parking.Resign(thread, handOff: CanStartJobs && (!woken || HasReadyWork));
 
     internal bool TryRunContinuation(WorkerThread thread)
     {
@@ -162,7 +189,7 @@ internal sealed partial class WorkerPool
         return true;
     }
 
-    internal bool TryStartJob(WorkerThread thread, bool handOffLead)
+    internal bool TryStartJob(WorkerThread thread)
     {
         if (_paused)
         {
@@ -188,9 +215,13 @@ internal sealed partial class WorkerPool
             return false;
         }
 
-        if (handOffLead)
+        // A job left in the channel while nobody leads gets a follower of its own now rather than after this one: its
+        // writer may have seen a leader (this thread, before it resigned) and left the wake to it. The reads follow the
+        // resign's and the slot's full fences, the writer's follow its write (see OnJobWritten): one of the two sees the
+        // other. Cheap reads first, since counting the channel takes its lock.
+        if (_parking.ParkedCount > 0 && !_parking.HasLeader && Reader.Count > 0 && CanStartJobs)
         {
-            _parking.EnsureLeader();
+            _parking.WakeFollowerIfLeaderless();
         }
 
         RunJob(thread, item);

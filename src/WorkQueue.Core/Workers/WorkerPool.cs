@@ -112,6 +112,30 @@ internal sealed partial class WorkerPool
         }
     }
 
+    /// <summary>Gets how many times the live threads were put to sleep and woken again.</summary>
+    internal long WakeUps
+    {
+        get
+        {
+            lock (_lock)
+            {
+                return _threads.Sum(t => t.WakeUps);
+            }
+        }
+    }
+
+    /// <summary>Gets the number of live threads asleep in their parker now, with no signal on its way.</summary>
+    internal int SleepingThreads
+    {
+        get
+        {
+            lock (_lock)
+            {
+                return _threads.Count(t => t.IsAsleep);
+            }
+        }
+    }
+
     /// <summary>Gets a task that completes when the pool is closed and every thread has exited.</summary>
     public Task AllExited => _allExited.Task;
 
@@ -284,8 +308,8 @@ internal sealed partial class WorkerPool
             }
         }
 
-        // Whoever exits must not leave parked followers without a leader.
-        _parking.EnsureLeader();
+        // Whoever exits must not leave parked followers without a leader (nor a job it was woken for untaken).
+        _parking.WakeFollowerIfLeaderless();
     }
 
     /// <summary>Gets the target plus the threads added because every thread was blocked, within the cap.</summary>

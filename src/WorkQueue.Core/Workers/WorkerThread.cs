@@ -47,6 +47,10 @@ internal sealed class WorkerThread
 
     public long Waits => _parker.Waits;
 
+    public long WakeUps => _parker.WakeUps;
+
+    public bool IsAsleep => _parker.IsAsleep;
+
     /// <summary>Gets the run whose code this thread is executing now, or <see langword="null"/>.</summary>
     public JobRun? CodeRun => Volatile.Read(ref _codeRun);
 
@@ -108,7 +112,6 @@ internal sealed class WorkerThread
     private void Run()
     {
         var reader = Pool.Reader;
-        bool justResigned = false;
         bool spunSinceWork = false;
         while (true)
         {
@@ -130,14 +133,12 @@ internal sealed class WorkerThread
                 return;
             }
 
-            if (Pool.TryStartJob(this, handOffLead: !justResigned))
+            if (Pool.TryStartJob(this))
             {
-                justResigned = false;
                 spunSinceWork = false;
                 continue;
             }
 
-            justResigned = false;
             _lastEnd = 0;
             if (Pool.ShouldExit)
             {
@@ -156,9 +157,7 @@ internal sealed class WorkerThread
             switch (Pool.Park(this))
             {
                 case ParkRole.Leader:
-                    WaitAsLeader(reader);
-                    Pool.Resign(this);
-                    justResigned = true;
+                    Pool.Resign(this, woken: WaitAsLeader(reader));
                     break;
 
                 case ParkRole.Follower:
@@ -217,7 +216,8 @@ internal sealed class WorkerThread
     /// next time it leads, and when the channel completes it, <see cref="OnChannelWaitCompleted"/> consumes it (which
     /// hands the channel its waiter back) and wakes this thread only if it is leading then.
     /// </summary>
-    private void WaitAsLeader(ChannelReader<WorkItem> reader)
+    /// <returns><see langword="true"/> if the channel has a job (or completed); <see langword="false"/> if it stood down.</returns>
+    private bool WaitAsLeader(ChannelReader<WorkItem> reader)
     {
         // Publish that this thread leads before reading whether its wait is still pending; the completion clears
         // "pending" before it reads "leading" (both full fences), so one of the two sees the other.
@@ -230,7 +230,7 @@ internal sealed class WorkerThread
                 if (wait.IsCompleted)
                 {
                     Consume(wait);
-                    return;
+                    return true;
                 }
 
                 // Registered under the parker's context: the channel completes the wait by posting there, and the parker
@@ -248,9 +248,11 @@ internal sealed class WorkerThread
                 _parker.Wait(Timeout.Infinite);
                 if (Volatile.Read(ref _channelWaitPending) == 1 && Pool.LeaderShouldStandDown)
                 {
-                    return;
+                    return false;
                 }
             }
+
+            return true;
         }
         finally
         {

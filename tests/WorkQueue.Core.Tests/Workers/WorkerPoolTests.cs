@@ -213,6 +213,266 @@ public sealed class WorkerPoolTests
         Assert.Equal(before, after);
     }
 
+    [Theory]
+    [InlineData(2, false)]
+    [InlineData(8, false)]
+    [InlineData(8, true)]
+    public async Task Enqueue_IdlePool_WakesExactlyOneThread(int workers, bool spin)
+    {
+        await using var harness = QueueHarness.Start(o =>
+        {
+            o.MinWorkers = workers;
+            o.MaxWorkers = workers;
+            o.AutoScale.Enabled = false;
+            o.SpinBeforeParking = spin;
+        });
+        var pool = harness.Runtime.Pool;
+        for (int i = 0; i < 20; i++)
+        {
+            await Wait.UntilAsync(() => pool.SleepingThreads == workers, "every worker asleep");
+            long before = pool.WakeUps;
+            var ran = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+            Assert.True(harness.Queue.TryEnqueue(_ => ran.SetResult()));
+            await Wait.ForAsync(ran.Task, $"job {i}");
+            await Wait.UntilAsync(() => pool.SleepingThreads == workers, "every worker asleep again");
+
+            // The thread that runs the job is the only one woken: nobody wakes just to wait on the channel.
+            Assert.Equal(1, pool.WakeUps - before);
+        }
+    }
+
+    [Theory]
+    [InlineData(false)]
+    [InlineData(true)]
+    public async Task Enqueue_ThousandSequentialJobsOnAnIdlePool_CostAtMostAboutOneWakeUpEach(bool spin)
+    {
+        const int Jobs = 1_000;
+        await using var harness = QueueHarness.Start(o =>
+        {
+            o.MinWorkers = 4;
+            o.MaxWorkers = 4;
+            o.AutoScale.Enabled = false;
+            o.SpinBeforeParking = spin;
+        });
+        var pool = harness.Runtime.Pool;
+        await Wait.UntilAsync(() => pool.SleepingThreads == 4, "every worker asleep");
+        long before = pool.WakeUps;
+        for (int i = 0; i < Jobs; i++)
+        {
+            var ran = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+            Assert.True(harness.Queue.TryEnqueue(_ => ran.SetResult()));
+            await Wait.ForAsync(ran.Task, $"job {i}");
+        }
+
+        await Wait.UntilAsync(() => pool.SleepingThreads == 4, "every worker asleep again");
+        long wakeUps = pool.WakeUps - before;
+        Assert.True(wakeUps <= Jobs + 20, $"{Jobs} jobs run one after another woke threads {wakeUps} times.");
+    }
+
+    [Theory]
+    [InlineData(false)]
+    [InlineData(true)]
+    public async Task Enqueue_SecondJobWhileTheWokenThreadStartsTheFirst_GetsAThreadOfItsOwn(bool spin)
+    {
+        // The thread woken for the first job no longer hands the lead to another before running it; a second job
+        // written meanwhile must still wake a parked thread (the writer's or the taker's wake), not wait for the first.
+        await using var harness = QueueHarness.Start(o =>
+        {
+            o.MinWorkers = 3;
+            o.MaxWorkers = 3;
+            o.AutoScale.Enabled = false;
+            o.SpinBeforeParking = spin;
+        });
+        var pool = harness.Runtime.Pool;
+        for (int i = 0; i < 100; i++)
+        {
+            if (i % 2 == 0)
+            {
+                await Wait.UntilAsync(() => pool.SleepingThreads == 3, "every worker asleep");
+            }
+
+            var second = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+            var first = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+            Assert.True(harness.Queue.TryEnqueue(_ => second.Task.Wait(Wait.Generous)));
+            Assert.True(harness.Queue.TryEnqueue(_ => second.TrySetResult()));
+            await Wait.ForAsync(second.Task, $"second job of round {i} while the first one holds its thread");
+        }
+    }
+
+    [Fact]
+    public async Task Enqueue_ManyProducersWhileResizingPausingAndThrowing_EveryJobRuns()
+    {
+        const int Producers = 4;
+        const int PerProducer = 3_000;
+        await using var harness = QueueHarness.Start(o =>
+        {
+            o.MinWorkers = 2;
+            o.MaxWorkers = 6;
+            o.AutoScale.Enabled = false;
+            o.Capacity = 256;
+            o.FullMode = QueueFullMode.Wait;
+            o.Retry.MaxAttempts = 2;
+            o.Retry.BaseDelay = TimeSpan.FromMilliseconds(1);
+            o.Retry.UseJitter = false;
+        });
+        var queue = harness.Queue;
+        var control = harness.Control;
+        var done = new CountdownSignal(Producers * PerProducer);
+        using var stop = new CancellationTokenSource();
+        var churn = Task.Run(async () =>
+        {
+            int n = 0;
+            while (!stop.IsCancellationRequested)
+            {
+                control.SetWorkerCount(1 + (n % 6));
+                if (n % 5 == 0)
+                {
+                    control.Pause();
+                    await Task.Yield();
+                    control.Resume();
+                }
+
+                n++;
+                await Task.Delay(1);
+            }
+        });
+
+        var producers = Enumerable.Range(0, Producers).Select(p => Task.Run(async () =>
+        {
+            for (int i = 0; i < PerProducer; i++)
+            {
+                switch (i % 4)
+                {
+                    case 0:
+                        // Throws on its first attempt; the retry comes due through the pool's ready work, not the channel.
+                        int attempts = 0;
+                        await queue.EnqueueAsync(_ =>
+                        {
+                            if (Interlocked.Increment(ref attempts) == 1)
+                            {
+                                throw new InvalidOperationException("by design");
+                            }
+
+                            done.Signal();
+                        });
+                        break;
+                    case 1:
+                        await queue.EnqueueAsync(async _ => { await Task.Yield(); done.Signal(); });
+                        break;
+                    default:
+                        await queue.EnqueueAsync(_ => done.Signal());
+                        break;
+                }
+            }
+        })).ToArray();
+
+        await Wait.ForAsync(Task.WhenAll(producers), "every producer's enqueues");
+        await stop.CancelAsync();
+        await Wait.ForAsync(churn, "the resizing and pausing to stop");
+        control.Resume();
+        await Wait.ForAsync(done.Task, "every job");
+
+        // After the churn a lone job on a quiet pool still finds a thread.
+        await Wait.UntilAsync(() => control.GetSnapshot().RunningJobs == 0, "the pool to go quiet");
+        var lone = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        Assert.True(queue.TryEnqueue(_ => lone.SetResult()));
+        await Wait.ForAsync(lone.Task, "a lone job after the churn");
+    }
+
+    [Theory]
+    [InlineData(false)]
+    [InlineData(true)]
+    public async Task Enqueue_SmallBurstsFromSeveralProducersOntoAnIdlingPool_EveryJobOfABurstGetsAThread(bool spin)
+    {
+        // Each burst has no more jobs than threads, and each job holds its thread (or, async, its slot) until every job
+        // of its burst started: a job left waiting for a running one to end (a missed wake-up) stalls the burst. The
+        // pool goes back towards idle hundreds of times, the leader, the writers and the takers racing each time.
+        await using var harness = QueueHarness.Start(o =>
+        {
+            o.MinWorkers = 2;
+            o.MaxWorkers = 6;
+            o.AutoScale.Enabled = false;
+            o.SpinBeforeParking = spin;
+        });
+        var queue = harness.Queue;
+        var control = harness.Control;
+        var random = new Random(21);
+        int workers = 2;
+        for (int round = 0; round < 300; round++)
+        {
+            if (round % 10 == 0)
+            {
+                workers = 2 + random.Next(5);
+                control.SetWorkerCount(workers);
+            }
+
+            bool pause = round % 7 == 3;
+            if (pause)
+            {
+                control.Pause();
+            }
+
+            int jobs = 1 + random.Next(workers);
+            int producers = 1 + random.Next(Math.Min(3, jobs));
+            var started = new CountdownSignal(jobs);
+            var done = new CountdownSignal(jobs);
+            int stalled = 0;
+            void Start()
+            {
+                started.Signal();
+                if (!started.Task.Wait(Wait.Generous))
+                {
+                    Interlocked.Increment(ref stalled);
+                }
+            }
+
+            using var go = new Barrier(producers);
+            var writers = Enumerable.Range(0, producers).Select(p => Task.Run(() =>
+            {
+                go.SignalAndWait(Wait.Generous);
+                for (int i = p; i < jobs; i += producers)
+                {
+                    switch (i % 3)
+                    {
+                        case 0:
+                            Assert.True(queue.TryEnqueue(_ =>
+                            {
+                                Start();
+                                done.Signal();
+                                throw new InvalidOperationException("by design");
+                            }));
+                            break;
+                        case 1:
+                            Assert.True(queue.TryEnqueue(async _ =>
+                            {
+                                started.Signal();
+                                await started.Task.WaitAsync(Wait.Generous);
+                                done.Signal();
+                            }));
+                            break;
+                        default:
+                            Assert.True(queue.TryEnqueue(_ =>
+                            {
+                                Start();
+                                done.Signal();
+                            }));
+                            break;
+                    }
+                }
+            })).ToArray();
+
+            await Wait.ForAsync(Task.WhenAll(writers), $"the writers of round {round}");
+            if (pause)
+            {
+                control.Resume();
+            }
+
+            await Wait.ForAsync(started.Task, $"every job of round {round} started together ({jobs} jobs, {workers} threads)");
+            await Wait.ForAsync(done.Task, $"every job of round {round} ended");
+            Assert.Equal(0, stalled);
+        }
+    }
+
     private static void InterlockedMax(ref int target, int value)
     {
         int current;
