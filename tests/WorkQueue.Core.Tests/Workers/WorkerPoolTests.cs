@@ -473,6 +473,67 @@ public sealed class WorkerPoolTests
         }
     }
 
+    [Theory]
+    [InlineData(false, false)]
+    [InlineData(false, true)]
+    [InlineData(true, false)]
+    [InlineData(true, true)]
+    public async Task Enqueue_JobsThatCannotStart_WakeNoThreadAndRunOnceTheyCan(bool paused, bool spin)
+    {
+        // Paused, or every slot held by a yielded job: nobody leads and a writer must wake nobody (a woken thread could
+        // only park again), yet every job runs once jobs may start (resume, or the slot's job ending on another thread).
+        await using var harness = QueueHarness.Start(o =>
+        {
+            o.MinWorkers = 3;
+            o.MaxWorkers = 3;
+            o.MaxConcurrency = 1;
+            o.AutoScale.Enabled = false;
+            o.SpinBeforeParking = spin;
+        });
+        var pool = harness.Runtime.Pool;
+        var queue = harness.Queue;
+        var holder = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        if (paused)
+        {
+            harness.Control.Pause();
+        }
+        else
+        {
+            var holding = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+            Assert.True(queue.TryEnqueue(async _ =>
+            {
+                holding.TrySetResult();
+                await holder.Task;
+            }));
+            await Wait.ForAsync(holding.Task, "the job holding the only slot");
+        }
+
+        await Wait.UntilAsync(() => pool.SleepingThreads == 3, "every worker asleep");
+        long before = pool.WakeUps;
+        var done = new CountdownSignal(50);
+        for (int i = 0; i < 50; i++)
+        {
+            Assert.True(queue.TryEnqueue(_ => done.Signal()));
+        }
+
+        await Wait.UntilAsync(() => pool.SleepingThreads == 3, "every worker asleep after the writes");
+        long wakeUps = pool.WakeUps - before;
+        Assert.False(done.Task.IsCompleted);
+        if (paused)
+        {
+            harness.Control.Resume();
+        }
+        else
+        {
+            holder.SetResult();
+        }
+
+        await Wait.ForAsync(done.Task, "the 50 jobs once they may start");
+        // A thread that began to lead before the slot was taken is woken once by the first write and steps down; a
+        // writer waking a follower for a job that cannot start wakes all three threads at least (50 at most).
+        Assert.True(wakeUps <= 1, $"50 jobs that could not start woke threads {wakeUps} times");
+    }
+
     private static void InterlockedMax(ref int target, int value)
     {
         int current;
