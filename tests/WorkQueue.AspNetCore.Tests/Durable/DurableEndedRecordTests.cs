@@ -309,6 +309,36 @@ public sealed class DurableEndedRecordTests(RedisServerFixture redis, ITestOutpu
     }
 
     [Fact]
+    public async Task Trim_QueuePaused_CancelledScheduledJobsStillCappedAndOldRecordsForgotten()
+    {
+        const int Cap = 2;
+        var log = new JobLog();
+        await using var host = await DurableTestHost.StartAsync(redis.Server, log, DurableTestHost.NewPrefix(), configure: o =>
+        {
+            o.MaxFinishedJobs = Cap;
+            o.FinishedJobRetention = TimeSpan.FromSeconds(2);
+        }, configureDurable: d => d.HeartbeatInterval = TimeSpan.FromMilliseconds(300));
+        var keys = FindStore(host).Keys;
+        await using var client = await DurableTestHost.ConnectAsync(redis.Server);
+        var db = client.GetDatabase();
+        string done = await host.Producer.EnqueueAsync(new TestJob(0));
+        await Eventually.ValueAsync(() => host.Producer.GetJobAsync(done), j => j?.State == JobState.Succeeded, "the first job's success");
+
+        // A paused queue fetches nothing, so it sends no round of its own (nor does an instance whose slots are all
+        // taken by long jobs); its ended records must still be trimmed, as GetJobAsync's remarks promise.
+        host.Control.Pause();
+        for (int n = 1; n <= 5; n++)
+        {
+            string id = await host.Producer.ScheduleAsync(new TestJob(n), TimeSpan.FromHours(1));
+            Assert.True(await host.Producer.CancelScheduledAsync(id));
+        }
+
+        await Eventually.HoldsAsync(async () => await db.SortedSetLengthAsync(keys.Canceled) <= Cap, "the cancelled list trimmed to the cap while paused", TimeSpan.FromSeconds(15));
+        await Eventually.ValueAsync(() => host.Producer.GetJobAsync(done), j => j is null, "the success forgotten after the retention while paused", TimeSpan.FromSeconds(15));
+        Assert.Equal(0, await db.SortedSetLengthAsync(keys.Succeeded));
+    }
+
+    [Fact]
     public async Task ManyJobs_DefaultRecords_NoRecordStringWrittenOrExpired()
     {
         const int Jobs = 2_000;
