@@ -362,7 +362,8 @@ internal static class DurableScripts
     /// <item>acknowledgements: acknowledges the completed entries, frees the keys that still name them (or keeps them as
     /// done for the retention), records the successes: one variadic MGET of their record strings (a read: only a
     /// retried, moved or cancel-asked job has one, merged in and then deleted), one variadic HSET of their records in the
-    /// ended hash and one variadic ZADD per call, and trims the stream up to the oldest entry still needed (see
+    /// ended hash and one variadic ZADD per call (an entry no longer pending, its acknowledgement sent again after a lost
+    /// reply or its job settled elsewhere, is not recorded again once its job ended or moved on), and trims the stream up to the oldest entry still needed (see
     /// <see cref="Trim"/>), so memory does not grow with history; when asked, trims the ended-job lists (each list's
     /// oldest members, ended before the retention or beyond the count cap, their records with them) and sweeps 128
     /// fields of the ended hash for records older than the retention that no list holds (see the remarks);</item>
@@ -482,11 +483,24 @@ internal static class DurableScripts
         if #ARGV > acks then
           local done = {}
           for i = acks + 1, #ARGV, 6 do done[#done + 1] = ARGV[i] end
-          local _, err = try('XACK', KEYS[1], ARGV[1], unpack(done))
+          local acked, err = try('XACK', KEYS[1], ARGV[1], unpack(done))
           ackError = err or false
           if not err then
             for i = releases + 1, acks, 3 do releaseKey(ARGV[i], ARGV[i + 1], ARGV[i + 2], retention) end
             local stamp = string.format('%.0f', now)
+            -- An entry that was no longer pending was settled before: by this very acknowledgement sent again after a
+            -- lost reply, or elsewhere (reclaimed, then retried, dead-lettered, handed back, cancelled). Its job's fate
+            -- was written then, and its live record and location may be a later attempt's: left alone when the job has
+            -- ended or moved on. Only looked at when XACK counted fewer than it was given (rare).
+            local stale = {}
+            if type(acked) == 'number' and acked < #done then
+              for i = acks + 1, #ARGV, 6 do
+                local id, job = ARGV[i], ARGV[i + 1]
+                if job == '' then job = id end
+                local at = redis.pcall('GET', atName(job))
+                stale[i] = isEnded(recordOf(job)) or (type(at) == 'string' and at ~= id)
+              end
+            end
             if finished > 0 then
               -- One read of the round's live records (a retried, moved or cancel-asked job has one; most have none), then
               -- one HSET and one ZADD for all: a live record's history and cancel flag are merged in and its string deleted.
@@ -506,28 +520,34 @@ internal static class DurableScripts
                 n = n + 1
                 local id, job, cancel = ARGV[i], ARGV[i + 1], ARGV[i + 5]
                 if job == '' then job = id end
-                local rec = 'S' .. US .. cancel .. US .. stamp .. US .. ARGV[i + 2] .. US .. ARGV[i + 3] .. US .. ARGV[2] .. US .. ARGV[i + 4] .. US
-                local prior = old[n]
-                if type(prior) == 'string' then
-                  if cancel == '' and cancelOf(prior) == '1' then rec = 'S' .. US .. '1' .. string.sub(rec, 3) end
-                  rec = rec .. historyOf(prior)
-                  merged[#merged + 1] = names[n]
+                if not stale[i] then
+                  local rec = 'S' .. US .. cancel .. US .. stamp .. US .. ARGV[i + 2] .. US .. ARGV[i + 3] .. US .. ARGV[2] .. US .. ARGV[i + 4] .. US
+                  local prior = old[n]
+                  if type(prior) == 'string' then
+                    if cancel == '' and cancelOf(prior) == '1' then rec = 'S' .. US .. '1' .. string.sub(rec, 3) end
+                    rec = rec .. historyOf(prior)
+                    merged[#merged + 1] = names[n]
+                  end
+                  records[#records + 1] = job
+                  records[#records + 1] = rec
+                  listed[#listed + 1] = stamp
+                  listed[#listed + 1] = job
+                  if job ~= id then redis.pcall('DEL', atName(job)) end
                 end
-                records[#records + 1] = job
-                records[#records + 1] = rec
-                listed[#listed + 1] = stamp
-                listed[#listed + 1] = job
-                if job ~= id then redis.pcall('DEL', atName(job)) end
               end
-              redis.pcall('HSET', endedRecords(), unpack(records))
-              redis.pcall('ZADD', endedName('S'), unpack(listed))
+              if #records > 0 then
+                redis.pcall('HSET', endedRecords(), unpack(records))
+                redis.pcall('ZADD', endedName('S'), unpack(listed))
+              end
               if #merged > 0 then redis.pcall('DEL', unpack(merged)) end
             else
               for i = acks + 1, #ARGV, 6 do
                 local id, job, cancel = ARGV[i], ARGV[i + 1], ARGV[i + 5]
                 if job == '' then job = id end
-                if job ~= id or ARGV[i + 2] ~= '1' or cancel == '1' then redis.pcall('DEL', recName(job)) end
-                if job ~= id then redis.pcall('DEL', atName(job)) end
+                if not stale[i] then
+                  if job ~= id or ARGV[i + 2] ~= '1' or cancel == '1' then redis.pcall('DEL', recName(job)) end
+                  if job ~= id then redis.pcall('DEL', atName(job)) end
+                end
               end
             end
             trimSettled()

@@ -39,7 +39,13 @@ internal sealed partial class RedisStreamStore
         var completed = TakeCompleted();
         long now = _time.GetTimestamp();
         int room = FetchRoom(enqueuing: enqueues is not null, now);
-        if (enqueues is null && completed is null && room == 0)
+
+        // Any round trims when due, not only one that acknowledges: dead letters and cancels end jobs too, and an idle
+        // consuming instance still polls, so the ended records older than the retention go within a poll interval. An
+        // instance that fetches nothing (paused, not consuming) sends a round only to trim, when it wakes (at least
+        // every heartbeat): ended records have no expiry of their own, and cancels still end jobs while it is paused.
+        bool trim = now >= _nextTrim;
+        if (enqueues is null && completed is null && room == 0 && (Taking || !trim))
         {
             return false;
         }
@@ -68,9 +74,6 @@ internal sealed partial class RedisStreamStore
         args[8] = (long)_options.IdempotencyKeyRetention.TotalMilliseconds;
         args[9] = FinishedRetentionMs;
         args[10] = _options.MaxFinishedJobs;
-        // Any round trims when due, not only one that acknowledges: dead letters and cancels end jobs too, and an idle
-        // consuming instance still polls, so the ended records older than the retention go within a poll interval.
-        bool trim = now >= _nextTrim;
         args[11] = trim ? 1 : 0;
         for (int i = 0; i < count; i++)
         {

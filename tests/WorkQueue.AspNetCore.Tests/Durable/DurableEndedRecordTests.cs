@@ -244,6 +244,101 @@ public sealed class DurableEndedRecordTests(RedisServerFixture redis, ITestOutpu
     }
 
     [Fact]
+    public async Task Round_AcknowledgementSentAgainAfterALostReply_RecordKeepsItsHistoryAndCancelFlag()
+    {
+        await using var client = await DurableTestHost.ConnectAsync(redis.Server);
+        var db = client.GetDatabase();
+        var keys = new RedisStreamKeys(DurableTestHost.NewPrefix(), "twice");
+        await db.StreamCreateConsumerGroupAsync(keys.Stream, RedisStreamKeys.Group, StreamPosition.Beginning, createStream: true);
+        string id = (string)(await db.StreamAddAsync(keys.Stream, [new("p", "{}"), new("a", "2"), new("t", "0")]))!;
+        Assert.Single(await db.StreamReadGroupAsync(keys.Stream, RedisStreamKeys.Group, "c", StreamPosition.NewMessages, 1));
+
+        // The live record of a job that failed once and was asked to cancel while it ran (its handler ignored it).
+        await db.StringSetAsync(keys.JobRecord(id), string.Join(US, "r", "1", string.Empty, "2", "0", string.Empty, string.Empty, string.Empty)
+            + "\u001e" + string.Join(US, "1", "c", "1", "2", "R", "first try"));
+
+        // The store puts a round's acknowledgements back when its reply is lost (RedisStreamStore.Round.cs) and sends
+        // them again: the second run finds the entry acknowledged and the live record merged and gone.
+        RedisValue[] args = [RedisStreamKeys.Group, "c", 1_000, keys.NudgeName, 0, 256, 0, 0, 0, 600_000, 10_000, 0, id, string.Empty, 2, 0, 1_700_000_000_000, string.Empty];
+        RedisKey[] roundKeys = [keys.Stream, keys.Delayed, keys.Scheduled, keys.Recurring, keys.Ids, keys.Epoch];
+        var first = (RedisResult[])(await db.ScriptEvaluateAsync(DurableScripts.Round, roundKeys, args))!;
+        Assert.True(first[2].IsNull, $"The acknowledgement part failed: {first[2]}.");
+        string recorded = (string)(await db.HashGetAsync(keys.EndedRecords, id))!;
+        double? listed = await db.SortedSetScoreAsync(keys.Succeeded, id);
+        Assert.Contains("first try", recorded, StringComparison.Ordinal);
+
+        var second = (RedisResult[])(await db.ScriptEvaluateAsync(DurableScripts.Round, roundKeys, args))!;
+
+        Assert.True(second[2].IsNull, $"The acknowledgement part failed: {second[2]}.");
+        Assert.Equal(recorded, (string)(await db.HashGetAsync(keys.EndedRecords, id))!);
+        Assert.Equal(listed, await db.SortedSetScoreAsync(keys.Succeeded, id));
+    }
+
+    [Fact]
+    public async Task Round_LateCompletionOfAnEntryRetriedElsewhere_JobStaysRetrying()
+    {
+        await using var client = await DurableTestHost.ConnectAsync(redis.Server);
+        var db = client.GetDatabase();
+        var keys = new RedisStreamKeys(DurableTestHost.NewPrefix(), "late");
+        await db.StreamCreateConsumerGroupAsync(keys.Stream, RedisStreamKeys.Group, StreamPosition.Beginning, createStream: true);
+        string id = (string)(await db.StreamAddAsync(keys.Stream, [new("p", "{}"), new("a", "1"), new("t", "0")]))!;
+        Assert.Single(await db.StreamReadGroupAsync(keys.Stream, RedisStreamKeys.Group, "slow", StreamPosition.NewMessages, 1));
+
+        // "slow" stopped refreshing its claim; "other" reclaimed the entry, ran it, it failed and is due again in a minute.
+        await db.StreamClaimAsync(keys.Stream, RedisStreamKeys.Group, "other", 0, [id]);
+        var retried = await db.ScriptEvaluateAsync(
+            DurableScripts.ScheduleRetry,
+            [keys.Stream, keys.Delayed, keys.Epoch],
+            [RedisStreamKeys.Group, "other", id, 60_000, $"{id}|2|0|{{}}", id, string.Empty, string.Empty, 0, keys.NudgeName, 1, 0, 1_700_000_000_000, "failed elsewhere"]);
+        Assert.Equal(1, (int)retried);
+
+        // Then "slow"'s run returns normally: its completion is acknowledged in its next round (acknowledged even if
+        // another consumer reclaimed the entry, see RedisStreamStore.Completed), after the entry was settled elsewhere.
+        var result = (RedisResult[])(await db.ScriptEvaluateAsync(
+            DurableScripts.Round,
+            [keys.Stream, keys.Delayed, keys.Scheduled, keys.Recurring, keys.Ids, keys.Epoch],
+            [RedisStreamKeys.Group, "slow", 1_000, keys.NudgeName, 0, 256, 0, 0, 0, 600_000, 10_000, 0, id, string.Empty, 1, 0, 1_700_000_000_000, string.Empty]))!;
+        Assert.True(result[2].IsNull, $"The acknowledgement part failed: {result[2]}.");
+
+        var status = (RedisResult[])(await db.ScriptEvaluateAsync(DurableScripts.Status, [keys.Stream, keys.Delayed, keys.Scheduled], [RedisStreamKeys.Group, id]))!;
+        Assert.Equal("R", (string)status[0]!);
+        Assert.False(await db.HashExistsAsync(keys.EndedRecords, id), "the retrying job has an ended record");
+        Assert.Null(await db.SortedSetScoreAsync(keys.Succeeded, id));
+        Assert.True(await db.KeyExistsAsync(keys.JobRecord(id)), "the retrying job's live record is gone");
+        Assert.True(await db.KeyExistsAsync(keys.JobLocation(id)), "the retrying job's location is gone");
+    }
+
+    [Fact]
+    public async Task Trim_QueuePaused_CancelledScheduledJobsStillCappedAndOldRecordsForgotten()
+    {
+        const int Cap = 2;
+        var log = new JobLog();
+        await using var host = await DurableTestHost.StartAsync(redis.Server, log, DurableTestHost.NewPrefix(), configure: o =>
+        {
+            o.MaxFinishedJobs = Cap;
+            o.FinishedJobRetention = TimeSpan.FromSeconds(2);
+        }, configureDurable: d => d.HeartbeatInterval = TimeSpan.FromMilliseconds(300));
+        var keys = FindStore(host).Keys;
+        await using var client = await DurableTestHost.ConnectAsync(redis.Server);
+        var db = client.GetDatabase();
+        string done = await host.Producer.EnqueueAsync(new TestJob(0));
+        await Eventually.ValueAsync(() => host.Producer.GetJobAsync(done), j => j?.State == JobState.Succeeded, "the first job's success");
+
+        // A paused queue fetches nothing, so it sends no round of its own (nor does an instance whose slots are all
+        // taken by long jobs); its ended records must still be trimmed, as GetJobAsync's remarks promise.
+        host.Control.Pause();
+        for (int n = 1; n <= 5; n++)
+        {
+            string id = await host.Producer.ScheduleAsync(new TestJob(n), TimeSpan.FromHours(1));
+            Assert.True(await host.Producer.CancelScheduledAsync(id));
+        }
+
+        await Eventually.HoldsAsync(async () => await db.SortedSetLengthAsync(keys.Canceled) <= Cap, "the cancelled list trimmed to the cap while paused", TimeSpan.FromSeconds(15));
+        await Eventually.ValueAsync(() => host.Producer.GetJobAsync(done), j => j is null, "the success forgotten after the retention while paused", TimeSpan.FromSeconds(15));
+        Assert.Equal(0, await db.SortedSetLengthAsync(keys.Succeeded));
+    }
+
+    [Fact]
     public async Task ManyJobs_DefaultRecords_NoRecordStringWrittenOrExpired()
     {
         const int Jobs = 2_000;
