@@ -15,6 +15,7 @@ internal sealed partial class RedisStreamStore
 
     private volatile bool _nudged = true;
     private readonly OwnNudgeFilter _ownNudges = new();
+    private long _nudgesTaken;
     private volatile bool _wantRoom;
     private bool _reclaimWaiting;
     private bool _moreWaiting;
@@ -99,13 +100,16 @@ internal sealed partial class RedisStreamStore
     /// </summary>
     private void OnNudgeMessage(RedisValue message)
     {
-        if (IsOwnNudge(message, ConsumerName, out long round) && !_ownNudges.OnNudge(round))
+        if (!IsOwnNudge(message, ConsumerName, out long round) || _ownNudges.OnNudge(round))
         {
-            return;
+            OnNudged();
         }
 
-        OnNudged();
+        Interlocked.Increment(ref _nudgesTaken);
     }
+
+    /// <summary>Gets how many messages on the nudge channel this consumer has taken (acted on or skipped); for tests.</summary>
+    internal long NudgesTaken => Volatile.Read(ref _nudgesTaken);
 
     /// <summary>Gets the tag the round script appends to its nudge: this consumer and the round's number.</summary>
     private string NudgeTag(long round) => string.Create(CultureInfo.InvariantCulture, $"{ConsumerName}|{round}");

@@ -24,30 +24,40 @@ public sealed class DurableNudgeTests(RedisServerFixture redis) : IClassFixture<
     {
         const int Jobs = 20;
         string prefix = DurableTestHost.NewPrefix();
-        var log = new JobLog();
+        var gates = Enumerable.Range(0, Jobs + 1).Select(_ => new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously)).ToArray();
+        var log = new JobLog { Behavior = (job, _, _) => new ValueTask(gates[job.N].Task) };
         await using var host = await DurableTestHost.StartAsync(redis.Server, log, prefix, configureDurable: d => d.PollInterval = LongPoll);
+        var store = host.Services.GetRequiredService<DurableQueueRegistry>().Queues.Single().Store;
         await using var client = await DurableTestHost.ConnectAsync(redis.Server);
         var db = client.GetDatabase();
         string stream = DurableTestHost.StreamKey(prefix);
-        await host.Producer.EnqueueAsync(new TestJob(0));
-        await log.WaitUntilAsync(() => log.Completed == 1, "the warm-up job");
-        await Eventually.HoldsAsync(async () => await db.StreamLengthAsync(stream) == 0, "the warm-up job acknowledged");
-
-        var before = await CommandCallsAsync(client);
-        for (int n = 1; n <= Jobs; n++)
+        Dictionary<string, long> before = [];
+        for (int n = 0; n <= Jobs; n++)
         {
-            await host.Producer.EnqueueAsync(new TestJob(n));
-            await log.WaitUntilAsync(() => log.Completed == n + 1, $"job {n}", Prompt);
+            if (n == 1)
+            {
+                // Job 0 warmed up: the subscription is made and the round script loaded.
+                before = await CommandCallsAsync(client);
+            }
+
+            int job = n;
+            await host.Producer.EnqueueAsync(new TestJob(job));
+            await log.WaitUntilAsync(() => log.Runs.Count == job + 1, $"job {job} to start", Prompt);
+
+            // The job's own nudge taken while it runs (before, it asked for one more fetch, which the round that
+            // acknowledges the job, at the latest, made), then the job ends and its acknowledgement lands: no round of
+            // this cycle is left to share with the next cycle's.
+            await Wait.UntilAsync(() => store.NudgesTaken == job + 1, $"job {job}'s nudge taken");
+            gates[job].SetResult();
+            await log.WaitUntilAsync(() => log.Completed == job + 1, $"job {job} to end");
+            await Eventually.HoldsAsync(async () => (await db.StreamPendingAsync(stream, "workers")).PendingMessageCount == 0, $"job {job} acknowledged");
         }
 
-        await Eventually.HoldsAsync(async () => await db.StreamLengthAsync(stream) == 0, "every job acknowledged");
-
-        // Before, each job's own nudge woke its store for one more (empty) fetching round: about 2 reads a job.
+        // Before, each job's own nudge made its store fetch once more (an empty read): 2 reads a job.
         var after = await CommandCallsAsync(client);
         long reads = Delta(before, after, "xreadgroup");
         string figures = string.Create(CultureInfo.InvariantCulture, $"xreadgroup {reads}, exec {Delta(before, after, "exec")}, evalsha {Delta(before, after, "evalsha")} for {Jobs} jobs");
-        Assert.True(reads >= Jobs, figures);
-        Assert.True(reads <= Jobs + (Jobs / 4), figures);
+        Assert.True(reads >= Jobs && reads <= Jobs + (Jobs / 10), figures);
         Assert.All(Enumerable.Range(0, Jobs + 1), n => Assert.Equal(1, log.CallsOf(n)));
     }
 
@@ -121,7 +131,9 @@ public sealed class DurableNudgeTests(RedisServerFixture redis) : IClassFixture<
         await host.Producer.EnqueueAsync(new TestJob(1));
         await Eventually.HoldsAsync(async () => (await db.StreamPendingAsync(stream, "workers")).PendingMessageCount == 2, "job 1 in the prefetch");
 
-        // Stored by rounds that could not fetch (no room): their nudges are this host's cue once room is made.
+        // Stored by rounds that could not fetch (no room): their nudges count here (the full read that filled the
+        // prefetch also asks for another fetch, so this guards the outcome rather than isolating the nudge; the rule
+        // itself is OwnNudgeFilterTests').
         await host.Producer.EnqueueAsync(new TestJob(2));
         await host.Producer.EnqueueAsync(new TestJob(3));
         release.SetResult();
