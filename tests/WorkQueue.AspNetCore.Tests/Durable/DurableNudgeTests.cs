@@ -145,6 +145,30 @@ public sealed class DurableNudgeTests(RedisServerFixture redis) : IClassFixture<
         Assert.All(Enumerable.Range(0, 10), n => Assert.Equal(1, log.CallsOf(n)));
     }
 
+    [Fact]
+    public async Task ManyProducersOnTwoHosts_EveryJobRunsOnce_NoneWaitsForThePoll()
+    {
+        const int PerProducer = 100;
+        string prefix = DurableTestHost.NewPrefix();
+        var log = new JobLog();
+        await using var a = await DurableTestHost.StartAsync(redis.Server, log, prefix, "a", configureDurable: d => { d.PollInterval = LongPoll; d.Prefetch = 4; });
+        await using var b = await DurableTestHost.StartAsync(redis.Server, log, prefix, "b", configureDurable: d => { d.PollInterval = LongPoll; d.Prefetch = 4; });
+
+        // Small prefetches, so rounds read full batches and find the prefetch full as often as they read short ones:
+        // each host's own nudges race their rounds' replies in every order.
+        var producers = new[] { a, b }.SelectMany((host, h) => Enumerable.Range(0, 4).Select(p => Task.Run(async () =>
+        {
+            for (int i = 0; i < PerProducer; i++)
+            {
+                await host.Producer.EnqueueAsync(new TestJob((((h * 4) + p) * PerProducer) + i));
+            }
+        }))).ToArray();
+        await Task.WhenAll(producers);
+
+        await log.WaitUntilAsync(() => log.Completed == 8 * PerProducer, "every job, long before a poll", TimeSpan.FromSeconds(20));
+        Assert.All(Enumerable.Range(0, 8 * PerProducer), n => Assert.Equal(1, log.CallsOf(n)));
+    }
+
     private static void OneAtATime(WorkQueueOptions o)
     {
         o.MaxWorkers = 1;
