@@ -338,7 +338,8 @@ internal static class DurableScripts
     /// <summary>
     /// KEYS: stream, delayed, scheduled, recurring, ids, epoch. ARGV: group, consumer, capacity, nudge channel, fetch count (0: no
     /// fetch), promote limit, enqueue count n, keyed acknowledgement count m, key retention ms, finished-job retention ms
-    /// (0: no records), finished-job count cap, 1 to trim the ended-job lists now (else 0), then n payloads, their n specs,
+    /// (0: no records), finished-job count cap, 1 to trim the ended-job lists now (else 0), the nudge tag (the enqueuing
+    /// consumer and its round number, <c>{consumer}|{round}</c>), then n payloads, their n specs,
     /// their n idempotency keys (empty: none), m triples { key, job id, stream id } of completed entries that hold a key,
     /// then six per completed entry { stream id, job id ('' when the same), attempt, enqueued at, started at, '1' when a
     /// cancel reached it (else '') }. One turn of the store's loop in one call (one round trip, and under
@@ -375,7 +376,7 @@ internal static class DurableScripts
     /// </list>
     /// Returns { new ids, enqueue error or nil, acknowledgement error or nil, ms until the next delayed job is due or -1,
     /// {} (no longer used), promotion error or nil, epoch ('' without a fetch), Redis's time (Unix ms) }. Any enqueue
-    /// publishes a nudge, so consumers asleep until a later due time look again.
+    /// publishes a nudge, <c>{added}|{nudge tag}</c>, so consumers asleep until a later due time look again.
     /// </summary>
     public const string Round = Now + KeyHelpers + RecordHelpers + Epoch + GroupState + Unsettled + Trim + """
 
@@ -386,8 +387,8 @@ internal static class DurableScripts
         end
         local count, keyed, retention = tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9])
         local finished, maxFinished = tonumber(ARGV[10]), tonumber(ARGV[11])
-        local payloads, specs, keys = 12, 12 + count, 12 + 2 * count
-        local releases = 12 + 3 * count
+        local payloads, specs, keys = 13, 13 + count, 13 + 2 * count
+        local releases = 13 + 3 * count
         local acks = releases + 3 * keyed
         local ids, enqueueError = {}, false
         if count > 0 then
@@ -477,7 +478,9 @@ internal static class DurableScripts
               if name then redis.pcall('SET', name, id .. '|' .. (at or id)) end
             end
           end
-          if added > 0 then redis.pcall('PUBLISH', ARGV[4], added) end
+          -- '{added}|{tag}': the tag tells the publishing consumer which of its rounds this is (see OwnNudgeFilter);
+          -- every other consumer, of any version, fetches on any message.
+          if added > 0 then redis.pcall('PUBLISH', ARGV[4], added .. '|' .. ARGV[13]) end
         end
         local ackError = false
         if #ARGV > acks then

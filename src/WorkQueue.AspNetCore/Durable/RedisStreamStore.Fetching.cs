@@ -14,6 +14,8 @@ internal sealed partial class RedisStreamStore
     private const int PromoteLimit = 256;
 
     private volatile bool _nudged = true;
+    private readonly OwnNudgeFilter _ownNudges = new();
+    private long _nudgesTaken;
     private volatile bool _wantRoom;
     private bool _reclaimWaiting;
     private bool _moreWaiting;
@@ -89,6 +91,45 @@ internal sealed partial class RedisStreamStore
     {
         _nudged = true;
         Signal();
+    }
+
+    /// <summary>
+    /// Takes a message on the nudge channel: <c>{added}|{consumer}|{round}</c> from a round that enqueued (any other
+    /// message, from a retry, a requeue or an older version, nudges). This consumer's own nudge is skipped when the round
+    /// that published it already read everything (see <see cref="OwnNudgeFilter"/>); every other consumer's counts.
+    /// </summary>
+    private void OnNudgeMessage(RedisValue message)
+    {
+        if (!IsOwnNudge(message, ConsumerName, out long round) || _ownNudges.OnNudge(round))
+        {
+            OnNudged();
+        }
+
+        Interlocked.Increment(ref _nudgesTaken);
+    }
+
+    /// <summary>Gets how many messages on the nudge channel this consumer has taken (acted on or skipped); for tests.</summary>
+    internal long NudgesTaken => Volatile.Read(ref _nudgesTaken);
+
+    /// <summary>Gets the tag the round script appends to its nudge: this consumer and the round's number.</summary>
+    private string NudgeTag(long round) => string.Create(CultureInfo.InvariantCulture, $"{ConsumerName}|{round}");
+
+    /// <summary>Tells whether a nudge is <paramref name="consumer"/>'s own, and from which of its rounds.</summary>
+    internal static bool IsOwnNudge(RedisValue message, string consumer, out long round)
+    {
+        round = 0;
+        string? text = message;
+        if (text is null)
+        {
+            return false;
+        }
+
+        int first = text.IndexOf('|');
+        int last = text.LastIndexOf('|');
+        return first >= 0 && last > first
+            && text.AsSpan(first + 1, last - first - 1).SequenceEqual(consumer)
+            && long.TryParse(text.AsSpan(last + 1), NumberStyles.None, CultureInfo.InvariantCulture, out round)
+            && round > 0;
     }
 
     /// <summary>

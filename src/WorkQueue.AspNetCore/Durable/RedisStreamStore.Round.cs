@@ -25,9 +25,9 @@ internal sealed partial class RedisStreamStore
     /// <summary>
     /// The round script's arguments before the payloads (their specs and keys): group, consumer, capacity, nudge channel,
     /// fetch count, promote limit, payload count, keyed acknowledgement count, key retention (ms), finished-job retention
-    /// (ms), finished-job count cap, trim now (1 or 0).
+    /// (ms), finished-job count cap, trim now (1 or 0), nudge tag.
     /// </summary>
-    private const int RoundHeader = 12;
+    private const int RoundHeader = 13;
 
     /// <summary>The round script's arguments per completed entry: stream id, job id, attempt, enqueued at, started at, cancel asked.</summary>
     private const int AckFields = 6;
@@ -106,6 +106,26 @@ internal sealed partial class RedisStreamStore
             }
         }
 
+        long nudgeRound = enqueues is null ? 0 : _ownNudges.NextRound();
+        args[12] = nudgeRound == 0 ? RedisValue.EmptyString : NudgeTag(nudgeRound);
+        bool fetchedAll = false;
+        try
+        {
+            return RunRound(db, args, enqueues, completed, room, now, trim, ref fetchedAll);
+        }
+        finally
+        {
+            // Whatever became of the round (a failure, a reply never read: needed), its nudge is settled here.
+            if (nudgeRound != 0 && _ownNudges.Resolve(nudgeRound, fetchedAll))
+            {
+                OnNudged();
+            }
+        }
+    }
+
+    /// <summary>Sends the round and settles its parts; <paramref name="fetchedAll"/> tells whether its read took every undelivered entry.</summary>
+    private bool RunRound(IDatabase db, RedisValue[] args, List<PendingEnqueue>? enqueues, List<DurableEntry>? completed, int room, long now, bool trim, ref bool fetchedAll)
+    {
         RedisResult[] result;
         var sent = _clock.Start();
         StreamEntry[]? read = null;
@@ -161,6 +181,8 @@ internal sealed partial class RedisStreamStore
 
         if (room > 0)
         {
+            // Read after this round's adds, in the same MULTI/EXEC: a read short of the room took every undelivered entry.
+            fetchedAll = fetchError is null && read is not null && read.Length < room;
             FinishFetch(room, now, result[3], read ?? [], (string?)result[6] ?? string.Empty, fetchError);
         }
 

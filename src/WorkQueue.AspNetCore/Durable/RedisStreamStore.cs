@@ -336,7 +336,7 @@ internal sealed partial class RedisStreamStore : IJobStore
         try
         {
             var subscriber = db.Multiplexer.GetSubscriber();
-            subscriber.Subscribe(Keys.Nudge, (_, _) => OnNudged());
+            subscriber.Subscribe(Keys.Nudge, (_, message) => OnNudgeMessage(message));
             subscriber.Subscribe(Keys.Cancel, (_, message) => OnCancelMessage(message));
             _subscribed = true;
         }

@@ -73,7 +73,7 @@ public sealed class DurableEndedRecordTests(RedisServerFixture redis, ITestOutpu
         var result = (RedisResult[])(await db.ScriptEvaluateAsync(
             DurableScripts.Round,
             [keys.Stream, keys.Delayed, keys.Scheduled, keys.Recurring, keys.Ids, keys.Epoch],
-            [RedisStreamKeys.Group, "c", 1_000, keys.NudgeName, 0, 256, 0, 0, 0, 60_000, 10_000, 1]))!;
+            [RedisStreamKeys.Group, "c", 1_000, keys.NudgeName, 0, 256, 0, 0, 0, 60_000, 10_000, 1, string.Empty]))!;
 
         Assert.True(result[2].IsNull, $"The acknowledgement part failed: {result[2]}.");
         Assert.Equal(["new-C", "new-D", "new-S", "orphan-new"], (await db.HashKeysAsync(keys.EndedRecords)).Select(k => (string)k!).Order());
@@ -228,7 +228,7 @@ public sealed class DurableEndedRecordTests(RedisServerFixture redis, ITestOutpu
         Assert.Equal(Jobs, read.Length);
         await client.GetServer(client.GetEndPoints()[0]).ConfigResetStatisticsAsync();
 
-        var args = new List<RedisValue> { RedisStreamKeys.Group, "c", 1_000, keys.NudgeName, 0, 256, 0, 0, 0, 600_000, 10_000, 0 };
+        var args = new List<RedisValue> { RedisStreamKeys.Group, "c", 1_000, keys.NudgeName, 0, 256, 0, 0, 0, 600_000, 10_000, 0, string.Empty };
         args.AddRange(read.SelectMany(e => new RedisValue[] { e.Id, string.Empty, 1, 0, 1_700_000_000_000, string.Empty }));
         var result = (RedisResult[])(await db.ScriptEvaluateAsync(DurableScripts.Round, [keys.Stream, keys.Delayed, keys.Scheduled, keys.Recurring, keys.Ids, keys.Epoch], [.. args]))!;
 

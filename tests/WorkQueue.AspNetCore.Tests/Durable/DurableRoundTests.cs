@@ -237,7 +237,7 @@ public sealed class DurableRoundTests(RedisServerFixture redis) : IClassFixture<
 
         // A full batch of 16 KiB payloads (4 MiB) and a full batch of acknowledgements, with the default prefetch's fetch.
         // Each success recorded (finished-job retention 1 minute) and the ended-job lists trimmed in the same call.
-        var args = new List<RedisValue> { RedisStreamKeys.Group, "c", 1_000_000, keys.NudgeName, Prefetch, 256, batch, 0, 0, 60_000, 10_000, 1 };
+        var args = new List<RedisValue> { RedisStreamKeys.Group, "c", 1_000_000, keys.NudgeName, Prefetch, 256, batch, 0, 0, 60_000, 10_000, 1, "c|1" };
         args.AddRange(Enumerable.Repeat((RedisValue)payload, batch));
         args.AddRange(Enumerable.Repeat((RedisValue)string.Empty, batch));
         args.AddRange(Enumerable.Repeat((RedisValue)string.Empty, batch));
