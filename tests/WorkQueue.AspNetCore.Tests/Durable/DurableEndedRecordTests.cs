@@ -259,7 +259,7 @@ public sealed class DurableEndedRecordTests(RedisServerFixture redis, ITestOutpu
 
         // The store puts a round's acknowledgements back when its reply is lost (RedisStreamStore.Round.cs) and sends
         // them again: the second run finds the entry acknowledged and the live record merged and gone.
-        RedisValue[] args = [RedisStreamKeys.Group, "c", 1_000, keys.NudgeName, 0, 256, 0, 0, 0, 600_000, 10_000, 0, id, string.Empty, 2, 0, 1_700_000_000_000, string.Empty];
+        RedisValue[] args = [RedisStreamKeys.Group, "c", 1_000, keys.NudgeName, 0, 256, 0, 0, 0, 600_000, 10_000, 0, string.Empty, id, string.Empty, 2, 0, 1_700_000_000_000, string.Empty];
         RedisKey[] roundKeys = [keys.Stream, keys.Delayed, keys.Scheduled, keys.Recurring, keys.Ids, keys.Epoch];
         var first = (RedisResult[])(await db.ScriptEvaluateAsync(DurableScripts.Round, roundKeys, args))!;
         Assert.True(first[2].IsNull, $"The acknowledgement part failed: {first[2]}.");
@@ -297,7 +297,7 @@ public sealed class DurableEndedRecordTests(RedisServerFixture redis, ITestOutpu
         var result = (RedisResult[])(await db.ScriptEvaluateAsync(
             DurableScripts.Round,
             [keys.Stream, keys.Delayed, keys.Scheduled, keys.Recurring, keys.Ids, keys.Epoch],
-            [RedisStreamKeys.Group, "slow", 1_000, keys.NudgeName, 0, 256, 0, 0, 0, 600_000, 10_000, 0, id, string.Empty, 1, 0, 1_700_000_000_000, string.Empty]))!;
+            [RedisStreamKeys.Group, "slow", 1_000, keys.NudgeName, 0, 256, 0, 0, 0, 600_000, 10_000, 0, string.Empty, id, string.Empty, 1, 0, 1_700_000_000_000, string.Empty]))!;
         Assert.True(result[2].IsNull, $"The acknowledgement part failed: {result[2]}.");
 
         var status = (RedisResult[])(await db.ScriptEvaluateAsync(DurableScripts.Status, [keys.Stream, keys.Delayed, keys.Scheduled], [RedisStreamKeys.Group, id]))!;
