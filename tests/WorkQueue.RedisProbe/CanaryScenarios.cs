@@ -62,6 +62,14 @@ internal static class CanaryScenarios
             }
 
             var health = canary.GetHealth();
+
+            // The canary logs its warning right after it marks the pool starving: wait for the line, not for luck.
+            var logged = Stopwatch.StartNew();
+            while (warnings.Starving == 0 && logged.Elapsed < Generous)
+            {
+                Thread.Sleep(20);
+            }
+
             ProbeReport.Write("canary.starving", health.IsStarving);
             ProbeReport.Write("canary.seenAfterMs", watch.ElapsedMilliseconds);
             ProbeReport.Write("canary.lagMs", (long)health.Lag.TotalMilliseconds);
@@ -77,7 +85,14 @@ internal static class CanaryScenarios
             Thread.Sleep(20);
         }
 
-        ProbeReport.Write("canary.recovered", !canary.GetHealth().IsStarving);
+        bool recovered = !canary.GetHealth().IsStarving;
+        var recoveryLogged = Stopwatch.StartNew();
+        while (recovered && warnings.Recovered == 0 && recoveryLogged.Elapsed < Generous)
+        {
+            Thread.Sleep(20);
+        }
+
+        ProbeReport.Write("canary.recovered", recovered);
         ProbeReport.Write("canary.recoveredLogs", warnings.Recovered);
         return 0;
     }
