@@ -282,18 +282,21 @@ public sealed class DurableTrimTests(RedisServerFixture redis) : IClassFixture<R
     // included. Each test: a consumer that never reports back holds job -1 (holding the trim back), jobs -2 and -3 are
     // completed and wait for the trim; the host, paused once job 1 runs, stores job 2 without fetching it.
 
+    // Every job fails, once the gate opens: the scene is arranged first (job 1 running, job 2 stored behind it).
+    private static JobLog FailingOnceOpened(Task gate) => new()
+    {
+        Behavior = async (job, _, _) =>
+        {
+            await gate;
+            throw new InvalidOperationException("job " + job.N + " fails");
+        },
+    };
+
     [Fact]
     public async Task EnqueueAsync_AfterARetryAheadOfQueuedEntries_RoomAndDepthStayExact()
     {
         var gate = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
-        var log = new JobLog
-        {
-            Behavior = async (job, _, _) =>
-            {
-                await gate.Task;
-                throw new InvalidOperationException("job " + job.N + " fails");
-            },
-        };
+        var log = FailingOnceOpened(gate.Task);
         await using var scene = await LagSceneAsync(log, capacity: 4, o =>
         {
             o.Retry.MaxAttempts = 2;
@@ -311,14 +314,7 @@ public sealed class DurableTrimTests(RedisServerFixture redis) : IClassFixture<R
     public async Task EnqueueAsync_AfterADeadLetterAheadOfQueuedEntries_RoomAndDepthStayExact()
     {
         var gate = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
-        var log = new JobLog
-        {
-            Behavior = async (job, _, _) =>
-            {
-                await gate.Task;
-                throw new InvalidOperationException("job " + job.N + " fails");
-            },
-        };
+        var log = FailingOnceOpened(gate.Task);
         await using var scene = await LagSceneAsync(log, capacity: 3, o => o.Retry.MaxAttempts = 1);
         gate.SetResult();
         await Eventually.HoldsAsync(async () => await scene.Db.StreamLengthAsync(DurableTestHost.DeadKey(scene.Prefix)) == 1, "job 1 dead-lettered");
