@@ -44,6 +44,8 @@ import sys
 from pathlib import Path
 
 THREADS_RE = re.compile(r"threadpool threads=(\d+) pending=(\d+)")
+# compare.sh --warmup writes this line into the app log as the measured load starts.
+MEASURED_MARK = "--- compare.sh: the measured load starts ---"
 
 
 def percentile(sorted_values: list[float], p: float) -> float:
@@ -194,9 +196,14 @@ def analyze_wrk(path: Path) -> dict:
 
 
 def analyze_threads(path: Path) -> dict:
+    """Thread-pool samples in an app log, from the measured load's start when a warm-up came before it."""
     peak, peak_pending, samples = None, None, 0
     if path.exists():
-        for m in THREADS_RE.finditer(path.read_text(encoding="utf-8", errors="replace")):
+        text = path.read_text(encoding="utf-8", errors="replace")
+        mark = text.find(MEASURED_MARK)
+        if mark >= 0:
+            text = text[mark + len(MEASURED_MARK):]
+        for m in THREADS_RE.finditer(text):
             samples += 1
             t, p = int(m.group(1)), int(m.group(2))
             peak = t if peak is None else max(peak, t)
@@ -413,6 +420,14 @@ def report(args) -> int:
         lines.append(f"- completed samples per second: {compress(load.get('per_second', []))}")
         lines.append(f"- thread pool: peak {fmt(threads.get('peak_threads'))} threads, peak pending "
                      f"{fmt(threads.get('peak_pending'))} work items ({threads.get('samples', 0)} samples)")
+        if int(meta.get("warmup_s", "0") or 0):
+            w_drain = meta.get("warmup_drain_s", "?")
+            lines.append(f"- warm-up: {meta['warmup_s']} s of the same load before the measured one (files in `warmup/`; "
+                         f"tool exit {meta.get('warmup_rc', '?')}): Redis accepted {meta.get('warmup_accepted', '?')}, "
+                         f"completed {meta.get('warmup_completed', '?')}, repeats {meta.get('warmup_repeats', '?')}, effects "
+                         f"done {w_drain if w_drain in ('stuck', 'n/a') or w_drain.startswith('>') else w_drain + ' s'} after it. "
+                         "Every figure above is the measured load's (Redis counters minus their values at its start, CPU "
+                         "from its start) except 'lost' and the orders scanned, which cover the warm-up's orders too")
         lines.append(f"- app ready {meta.get('app_ready_s', '?')} s after start; load ran "
                      f"{meta.get('load_s', '?')} s (tool exit {meta.get('load_rc', '?')}); app held no client "
                      f"connection {meta.get('server_idle_s', '?')} s after the load; app stopped "

@@ -17,6 +17,11 @@
 #   --tool jmeter|wrk     load generator [TOOL, default jmeter]
 #   -c, --threads N       concurrent clients: JMeter threads / wrk connections [THREADS, default 200]
 #   -d, --duration S      seconds of load per mode [DURATION, default 60]
+#   --warmup S            before the measured load, S seconds of the same load (same tool and settings, other order ids)
+#                         against the same app and Redis, then a wait until its effects are done; the report covers
+#                         the measured load only. For the steady state: the JIT compiles for the first ~25 s of load,
+#                         which a service running for minutes no longer pays. Naive mode's cold-start story (its first
+#                         callbacks meet a cold Redis connection) needs the default [WARMUP, default 0 = no warm-up]
 #   --rate N              new (valid, first-time) callbacks offered per second, duplicates and bad signatures on top;
 #                         JMeter only (Precise Throughput Timer); 0 = closed loop [RATE, default 3000]
 #   --latency MS          PayCallback:ProviderLatencyMs, the legacy SMS/delivery block [PROVIDER_LATENCY_MS, default 20]
@@ -25,7 +30,7 @@
 #                         wait for or verify, so its 'effects done' and 'lost' are n/a)
 #   --dup-percent N       share of duplicate callbacks [DUP_PERCENT, default 5]
 #   --bad-sig-percent N   share of new callbacks sent with a bad signature (expected 401; JMeter only) [BAD_SIG_PERCENT, default 3]
-#   --kill-at S           Durable mode: SIGKILL the app S seconds after the first accepted callback and start it again at once on the same
+#   --kill-at S           Durable mode: SIGKILL the app S seconds after the measured load's first accepted callback and start it again at once on the same
 #                         port; the report says when it answered again and what was repeated or lost [KILL_AT, default 0 = no kill]
 #   --drain-cap S         give up waiting for the effects after S seconds [DRAIN_CAP, default 300]
 #   --stuck-after S       ... or once nothing has moved for S seconds with the app idle (no client connection, no
@@ -39,8 +44,13 @@
 # For each mode: a fresh redis-server on a free loopback port, the app (Release build, built once up front) on another
 # free loopback port with PayCallback__DiagnosticsIntervalMs=1000 and its log in a file, a wait until /health/live
 # answers, then the load at once: no warm-up request, so Naive mode's first callbacks meet its cold Redis connection
-# (Queue and Durable modes warm Redis before they listen, as designed). Redis's counters are sampled every second from
-# the start of the load (effects.tsv). After the load: poll Redis every 0.5 s until pay:stats:completed >=
+# (Queue and Durable modes warm Redis before they listen, as designed). With --warmup S, first S s of the same load
+# (files in <mode>/warmup/, run id with a 'w' so its orders differ from the measured ones) and the same wait for its
+# effects as below (bounded by --drain-cap and --stuck-after), then the measured load: its CPU, latency, goodput and
+# Redis counters (accepted, completed, repeats, effects.tsv: minus their values when it starts) leave the warm-up out;
+# only 'lost' (a scan of every order) also covers the warm-up's orders. compare.sh writes <mode>/measured-load.start
+# (the time in ms) as the measured load starts (profile.sh waits for it). Redis's counters are sampled every second
+# from the start of the measured load (effects.tsv). After the load: poll Redis every 0.5 s until pay:stats:completed >=
 # pay:stats:accepted (Durable mode may complete a job whose callback was never answered: a kill between the XADD and
 # the answer), then count the accepted callbacks whose effects are incomplete (verify.lua, a scan of every order: the
 # "lost" column) and stop the app (SIGINT, SIGKILL after 20 s) and Redis.
@@ -56,6 +66,7 @@ command_line=${command_line% }
 TOOL=${TOOL:-jmeter}
 THREADS=${THREADS:-200}
 DURATION=${DURATION:-60}
+WARMUP=${WARMUP:-0}
 RATE=${RATE:-3000}
 BAD_SIG_PERCENT=${BAD_SIG_PERCENT:-3}
 KILL_AT=${KILL_AT:-0}
@@ -79,6 +90,7 @@ while [ $# -gt 0 ]; do
     --tool) TOOL=${2:?}; shift 2 ;;
     -c|--threads) THREADS=${2:?}; shift 2 ;;
     -d|--duration) DURATION=${2:?}; shift 2 ;;
+    --warmup) WARMUP=${2:?}; shift 2 ;;
     --rate) RATE=${2:?}; shift 2 ;;
     --bad-sig-percent) BAD_SIG_PERCENT=${2:?}; shift 2 ;;
     --kill-at) KILL_AT=${2:?}; shift 2 ;;
@@ -95,10 +107,11 @@ while [ $# -gt 0 ]; do
 done
 
 case $TOOL in jmeter|wrk) ;; *) die "--tool must be jmeter or wrk" ;; esac
-for n in THREADS DURATION RATE PROVIDER_LATENCY_MS DUP_PERCENT BAD_SIG_PERCENT KILL_AT DRAIN_CAP STUCK_AFTER; do
+for n in THREADS DURATION WARMUP RATE PROVIDER_LATENCY_MS DUP_PERCENT BAD_SIG_PERCENT KILL_AT DRAIN_CAP STUCK_AFTER; do
   [[ ${!n} =~ ^[0-9]+$ ]] || die "$n must be a non-negative integer (got '${!n}')"
 done
 [ "$THREADS" -ge 1 ] && [ "$DURATION" -ge 2 ] || die "need at least 1 thread and 2 seconds"
+[ "$WARMUP" = 0 ] || [ "$WARMUP" -ge 2 ] || die "--warmup must be 0 (none) or at least 2 seconds"
 for m in $MODES; do case $m in Naive|Queue|Durable|Bare) ;; *) die "unknown mode '$m' (Naive, Queue, Durable or Bare)" ;; esac; done
 [ "$DUP_PERCENT" -lt 100 ] && [ "$BAD_SIG_PERCENT" -lt 100 ] || die "--dup-percent and --bad-sig-percent must be under 100"
 [ "$KILL_AT" = 0 ] || [ "$KILL_AT" -lt "$DURATION" ] || die "--kill-at must be within the load (under --duration)"
@@ -259,11 +272,81 @@ start_app() {  # mode log
   die "[$1] the app did not answer /health/live within 60 s (see $2)"
 }
 
-# Redis's counters every second, from the start of the load until the drain is over: ms accepted completed.
-sample_counters() {  # file
+# Redis's counters every second, from the start of the load until the drain is over: ms accepted completed, each
+# minus its value when the load started (a warm-up's counts are not the measured load's).
+sample_counters() {  # file accepted0 completed0
   while :; do
-    printf '%s %s %s\n' "$(now_ms)" "$(counter pay:stats:accepted)" "$(counter pay:stats:completed)" >> "$1"
+    printf '%s %s %s\n' "$(now_ms)" "$(( $(counter pay:stats:accepted) - $2 ))" "$(( $(counter pay:stats:completed) - $3 ))" >> "$1"
     sleep 1
+  done
+}
+
+# The load tool in the background ($load_pid), writing its files into a directory.
+start_load() {  # dir duration run-id
+  if [ "$TOOL" = jmeter ]; then
+    # CSV JTL with JMeter's default columns (what its HTML dashboard needs) and a header line.
+    JVM_ARGS=${JVM_ARGS:-"-Xms256m -Xmx1g"} timeout --kill-after=15 $(($2 + RESPONSE_TIMEOUT_MS / 1000 + 240)) \
+      "$JMETER" -n -t "$here/paycallback.jmx" -l "$1/load.jtl" -j "$1/jmeter.log" \
+      -Jhost=127.0.0.1 -Jport="$app_port" -Jthreads="$THREADS" -Jrampup="$RAMPUP" -Jloops=-1 -Jduration="$2" \
+      $([ "$samples_rate" = 0 ] || echo "-Jrate=$samples_rate") \
+      -JsigningKey="$SIGNING_KEY" -JdupPercent="$DUP_PERCENT" -JbadSigPercent="$BAD_SIG_PERCENT" -JrunId="$3" \
+      -JconnectTimeout=$CONNECT_TIMEOUT_MS -JresponseTimeout=$RESPONSE_TIMEOUT_MS \
+      -Jsummariser.interval=10 \
+      -Jjmeter.save.saveservice.output_format=csv \
+      -Jjmeter.save.saveservice.print_field_names=true \
+      -Jjmeter.save.saveservice.timestamp_format=ms \
+      >"$1/jmeter.out" 2>&1 &
+  else
+    local wrk_threads; wrk_threads=$(nproc); [ "$wrk_threads" -le "$THREADS" ] || wrk_threads=$THREADS
+    PAYCALLBACK_SIGNING_KEY="$SIGNING_KEY" PC_RUN_ID="$3" \
+      timeout --kill-after=15 $(($2 + 60)) \
+      wrk -t "$wrk_threads" -c "$THREADS" -d "${2}s" --timeout "$((RESPONSE_TIMEOUT_MS / 1000))s" \
+      -s "$here/sign.lua" "http://127.0.0.1:$app_port" -- "" "$DUP_PERCENT" >"$1/wrk.out" 2>&1 &
+  fi
+  load_pid=$!
+}
+
+# Until every accepted callback's effects are done (Redis's counters, whatever load they came from). The app may still
+# be working on requests the load tool gave up on (wrk stops without waiting; a stalled Naive app answers long after),
+# so "done" also needs the app to hold no client connection any more (none established or half-closed on its port),
+# and two such polls in a row. Sets drain (seconds after the load's end, ">cap" or "stuck"), server_idle, accepted and
+# completed (Redis's counters as they are). Bare mode: only the requests still in flight (up to 10 s).
+wait_effects() {  # load-end-ms label
+  local t busy equal_since="" equal_value="" last_seen="" last_change=$1
+  drain=">$DRAIN_CAP" server_idle="" accepted=0 completed=0
+  if [ "$mode" = Bare ]; then
+    # No post-payment work: nothing to wait for but the requests still in flight (up to 10 s).
+    for _ in $(seq 1 40); do server_busy || break; sleep 0.25; done
+    accepted=$(counter pay:stats:accepted); completed=$accepted drain="n/a" server_idle=$(seconds_since "$1")
+    return 0
+  fi
+  echo "compare.sh: [$2] waiting (up to ${DRAIN_CAP}s) for pay:stats:completed >= pay:stats:accepted" >&2
+  while :; do
+    t=$(now_ms)
+    busy=0; server_busy && busy=1
+    [ "$busy" = 1 ] || [ -n "$server_idle" ] || server_idle=$(python3 -c "import sys; print(f'{max(0, int(sys.argv[1]) - int(sys.argv[2])) / 1000:.1f}')" "$t" "$1")
+    accepted=$(counter pay:stats:accepted); completed=$(counter pay:stats:completed)
+    if [ "$accepted/$completed" != "$last_seen" ]; then last_seen="$accepted/$completed" last_change=$t; fi
+    if [ "$busy" = 0 ] && [ "$completed" -ge "$accepted" ]; then
+      # Counters level twice in a row; after a kill, completions of never-answered callbacks can make them level
+      # early, so the scan of the accepted orders must agree too.
+      if [ -n "$equal_since" ] && [ "$equal_value" = "$accepted" ] && { [ "$killed" = 0 ] || [ "$(verify | sed -n 2p)" = 0 ]; }; then
+        drain=$(python3 -c "import sys; print(f'{max(0, int(sys.argv[1]) - int(sys.argv[2])) / 1000:.1f}')" "$equal_since" "$1")
+        break
+      fi
+      equal_since=$t equal_value=$accepted
+    else
+      equal_since="" equal_value=""
+    fi
+    [ $(( ($(now_ms) - $1) / 1000 )) -lt "$DRAIN_CAP" ] || break
+    if [ "$STUCK_AFTER" -gt 0 ] && [ "$busy" = 0 ] && [ $(( (t - last_change) / 1000 )) -ge "$STUCK_AFTER" ] \
+      && [ "$(grep -o 'pending=[0-9]*' "$dir/app.log" | tail -n 1)" = pending=0 ]; then
+      drain="stuck"
+      echo "compare.sh: [$2] no progress for ${STUCK_AFTER}s with the app idle: $((accepted - completed)) accepted callbacks will never complete" >&2
+      break
+    fi
+    kill -0 "$app_pid" 2>/dev/null || { echo "compare.sh: [$2] the app is gone; effects cannot complete" >&2; break; }
+    sleep 0.5
   done
 }
 
@@ -286,7 +369,7 @@ run_id=$(python3 -c 'import time; n=int(time.time()); d="0123456789abcdefghijklm
 while n: n, r = divmod(n, 36); s = d[r] + s
 print(s)')
 
-echo "compare.sh: tool=$TOOL threads=$THREADS duration=${DURATION}s latency=${PROVIDER_LATENCY_MS}ms modes='$MODES' -> $run_dir" >&2
+echo "compare.sh: tool=$TOOL threads=$THREADS duration=${DURATION}s warmup=${WARMUP}s latency=${PROVIDER_LATENCY_MS}ms modes='$MODES' -> $run_dir" >&2
 
 mode_dirs=()
 for mode in $MODES; do
@@ -298,7 +381,7 @@ for mode in $MODES; do
     echo "mode=$mode"; echo "tool=$TOOL"; echo "threads=$THREADS"; echo "duration_s=$DURATION"
     echo "rampup_s=$([ "$TOOL" = jmeter ] && echo "$RAMPUP" || echo 0)"; echo "provider_latency_ms=$PROVIDER_LATENCY_MS"; echo "drain_cap_s=$DRAIN_CAP"; echo "stuck_after_s=$STUCK_AFTER"
     echo "rate=$RATE"; echo "samples_rate=$samples_rate"; echo "dup_percent=$DUP_PERCENT"; echo "bad_sig_percent=$BAD_SIG_PERCENT"
-    echo "kill_at_s=$([ "$mode" = Durable ] && echo "$KILL_AT" || echo 0)"
+    echo "kill_at_s=$([ "$mode" = Durable ] && echo "$KILL_AT" || echo 0)"; echo "warmup_s=$WARMUP"
   } > "$meta"
 
   # Redis: fresh, empty, loopback only, no persistence.
@@ -315,43 +398,50 @@ for mode in $MODES; do
   start_ms=$(now_ms)
   start_app "$mode" "$dir/app.log"
   echo "app_ready_s=$(seconds_since "$start_ms")" >> "$meta"
+  # The warm-up: the same load for WARMUP s with its own run id (other orders), its files in warmup/, then the same
+  # wait for its effects. The measured load's counters are taken relative to Redis's counters after it.
+  killed=0 accepted0=0 completed0=0 repeats0=0
+  if [ "$WARMUP" -gt 0 ]; then
+    mkdir -p "$dir/warmup"
+    echo "compare.sh: [$mode] warm-up: $TOOL, $THREADS clients, ${WARMUP}s" >&2
+    sample_counters "$dir/warmup/effects.tsv" 0 0 & sampler_pid=$!
+    set +e
+    start_load "$dir/warmup" "$WARMUP" "$run_id${mode:0:1}w"
+    wait "$load_pid"; warmup_rc=$?
+    load_pid=""
+    set -e
+    warmup_end=$(now_ms)
+    [ "$warmup_rc" = 0 ] || echo "compare.sh: [$mode] the warm-up's load tool exited with $warmup_rc (see $dir/warmup)" >&2
+    wait_effects "$warmup_end" "$mode warm-up"
+    stop_bg sampler_pid
+    [ "$mode" = Bare ] || case $drain in
+      ">"*|stuck) echo "compare.sh: [$mode] the warm-up's effects are not all done ($((accepted - completed)) left); measuring anyway" >&2 ;;
+    esac
+    accepted0=$(counter pay:stats:accepted) completed0=$(counter pay:stats:completed)
+    repeats0=$(( $(counter pay:stats:repeats:sms) + $(counter pay:stats:repeats:delivery) ))
+    { echo "warmup_rc=$warmup_rc"; echo "warmup_drain_s=$drain"; echo "warmup_accepted=$accepted0"; echo "warmup_completed=$completed0"
+      echo "warmup_repeats=$repeats0"; } >> "$meta"
+    echo "compare.sh: [$mode] warm-up: accepted=$accepted0 completed=$completed0 effects done after: $drain s" >&2
+    # analyze.py counts the app's thread-pool samples from here on.
+    echo "--- compare.sh: the measured load starts ---" >> "$dir/app.log"
+  fi
   echo "loadavg_before=$(loadavg)" >> "$meta"
 
-  # The load, at once (no warm-up request).
+  # The measured load, at once (no warm-up request unless --warmup).
   echo "compare.sh: [$mode] load: $TOOL, $THREADS clients, ${DURATION}s" >&2
   load_start=$(now_ms)
+  echo "$load_start" > "$dir/measured-load.start"
   cpu_app0=$(cpu_of "$app_pid") cpu_redis0=$(cpu_of "$redis_pid")
-  sample_counters "$dir/effects.tsv" & sampler_pid=$!
+  sample_counters "$dir/effects.tsv" "$accepted0" "$completed0" & sampler_pid=$!
   set +e
-  if [ "$TOOL" = jmeter ]; then
-    # CSV JTL with JMeter's default columns (what its HTML dashboard needs) and a header line.
-    JVM_ARGS=${JVM_ARGS:-"-Xms256m -Xmx1g"} timeout --kill-after=15 $((DURATION + RESPONSE_TIMEOUT_MS / 1000 + 240)) \
-      "$JMETER" -n -t "$here/paycallback.jmx" -l "$dir/load.jtl" -j "$dir/jmeter.log" \
-      -Jhost=127.0.0.1 -Jport="$app_port" -Jthreads="$THREADS" -Jrampup="$RAMPUP" -Jloops=-1 -Jduration="$DURATION" \
-      $([ "$samples_rate" = 0 ] || echo "-Jrate=$samples_rate") \
-      -JsigningKey="$SIGNING_KEY" -JdupPercent="$DUP_PERCENT" -JbadSigPercent="$BAD_SIG_PERCENT" -JrunId="$run_id${mode:0:1}" \
-      -JconnectTimeout=$CONNECT_TIMEOUT_MS -JresponseTimeout=$RESPONSE_TIMEOUT_MS \
-      -Jsummariser.interval=10 \
-      -Jjmeter.save.saveservice.output_format=csv \
-      -Jjmeter.save.saveservice.print_field_names=true \
-      -Jjmeter.save.saveservice.timestamp_format=ms \
-      >"$dir/jmeter.out" 2>&1 &
-  else
-    wrk_threads=$(nproc); [ "$wrk_threads" -le "$THREADS" ] || wrk_threads=$THREADS
-    PAYCALLBACK_SIGNING_KEY="$SIGNING_KEY" PC_RUN_ID="$run_id${mode:0:1}" \
-      timeout --kill-after=15 $((DURATION + 60)) \
-      wrk -t "$wrk_threads" -c "$THREADS" -d "${DURATION}s" --timeout "$((RESPONSE_TIMEOUT_MS / 1000))s" \
-      -s "$here/sign.lua" "http://127.0.0.1:$app_port" -- "" "$DUP_PERCENT" >"$dir/wrk.out" 2>&1 &
-  fi
-  load_pid=$!
+  start_load "$dir" "$DURATION" "$run_id${mode:0:1}"
   echo "0 0" > "$dir/loadgen.cpu"; track_cpu "$load_pid" "$dir/loadgen.cpu" & cpu_tracker_pid=$!
-  killed=0
   if [ "$mode" = Durable ] && [ "$KILL_AT" -gt 0 ]; then
     # A crash mid-load: SIGKILL (no shutdown code runs) KILL_AT s after the first accepted callback (the load tool
     # takes a few seconds to start sending), then the same app started again on the same port.
     first_ms=""
     while kill -0 "$load_pid" 2>/dev/null && [ -z "$first_ms" ]; do
-      [ "$(counter pay:stats:accepted)" = 0 ] || first_ms=$(now_ms)
+      [ "$(counter pay:stats:accepted)" -le "$accepted0" ] || first_ms=$(now_ms)
       sleep 0.1
     done
     while kill -0 "$load_pid" 2>/dev/null && [ -n "$first_ms" ] && [ $(( $(now_ms) - first_ms )) -lt $((KILL_AT * 1000)) ]; do sleep 0.1; done
@@ -362,7 +452,7 @@ for mode in $MODES; do
       echo "compare.sh: [$mode] killed the app (SIGKILL) $(python3 -c "import sys; print(f'{(int(sys.argv[1]) - int(sys.argv[2])) / 1000:.1f}')" "$kill_ms" "$first_ms") s after the first accepted callback; starting it again" >&2
       echo "--- compare.sh: SIGKILL here; the app starts again ---" >> "$dir/app.log"
       { echo "killed_at_s=$(python3 -c "import sys; print(f'{(int(sys.argv[1]) - int(sys.argv[2])) / 1000:.1f}')" "$kill_ms" "$first_ms")"; echo "killed_at_ms=$kill_ms"
-        echo "killed_accepted=$(counter pay:stats:accepted)"; echo "killed_completed=$(counter pay:stats:completed)"; } >> "$meta"
+        echo "killed_accepted=$(( $(counter pay:stats:accepted) - accepted0 ))"; echo "killed_completed=$(( $(counter pay:stats:completed) - completed0 ))"; } >> "$meta"
       start_app "$mode" "$dir/app.log"
       echo "restarted_after_s=$(seconds_since "$kill_ms")" >> "$meta"
       killed=1
@@ -382,44 +472,11 @@ for mode in $MODES; do
   [ "$load_rc" = 0 ] || echo "compare.sh: [$mode] the load tool exited with $load_rc (see $dir)" >&2
   kill -0 "$app_pid" 2>/dev/null || echo "compare.sh: [$mode] the app died during the load (see $dir/app.log)" >&2
 
-  # Until every accepted callback's effects are done. The app may still be working on requests the load tool gave up
-  # on (wrk stops without waiting; a stalled Naive app answers long after), so "done" also needs the app to hold no
-  # client connection any more (none established or half-closed on its port), and two such polls in a row.
-  [ "$mode" = Bare ] || echo "compare.sh: [$mode] waiting (up to ${DRAIN_CAP}s) for pay:stats:completed >= pay:stats:accepted" >&2
-  drain=">$DRAIN_CAP" server_idle="" equal_since="" equal_value="" accepted=0 completed=0
-  last_seen="" last_change=$load_end
-  while [ "$mode" != Bare ]; do
-    t=$(now_ms)
-    busy=0; server_busy && busy=1
-    [ "$busy" = 1 ] || [ -n "$server_idle" ] || server_idle=$(python3 -c "import sys; print(f'{max(0, int(sys.argv[1]) - int(sys.argv[2])) / 1000:.1f}')" "$t" "$load_end")
-    accepted=$(counter pay:stats:accepted); completed=$(counter pay:stats:completed)
-    if [ "$accepted/$completed" != "$last_seen" ]; then last_seen="$accepted/$completed" last_change=$t; fi
-    if [ "$busy" = 0 ] && [ "$completed" -ge "$accepted" ]; then
-      # Counters level twice in a row; after a kill, completions of never-answered callbacks can make them level
-      # early, so the scan of the accepted orders must agree too.
-      if [ -n "$equal_since" ] && [ "$equal_value" = "$accepted" ] && { [ "$killed" = 0 ] || [ "$(verify | sed -n 2p)" = 0 ]; }; then
-        drain=$(python3 -c "import sys; print(f'{max(0, int(sys.argv[1]) - int(sys.argv[2])) / 1000:.1f}')" "$equal_since" "$load_end")
-        break
-      fi
-      equal_since=$t equal_value=$accepted
-    else
-      equal_since="" equal_value=""
-    fi
-    [ $(( ($(now_ms) - load_end) / 1000 )) -lt "$DRAIN_CAP" ] || break
-    if [ "$STUCK_AFTER" -gt 0 ] && [ "$busy" = 0 ] && [ $(( (t - last_change) / 1000 )) -ge "$STUCK_AFTER" ] \
-      && [ "$(grep -o 'pending=[0-9]*' "$dir/app.log" | tail -n 1)" = pending=0 ]; then
-      drain="stuck"
-      echo "compare.sh: [$mode] no progress for ${STUCK_AFTER}s with the app idle: $((accepted - completed)) accepted callbacks will never complete" >&2
-      break
-    fi
-    kill -0 "$app_pid" 2>/dev/null || { echo "compare.sh: [$mode] the app is gone; effects cannot complete" >&2; break; }
-    sleep 0.5
-  done
-  if [ "$mode" = Bare ]; then
-    # No post-payment work: nothing to wait for but the requests still in flight (up to 10 s).
-    for _ in $(seq 1 40); do server_busy || break; sleep 0.25; done
-    accepted=$(counter pay:stats:accepted); completed=$accepted drain="n/a" server_idle=$(seconds_since "$load_end")
-  fi
+  # Until every accepted callback's effects are done (the warm-up's too: they were, unless its wait gave up).
+  wait_effects "$load_end" "$mode"
+  # The measured load's own counts.
+  accepted=$((accepted - accepted0)) completed=$((completed - completed0))
+  [ "$mode" != Bare ] || completed=$accepted
   stop_bg sampler_pid
   { echo "cpu_app_total=$(cpu_delta "$cpu_app0" "$(cpu_of "$app_pid")")"; echo "cpu_redis_total=$(cpu_delta "$cpu_redis0" "$(cpu_of "$redis_pid")")"; } >> "$meta"
   echo "server_idle_s=${server_idle:->$DRAIN_CAP}" >> "$meta"
@@ -430,7 +487,7 @@ for mode in $MODES; do
   fi
   { echo "verified_accepted=$(echo "$v" | sed -n 1p)"; echo "lost=$(echo "$v" | sed -n 2p)"
     echo "lost_sample=$(echo "$v" | sed -n '3,$p' | tr '\n' ' ')"
-    echo "repeats=$(( $(counter pay:stats:repeats:sms) + $(counter pay:stats:repeats:delivery) ))"; } >> "$meta"
+    echo "repeats=$(( $(counter pay:stats:repeats:sms) + $(counter pay:stats:repeats:delivery) - repeats0 ))"; } >> "$meta"
   { echo "drain_s=$drain"; echo "accepted=$accepted"; echo "completed=$completed"; } >> "$meta"
   echo "compare.sh: [$mode] accepted=$accepted completed=$completed effects done after: $drain s" >&2
 
@@ -451,7 +508,7 @@ trap - INT TERM
 offered=$([ "$RATE" = 0 ] && echo "closed loop (no think time)" || echo "$RATE new callbacks/s offered ($samples_rate samples/s with duplicates and bad signatures)")
 python3 "$here/analyze.py" report --out "$report" --date "$(date -u '+%Y-%m-%d %H:%M:%S UTC')" \
   --title "PayCallbackApi load comparison ($TOOL, $THREADS clients, ${DURATION} s per mode, $([ "$RATE" = 0 ] && echo "closed loop" || echo "$RATE new callbacks/s offered"))" \
-  --settings "tool $TOOL; $THREADS concurrent clients; $offered; ${DURATION} s of load per mode; provider latency ${PROVIDER_LATENCY_MS} ms; ${DUP_PERCENT}% duplicate callbacks; $([ "$TOOL" = jmeter ] && echo "${BAD_SIG_PERCENT}% of new callbacks with a bad signature; ")$([ "$KILL_AT" != 0 ] && echo "Durable mode killed (SIGKILL) ${KILL_AT} s into the load and restarted; ")timeouts: connect ${CONNECT_TIMEOUT_MS} ms, response ${RESPONSE_TIMEOUT_MS} ms; no warm-up requests" \
+  --settings "tool $TOOL; $THREADS concurrent clients; $offered; ${DURATION} s of load per mode; provider latency ${PROVIDER_LATENCY_MS} ms; ${DUP_PERCENT}% duplicate callbacks; $([ "$TOOL" = jmeter ] && echo "${BAD_SIG_PERCENT}% of new callbacks with a bad signature; ")$([ "$KILL_AT" != 0 ] && echo "Durable mode killed (SIGKILL) ${KILL_AT} s into the load and restarted; ")timeouts: connect ${CONNECT_TIMEOUT_MS} ms, response ${RESPONSE_TIMEOUT_MS} ms; $([ "$WARMUP" = 0 ] && echo "no warm-up requests" || echo "${WARMUP} s warm-up load before the measured window ('lost' also scans the warm-up's orders)")" \
   --command "cd $repo && $command_line" "${mode_dirs[@]}"
 plot_python=""
 for py in python3 /usr/bin/python3; do

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# Profiles the app under compare.sh's load: runs compare.sh for one mode and, from 15 s into the load, records the
-# app's CPU with perf (cpu-clock, 499 Hz, call stacks) for 30 s, then prints where it went (breakdown.py): by thread
-# (what it does) and by kind of code, in microseconds per accepted callback from the same run's CPU figures.
+# Profiles the app under compare.sh's load: runs compare.sh for one mode and, from 15 s into the measured load (after
+# the warm-up with --warmup S), records the app's CPU with perf (cpu-clock, 499 Hz, call stacks) for 30 s, then prints
+# where it went (breakdown.py): by thread (what it does) and by kind of code, in microseconds per accepted callback from
+# the same run's CPU figures.
 #
 #   samples/PayCallbackApi/loadtest/profile.sh [Queue|Durable|Bare] [compare.sh options...]
+#   samples/PayCallbackApi/loadtest/profile.sh Queue --warmup 30    # the steady state, past the JIT's warm-up
 #
 # Needs perf (Debian: apt-get install linux-perf) and root or kernel.perf_event_paranoid <= 1. The app runs with
 # DOTNET_PerfMapEnabled=1 (perf reads the JIT's symbols from /tmp/perf-<pid>.map) and DOTNET_EnableWriteXorExecute=0
@@ -19,10 +21,14 @@ mkdir -p "$out"
 export DOTNET_PerfMapEnabled=1 DOTNET_EnableWriteXorExecute=0
 "$here/compare.sh" --modes "$mode" --results-dir "$out" "$@" > "$out/compare.log" 2>&1 &
 compare=$!
+# compare.sh writes <run>/<mode>/measured-load.start as the measured load starts (after any warm-up), then starts the
+# load tool. The wait covers the build, the app's start-up and the warm-up with its drain (up to --drain-cap).
 load=""
-for _ in $(seq 1 600); do
-  load=$(pgrep -f 'ApacheJMeter|wrk ' | head -n 1 || true)
-  [ -n "$load" ] && break
+for _ in $(seq 1 2400); do
+  if compgen -G "$out/*/$mode/measured-load.start" >/dev/null; then
+    load=$(pgrep -f 'ApacheJMeter|wrk ' | head -n 1 || true)
+    [ -n "$load" ] && break
+  fi
   kill -0 "$compare" 2>/dev/null || { echo "profile.sh: compare.sh ended before the load started (see $out/compare.log)" >&2; exit 1; }
   sleep 0.5
 done
