@@ -26,7 +26,8 @@ Definitions (also printed under the table):
             per-second count (with a median of 0: the longest run of empty windows). JMeter: windows start when the
             ramp-up is over and last while samples were still being started, at least for the nominal duration unless
             every response was in; wrk: from its start for its duration;
-  peak pool threads   max of `threadpool threads=N` in the app log (logged every DiagnosticsIntervalMs);
+  peak pool threads   max of `threadpool threads=N` in the app log (logged every DiagnosticsIntervalMs; after a
+            warm-up, from compare.sh's marker line at the measured load's start);
   effects done after  seconds from the end of the load until pay:stats:completed == pay:stats:accepted.
 """
 

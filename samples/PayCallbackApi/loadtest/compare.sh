@@ -12,6 +12,7 @@
 #   samples/PayCallbackApi/loadtest/compare.sh --rate 0               # the closed loop: no think time, as fast as answered
 #   samples/PayCallbackApi/loadtest/compare.sh --modes Durable --kill-at 20   # SIGKILL at 20 s, restart, count what was lost
 #   samples/PayCallbackApi/loadtest/compare.sh --tool wrk -c 20 -d 10 # a quick closed-loop run with wrk + sign.lua
+#   samples/PayCallbackApi/loadtest/compare.sh --modes Queue --warmup 30     # the steady state: 30 s of load first, not measured
 #
 # Options (each also settable through the environment variable in brackets):
 #   --tool jmeter|wrk     load generator [TOOL, default jmeter]
@@ -20,8 +21,8 @@
 #   --warmup S            before the measured load, S seconds of the same load (same tool and settings, other order ids)
 #                         against the same app and Redis, then a wait until its effects are done; the report covers
 #                         the measured load only. For the steady state: the JIT compiles for the first ~25 s of load,
-#                         which a service running for minutes no longer pays. Naive mode's cold-start story (its first
-#                         callbacks meet a cold Redis connection) needs the default [WARMUP, default 0 = no warm-up]
+#                         which a service running for minutes no longer pays. Naive mode accepts it, but its cold-start
+#                         story (its first callbacks meet a cold Redis connection) needs --warmup 0 [WARMUP, default 0]
 #   --rate N              new (valid, first-time) callbacks offered per second, duplicates and bad signatures on top;
 #                         JMeter only (Precise Throughput Timer); 0 = closed loop [RATE, default 3000]
 #   --latency MS          PayCallback:ProviderLatencyMs, the legacy SMS/delivery block [PROVIDER_LATENCY_MS, default 20]
@@ -43,12 +44,12 @@
 #
 # For each mode: a fresh redis-server on a free loopback port, the app (Release build, built once up front) on another
 # free loopback port with PayCallback__DiagnosticsIntervalMs=1000 and its log in a file, a wait until /health/live
-# answers, then the load at once: no warm-up request, so Naive mode's first callbacks meet its cold Redis connection
+# answers, then the load at once (by default): no warm-up request, so Naive mode's first callbacks meet its cold Redis connection
 # (Queue and Durable modes warm Redis before they listen, as designed). With --warmup S, first S s of the same load
 # (files in <mode>/warmup/, run id with a 'w' so its orders differ from the measured ones) and the same wait for its
 # effects as below (bounded by --drain-cap and --stuck-after), then the measured load: its CPU, latency, goodput and
-# Redis counters (accepted, completed, repeats, effects.tsv: minus their values when it starts) leave the warm-up out;
-# only 'lost' (a scan of every order) also covers the warm-up's orders. compare.sh writes <mode>/measured-load.start
+# Redis counters (accepted, completed, repeats, effects.tsv: minus their values when it starts) and the pool's peak (from
+# a marker line in app.log) leave the warm-up out; only 'lost' (a scan of every order) covers the warm-up's orders too. compare.sh writes <mode>/measured-load.start
 # (the time in ms) as the measured load starts (profile.sh waits for it). Redis's counters are sampled every second
 # from the start of the measured load (effects.tsv). After the load: poll Redis every 0.5 s until pay:stats:completed >=
 # pay:stats:accepted (Durable mode may complete a job whose callback was never answered: a kill between the XADD and
