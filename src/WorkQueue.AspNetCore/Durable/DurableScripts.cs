@@ -205,7 +205,9 @@ internal static class DurableScripts
     /// <c>releaseKey(k, job, at, retention)</c>, <c>splitKey(tail)</c> and <c>keyTag(k)</c> for delayed-set members.
     /// </summary>
     private const string KeyHelpers = "\n" + """
-        local function keyName(k) return string.sub(KEYS[1], 1, -7) .. 'key:' .. k end
+        -- Key names are built once per call: the round builds one or more per job.
+        local keyNames = string.sub(KEYS[1], 1, -7) .. 'key:'
+        local function keyName(k) return keyNames .. k end
         -- A key's value, or nil (a value that is not a string, set by hand, counts as none: SET replaces it).
         local function valueOf(name)
           local v = redis.pcall('GET', name)
@@ -285,10 +287,12 @@ internal static class DurableScripts
     /// </summary>
     private const string RecordHelpers = "\n" + """
         local US, RS = '\31', '\30'
-        local function recName(job) return string.sub(KEYS[1], 1, -7) .. 'job:' .. job end
-        local function atName(job) return string.sub(KEYS[1], 1, -7) .. 'at:' .. job end
-        local function endedName(state) return string.sub(KEYS[1], 1, -7) .. 'ended:' .. state end
-        local function endedRecords() return string.sub(KEYS[1], 1, -7) .. 'ended' end
+        local queueNames = string.sub(KEYS[1], 1, -7)
+        local recNames, atNames, endedHash = queueNames .. 'job:', queueNames .. 'at:', queueNames .. 'ended'
+        local function recName(job) return recNames .. job end
+        local function atName(job) return atNames .. job end
+        local function endedName(state) return endedHash .. ':' .. state end
+        local function endedRecords() return endedHash end
         -- An ended record is a field of the ended hash; a live one (and an ended one a version before the hash wrote,
         -- which expires on its own) is a string of its own.
         local function recordOf(job)
@@ -404,6 +408,7 @@ internal static class DurableScripts
               if job and alive(job, where, KEYS[2], KEYS[3]) then holder = job end
             end
             local id, err, at
+            local fresh = false
             local kind = string.sub(spec, 1, 1)
             if holder then
               id = '!' .. holder
@@ -439,7 +444,10 @@ internal static class DurableScripts
                 -- Added before it is recorded: a refused record can at worst let another instance add it again (at
                 -- least once), never lose it.
                 id, err = try('XADD', KEYS[1], '*', 'p', payload, 'a', '1', 't', stamp)
-                if id then redis.pcall('HSET', KEYS[4], recurring, fire) end
+                if id then
+                  redis.pcall('HSET', KEYS[4], recurring, fire)
+                  fresh = true
+                end
               end
             elseif added >= room then
               id = '#'
@@ -454,24 +462,36 @@ internal static class DurableScripts
                   local member = id .. '|1|' .. stamp .. '|' .. keyTag(key) .. payload
                   local _, zerr = try('ZADD', KEYS[2], score, member)
                   err = zerr
-                  if not err then redis.pcall('HSET', KEYS[3], id, member) end
+                  if not err then
+                    redis.pcall('HSET', KEYS[3], id, member)
+                    fresh = true
+                  end
                   at = 'z' .. score
                 else
                   err = refused
                 end
                 if err then id = nil end
-              elseif key == '' then
-                id, err = try('XADD', KEYS[1], '*', 'p', payload, 'a', '1', 't', stamp)
               else
-                id, err = try('XADD', KEYS[1], '*', 'p', payload, 'a', '1', 't', stamp, 'k', key)
+                -- The common case, inline: no vararg wrapper per job.
+                if key == '' then
+                  id = redis.pcall('XADD', KEYS[1], '*', 'p', payload, 'a', '1', 't', stamp)
+                else
+                  id = redis.pcall('XADD', KEYS[1], '*', 'p', payload, 'a', '1', 't', stamp, 'k', key)
+                end
+                if type(id) == 'table' then
+                  err = id.err
+                  id = nil
+                else
+                  fresh = true
+                end
               end
             end
             if not id then
               enqueueError = err
               break
             end
-            ids[#ids + 1] = id
-            if not holder and id ~= '' and not string.find(id, '^[#~%-%^]') then
+            ids[j] = id
+            if fresh then
               added = added + 1
               -- Taken after the add: a refused write leaves the job without its key (a repeat may add another), never
               -- a key without its job.
@@ -484,8 +504,18 @@ internal static class DurableScripts
         end
         local ackError = false
         if #ARGV > acks then
-          local done = {}
-          for i = acks + 1, #ARGV, 6 do done[#done + 1] = ARGV[i] end
+          -- One pass over the acknowledgements gathers the ids and, with records kept, their live record names.
+          local done, names, n = {}, {}, 0
+          for i = acks + 1, #ARGV, 6 do
+            n = n + 1
+            local id = ARGV[i]
+            done[n] = id
+            if finished > 0 then
+              local job = ARGV[i + 1]
+              if job == '' then job = id end
+              names[n] = recNames .. job
+            end
+          end
           local acked, err = try('XACK', KEYS[1], ARGV[1], unpack(done))
           ackError = err or false
           if not err then
@@ -496,7 +526,7 @@ internal static class DurableScripts
             -- was written then, and its live record and location may be a later attempt's: left alone when the job has
             -- ended or moved on. Only looked at when XACK counted fewer than it was given (rare).
             local stale = {}
-            if type(acked) == 'number' and acked < #done then
+            if type(acked) == 'number' and acked < n then
               for i = acks + 1, #ARGV, 6 do
                 local id, job = ARGV[i], ARGV[i + 1]
                 if job == '' then job = id end
@@ -507,38 +537,38 @@ internal static class DurableScripts
             if finished > 0 then
               -- One read of the round's live records (a retried, moved or cancel-asked job has one; most have none), then
               -- one HSET and one ZADD for all: a live record's history and cancel flag are merged in and its string deleted.
-              local names, records, listed, merged = {}, {}, {}, {}
-              for i = acks + 1, #ARGV, 6 do
-                local job = ARGV[i + 1]
-                if job == '' then job = ARGV[i] end
-                names[#names + 1] = recName(job)
-              end
+              local records, listed, merged, r = {}, {}, {}, 0
               local old = redis.pcall('MGET', unpack(names))
               if type(old) ~= 'table' or old.err then
                 old = {}
                 for k, name in ipairs(names) do old[k] = redis.pcall('GET', name) end
               end
-              local n = 0
+              -- The parts every record of the round shares, joined once.
+              local ended, consumer = US .. stamp .. US, US .. ARGV[2] .. US
+              local k = 0
               for i = acks + 1, #ARGV, 6 do
-                n = n + 1
+                k = k + 1
                 local id, job, cancel = ARGV[i], ARGV[i + 1], ARGV[i + 5]
                 if job == '' then job = id end
                 if not stale[i] then
-                  local rec = 'S' .. US .. cancel .. US .. stamp .. US .. ARGV[i + 2] .. US .. ARGV[i + 3] .. US .. ARGV[2] .. US .. ARGV[i + 4] .. US
-                  local prior = old[n]
+                  local prior = old[k]
                   if type(prior) == 'string' then
-                    if cancel == '' and cancelOf(prior) == '1' then rec = 'S' .. US .. '1' .. string.sub(rec, 3) end
-                    rec = rec .. historyOf(prior)
-                    merged[#merged + 1] = names[n]
+                    if cancel == '' and cancelOf(prior) == '1' then cancel = '1' end
+                    merged[#merged + 1] = names[k]
+                  else
+                    prior = nil
                   end
-                  records[#records + 1] = job
-                  records[#records + 1] = rec
-                  listed[#listed + 1] = stamp
-                  listed[#listed + 1] = job
+                  local rec = 'S' .. US .. cancel .. ended .. ARGV[i + 2] .. US .. ARGV[i + 3] .. consumer .. ARGV[i + 4] .. US
+                  if prior then rec = rec .. historyOf(prior) end
+                  r = r + 2
+                  records[r - 1] = job
+                  records[r] = rec
+                  listed[r - 1] = stamp
+                  listed[r] = job
                   if job ~= id then redis.pcall('DEL', atName(job)) end
                 end
               end
-              if #records > 0 then
+              if r > 0 then
                 redis.pcall('HSET', endedRecords(), unpack(records))
                 redis.pcall('ZADD', endedName('S'), unpack(listed))
               end
