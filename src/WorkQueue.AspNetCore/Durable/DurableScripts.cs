@@ -341,12 +341,14 @@ internal static class DurableScripts
 
     /// <summary>
     /// KEYS: stream, delayed, scheduled, recurring, ids, epoch. ARGV: group, consumer, capacity, nudge channel, fetch count (0: no
-    /// fetch), promote limit, enqueue count n, keyed acknowledgement count m, key retention ms, finished-job retention ms
+    /// fetch), promote limit, enqueue count n (<c>-n</c> when every payload is plain: due now, no key), keyed
+    /// acknowledgement count m (<c>m|p</c> with p plain acknowledgements), key retention ms, finished-job retention ms
     /// (0: no records), finished-job count cap, 1 to trim the ended-job lists now (else 0), the nudge tag (the enqueuing
-    /// consumer and its round number, <c>{consumer}|{round}</c>), then n payloads, their n specs,
-    /// their n idempotency keys (empty: none), m triples { key, job id, stream id } of completed entries that hold a key,
-    /// then six per completed entry { stream id, job id ('' when the same), attempt, enqueued at, started at, '1' when a
-    /// cancel reached it (else '') }. One turn of the store's loop in one call (one round trip, and under
+    /// consumer and its round number, <c>{consumer}|{round}</c>), then n payloads, their n specs and their n idempotency
+    /// keys (empty: none; neither is sent with <c>-n</c>), m triples { key, job id, stream id } of completed entries that
+    /// hold a key, then three per plain completed entry (its job id its stream id, attempt 1, no cancel) { stream id,
+    /// enqueued at, started at }, then six per other completed entry { stream id, job id ('' when the same), attempt,
+    /// enqueued at, started at, '1' when a cancel reached it (else '') }. One turn of the store's loop in one call (one round trip, and under
     /// <c>appendfsync always</c> one fsync where three calls waited for three), in three parts that each fail on their own:
     /// <list type="number">
     /// <item>enqueues: adds as many payloads as the queue has room for (unfinished = the stream's unsettled entries, see
@@ -389,13 +391,41 @@ internal static class DurableScripts
           if type(reply) == 'table' and reply.err then return nil, reply.err end
           return reply
         end
-        local count, keyed, retention = tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9])
+        local count, retention = tonumber(ARGV[7]), tonumber(ARGV[9])
         local finished, maxFinished = tonumber(ARGV[10]), tonumber(ARGV[11])
+        -- A negative count: the payloads come alone (all due now, none keyed), without their empty specs and keys.
+        local plainEnqueues = count < 0
+        if plainEnqueues then count = -count end
+        local keyed, plainAcks = tonumber(ARGV[8]), 0
+        if not keyed then
+          local m, p = string.match(ARGV[8], '^(%d+)|(%d+)$')
+          keyed, plainAcks = tonumber(m), tonumber(p)
+        end
         local payloads, specs, keys = 13, 13 + count, 13 + 2 * count
         local releases = 13 + 3 * count
-        local acks = releases + 3 * keyed
+        if plainEnqueues then releases = 13 + count end
+        local plains = releases + 3 * keyed
+        local acks = plains + 3 * plainAcks
         local ids, enqueueError = {}, false
-        if count > 0 then
+        if count > 0 and plainEnqueues then
+          local room = tonumber(ARGV[3]) - unfinished() - redis.call('ZCARD', KEYS[2])
+          local stamp = string.format('%.0f', now)
+          local added = 0
+          for j = 1, count do
+            if added >= room then
+              ids[j] = '#'
+            else
+              local id = redis.pcall('XADD', KEYS[1], '*', 'p', ARGV[payloads + j], 'a', '1', 't', stamp)
+              if type(id) == 'table' then
+                enqueueError = id.err
+                break
+              end
+              ids[j] = id
+              added = added + 1
+            end
+          end
+          if added > 0 then redis.pcall('PUBLISH', ARGV[4], added .. '|' .. ARGV[13]) end
+        elseif count > 0 then
           local room = tonumber(ARGV[3]) - unfinished() - redis.call('ZCARD', KEYS[2])
           local stamp = string.format('%.0f', now)
           local added = 0
@@ -503,18 +533,24 @@ internal static class DurableScripts
           if added > 0 then redis.pcall('PUBLISH', ARGV[4], added .. '|' .. ARGV[13]) end
         end
         local ackError = false
-        if #ARGV > acks then
-          -- One pass over the acknowledgements gathers the ids and, with records kept, their live record names.
-          local done, names, n = {}, {}, 0
-          for i = acks + 1, #ARGV, 6 do
+        if #ARGV > plains then
+          -- One pass over the acknowledgements gathers the ids, the job ids and, with records kept, their live record
+          -- names: the plain ones first (three fields: stream id, enqueued at, started at), then those of six.
+          local done, jobs, names, n = {}, {}, {}, 0
+          for i = plains + 1, acks, 3 do
             n = n + 1
             local id = ARGV[i]
             done[n] = id
-            if finished > 0 then
-              local job = ARGV[i + 1]
-              if job == '' then job = id end
-              names[n] = recNames .. job
-            end
+            jobs[n] = id
+            if finished > 0 then names[n] = recNames .. id end
+          end
+          for i = acks + 1, #ARGV, 6 do
+            n = n + 1
+            local id, job = ARGV[i], ARGV[i + 1]
+            if job == '' then job = id end
+            done[n] = id
+            jobs[n] = job
+            if finished > 0 then names[n] = recNames .. job end
           end
           local acked, err = try('XACK', KEYS[1], ARGV[1], unpack(done))
           ackError = err or false
@@ -527,11 +563,10 @@ internal static class DurableScripts
             -- ended or moved on. Only looked at when XACK counted fewer than it was given (rare).
             local stale = {}
             if type(acked) == 'number' and acked < n then
-              for i = acks + 1, #ARGV, 6 do
-                local id, job = ARGV[i], ARGV[i + 1]
-                if job == '' then job = id end
+              for k = 1, n do
+                local id, job = done[k], jobs[k]
                 local at = redis.pcall('GET', atName(job))
-                stale[i] = isEnded(recordOf(job)) or (type(at) == 'string' and at ~= id)
+                stale[k] = isEnded(recordOf(job)) or (type(at) == 'string' and at ~= id)
               end
             end
             if finished > 0 then
@@ -545,12 +580,16 @@ internal static class DurableScripts
               end
               -- The parts every record of the round shares, joined once.
               local ended, consumer = US .. stamp .. US, US .. ARGV[2] .. US
-              local k = 0
-              for i = acks + 1, #ARGV, 6 do
-                k = k + 1
-                local id, job, cancel = ARGV[i], ARGV[i + 1], ARGV[i + 5]
-                if job == '' then job = id end
-                if not stale[i] then
+              for k = 1, n do
+                local id, job, cancel, attempt, enq, started = done[k], jobs[k], '', '1'
+                if k <= plainAcks then
+                  local i = plains + 3 * k - 2
+                  enq, started = ARGV[i + 1], ARGV[i + 2]
+                else
+                  local i = acks + 6 * (k - plainAcks) - 5
+                  attempt, enq, started, cancel = ARGV[i + 2], ARGV[i + 3], ARGV[i + 4], ARGV[i + 5]
+                end
+                if not stale[k] then
                   local prior = old[k]
                   if type(prior) == 'string' then
                     if cancel == '' and cancelOf(prior) == '1' then cancel = '1' end
@@ -558,7 +597,7 @@ internal static class DurableScripts
                   else
                     prior = nil
                   end
-                  local rec = 'S' .. US .. cancel .. ended .. ARGV[i + 2] .. US .. ARGV[i + 3] .. consumer .. ARGV[i + 4] .. US
+                  local rec = 'S' .. US .. cancel .. ended .. attempt .. US .. enq .. consumer .. started .. US
                   if prior then rec = rec .. historyOf(prior) end
                   r = r + 2
                   records[r - 1] = job
@@ -574,10 +613,11 @@ internal static class DurableScripts
               end
               if #merged > 0 then redis.pcall('DEL', unpack(merged)) end
             else
+              -- A plain acknowledgement (its job id its stream id, attempt 1, no cancel) has no live record to delete.
               for i = acks + 1, #ARGV, 6 do
-                local id, job, cancel = ARGV[i], ARGV[i + 1], ARGV[i + 5]
-                if job == '' then job = id end
-                if not stale[i] then
+                local k = plainAcks + (i - acks + 5) / 6
+                local id, job, cancel = ARGV[i], jobs[k], ARGV[i + 5]
+                if not stale[k] then
                   if job ~= id or ARGV[i + 2] ~= '1' or cancel == '1' then redis.pcall('DEL', recName(job)) end
                   if job ~= id then redis.pcall('DEL', atName(job)) end
                 end
