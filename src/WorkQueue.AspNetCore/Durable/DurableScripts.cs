@@ -6,7 +6,8 @@ namespace WorkQueue.AspNetCore.Durable;
 /// slot). Times come from Redis's own clock (<c>TIME</c>), so instances with skewed clocks agree on due times.
 /// </summary>
 /// <remarks>
-/// Stream entry fields: <c>p</c> the payload (JSON), <c>a</c> the attempt (1 for the first run), <c>t</c> when the job was
+/// Stream entry fields: <c>p</c> the payload (JSON), <c>a</c> the attempt (absent on a first attempt, which every reader,
+/// of this version and the one before, takes as 1; written from the second on), <c>t</c> when the job was
 /// first enqueued (Unix ms, Redis time), <c>j</c> the job's id (the stream id it was first stored under; absent on a first
 /// attempt, whose job id is its own stream id), <c>k</c> the job's idempotency key (absent without one). A delayed retry
 /// or scheduled job is a sorted-set member <c>jobId|attempt|enqueuedAt|payload</c> scored by its due time; with a key, the
@@ -415,7 +416,7 @@ internal static class DurableScripts
             if added >= room then
               ids[j] = '#'
             else
-              local id = redis.pcall('XADD', KEYS[1], '*', 'p', ARGV[payloads + j], 'a', '1', 't', stamp)
+              local id = redis.pcall('XADD', KEYS[1], '*', 'p', ARGV[payloads + j], 't', stamp)
               if type(id) == 'table' then
                 enqueueError = id.err
                 break
@@ -473,7 +474,7 @@ internal static class DurableScripts
               else
                 -- Added before it is recorded: a refused record can at worst let another instance add it again (at
                 -- least once), never lose it.
-                id, err = try('XADD', KEYS[1], '*', 'p', payload, 'a', '1', 't', stamp)
+                id, err = try('XADD', KEYS[1], '*', 'p', payload, 't', stamp)
                 if id then
                   redis.pcall('HSET', KEYS[4], recurring, fire)
                   fresh = true
@@ -504,9 +505,9 @@ internal static class DurableScripts
               else
                 -- The common case, inline: no vararg wrapper per job.
                 if key == '' then
-                  id = redis.pcall('XADD', KEYS[1], '*', 'p', payload, 'a', '1', 't', stamp)
+                  id = redis.pcall('XADD', KEYS[1], '*', 'p', payload, 't', stamp)
                 else
-                  id = redis.pcall('XADD', KEYS[1], '*', 'p', payload, 'a', '1', 't', stamp, 'k', key)
+                  id = redis.pcall('XADD', KEYS[1], '*', 'p', payload, 't', stamp, 'k', key)
                 end
                 if type(id) == 'table' then
                   err = id.err
@@ -956,13 +957,13 @@ internal static class DurableScripts
         local key = f['k']
         local id
         if key then
-          id = redis.call('XADD', KEYS[1], '*', 'p', f['p'] or '', 'a', '1', 't', string.format('%.0f', now), 'j', job, 'k', key)
+          id = redis.call('XADD', KEYS[1], '*', 'p', f['p'] or '', 't', string.format('%.0f', now), 'j', job, 'k', key)
           local holder, where = holderOf(keyName(key))
           if not holder or holder == job or not alive(holder, where, KEYS[3], KEYS[4]) then
             redis.call('SET', keyName(key), job .. '|' .. id)
           end
         else
-          id = redis.call('XADD', KEYS[1], '*', 'p', f['p'] or '', 'a', '1', 't', string.format('%.0f', now), 'j', job)
+          id = redis.call('XADD', KEYS[1], '*', 'p', f['p'] or '', 't', string.format('%.0f', now), 'j', job)
         end
         redis.call('XDEL', KEYS[2], ARGV[1])
         -- The job lives again: its record (history kept, no expiry) and where it is now.
