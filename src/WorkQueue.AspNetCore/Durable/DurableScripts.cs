@@ -382,7 +382,9 @@ internal static class DurableScripts
     /// back (about 2 us an entry, more than the read itself).</item>
     /// </list>
     /// Returns { new ids, enqueue error or nil, acknowledgement error or nil, ms until the next delayed job is due or -1,
-    /// {} (no longer used), promotion error or nil, epoch ('' without a fetch), Redis's time (Unix ms) }. Any enqueue
+    /// ms until the ended-job lists next need a trim (after one: 0 when it dropped members, else until the oldest member
+    /// passes the retention, -1 when every list is empty; -1 without one), promotion error or nil, epoch ('' without a
+    /// fetch), Redis's time (Unix ms) }. Any enqueue
     /// publishes a nudge, <c>{added}|{nudge tag}</c>, so consumers asleep until a later due time look again.
     /// </summary>
     public const string Round = Now + KeyHelpers + RecordHelpers + Epoch + GroupState + Unsettled + Trim + """
@@ -627,18 +629,34 @@ internal static class DurableScripts
             trimSettled()
           end
         end
+        local trimAgain = -1
         if ARGV[12] == '1' then
           -- Both limits drop a list's oldest members (a prefix by rank), their records with them: those ended before the
           -- retention, or beyond the cap, whichever is more; at most 65,536 a list per trim (the next trim goes on).
+          -- The oldest member tells when the next is needed: once it passes the retention, or at once after a trim
+          -- that dropped some (there may be more); with every list empty, only once something ends.
           local records = endedRecords()
           local cutoff = string.format('%.0f', now - finished)
           for _, state in ipairs({ 'S', 'D', 'C' }) do
             local list = endedName(state)
             local card = redis.pcall('ZCARD', list)
             if type(card) == 'number' and card > 0 then
-              local expired = redis.pcall('ZCOUNT', list, '-inf', '(' .. cutoff)
-              local over = math.min(65536, math.max(card - maxFinished, type(expired) == 'number' and expired or 0))
+              local first = redis.pcall('ZRANGE', list, 0, 0, 'WITHSCORES')
+              local oldest = type(first) == 'table' and not first.err and tonumber(first[2]) or nil
+              local expired = 0
+              if not oldest or oldest < tonumber(cutoff) then
+                expired = redis.pcall('ZCOUNT', list, '-inf', '(' .. cutoff)
+                if type(expired) ~= 'number' then expired = 0 end
+              end
+              local over = math.min(65536, math.max(card - maxFinished, expired))
+              if over == 0 and oldest then
+                local left = math.max(0, oldest + finished - now)
+                if trimAgain < 0 or left < trimAgain then trimAgain = left end
+              elseif over == 0 then
+                trimAgain = 0
+              end
               if over > 0 then
+                trimAgain = 0
                 local oldest = redis.pcall('ZRANGE', list, 0, over - 1)
                 if type(oldest) == 'table' and not oldest.err then
                   for i = 1, #oldest, 512 do
@@ -669,7 +687,7 @@ internal static class DurableScripts
             end
           end
         end
-        local nextDue, entries, fetchError, epoch = -1, {}, false, ''
+        local nextDue, fetchError, epoch = -1, false, ''
         if tonumber(ARGV[5]) > 0 then
           local due, err = try('ZRANGEBYSCORE', KEYS[2], '-inf', now, 'LIMIT', 0, tonumber(ARGV[6]))
           for _, member in ipairs(due or {}) do
@@ -697,7 +715,7 @@ internal static class DurableScripts
           epoch = epochOf(KEYS[6], ARGV[2])
           fetchError = err or false
         end
-        return { ids, enqueueError, ackError, nextDue, entries, fetchError, epoch, now }
+        return { ids, enqueueError, ackError, nextDue, trimAgain, fetchError, epoch, now }
         """;
 
     /// <summary>

@@ -47,15 +47,21 @@ internal sealed partial class RedisStreamStore
         long now = _time.GetTimestamp();
         int room = FetchRoom(enqueuing: enqueues is not null, now);
 
-        // Any round trims when due, not only one that acknowledges: dead letters and cancels end jobs too, and an idle
-        // consuming instance still polls, so the ended records older than the retention go within a poll interval. An
+        // A round trims at most every TrimInterval: one that acknowledges, or after this instance ended jobs otherwise
+        // (dead letters, cancels), since the count cap may be passed; an idle consuming instance's poll only once the
+        // oldest listed record passes the retention (the last trim tells when), so records go within a poll interval
+        // of it, and at least every heartbeat (records another instance listed in an empty list, the hash's sweep). An
         // instance that fetches nothing (paused, not consuming) sends a round only to trim, when it wakes (at least
         // every heartbeat): ended records have no expiry of their own, and cancels still end jobs while it is paused.
-        bool trim = now >= _nextTrim;
+        bool trim = now >= _nextTrim && (completed is not null || !Taking || _endedSinceTrim || now >= _nextIdleTrim);
         if (enqueues is null && completed is null && room == 0 && (Taking || !trim))
         {
             return false;
         }
+
+        // Cleared before the round reads the lists (set again if it fails): an ending after it is seen by the next round.
+        // Acknowledgements sent between two trims are endings for the next one.
+        _endedSinceTrim = !trim && (completed is not null || _endedSinceTrim);
 
         // At most BatchSize payloads and BatchSize ids: Lua's unpack (of the ids) takes thousands, and Redis takes far
         // longer argument lists, so the round stays one short call however full both queues are.
@@ -189,6 +195,7 @@ internal sealed partial class RedisStreamStore
                 _adoptOwn = true;
             }
 
+            _endedSinceTrim |= trim;
             throw;
         }
 
@@ -197,6 +204,9 @@ internal sealed partial class RedisStreamStore
         if (trim)
         {
             _nextTrim = now + Ticks(TrimInterval);
+            long againMs = (long)result[4];
+            var idle = _durable.HeartbeatInterval;
+            _nextIdleTrim = now + Ticks(againMs >= 0 && againMs < idle.TotalMilliseconds ? TimeSpan.FromMilliseconds(againMs) : idle);
         }
 
         // Each part is settled whatever the others' fate; a refused part fails the pass (backoff, readiness, log).
