@@ -6,7 +6,7 @@ using StackExchange.Redis;
 using WorkQueue;
 using WorkQueue.AspNetCore;
 
-// Usage: RoundCpu <redis host:port> <jobs> <records: 1|0>
+// Usage: RoundCpu <redis host:port> <jobs (0: idle for 30 s)> <records: 1|0>
 // Runs <jobs> durable jobs (8 workers, 4 producers of 64 in flight each) after a warm-up of 2,000, and prints what Redis
 // spent on them per job: process CPU (INFO cpu) and the commandstats of the commands the round sends.
 string endpoint = args[0];
@@ -38,6 +38,19 @@ await using var admin = await ConnectionMultiplexer.ConnectAsync(endpoint + ",al
 var server = admin.GetServer(admin.GetEndPoints()[0]);
 
 await Run(2_000);
+if (jobs == 0)
+{
+    // Idle: what the instance sends over 30 s with nothing to do (defaults: PollInterval 1 s, HeartbeatInterval 10 s).
+    await Task.Delay(TimeSpan.FromSeconds(2));
+    await server.ExecuteAsync("CONFIG", "RESETSTAT");
+    await Task.Delay(TimeSpan.FromSeconds(30));
+    var idle = (await server.InfoAsync("commandstats")).SelectMany(g => g).Where(p => p.Key is not "cmdstat_info" and not "cmdstat_config|resetstat")
+        .ToDictionary(p => p.Key[8..], p => long.Parse(Field(p.Value, "calls"), CultureInfo.InvariantCulture));
+    Console.WriteLine($"idle 30 s, records {(records ? "on" : "off")}: {idle.Values.Sum() / 30.0:F1} commands/s: " + string.Join(", ", idle.OrderByDescending(p => p.Value).Select(p => $"{p.Key} {p.Value}")));
+    await host.StopAsync();
+    return;
+}
+
 await server.ExecuteAsync("CONFIG", "RESETSTAT");
 double cpuBefore = Cpu(await server.InfoAsync("cpu"));
 await Run(jobs);
