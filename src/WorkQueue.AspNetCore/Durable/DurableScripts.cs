@@ -169,7 +169,8 @@ internal static class DurableScripts
         """ + "\n";
 
     /// <summary>
-    /// <c>trimSettled()</c> (needs <see cref="GroupState"/>; KEYS[1] is the stream, ARGV[1] the group). An acknowledged
+    /// <c>trimSettled()</c> and <c>ackAndTrim(id)</c>, which acknowledges one entry first (need <see cref="GroupState"/>;
+    /// KEYS[1] is the stream, ARGV[1] the group). An acknowledged
     /// entry is not deleted one by one (each <c>XDEL</c> seeks the entry's node and walks it up to the entry: about a
     /// third of the round's time); the stream is trimmed instead, exactly (<c>XTRIM MINID</c>: whole nodes dropped, one
     /// partly settled node walked, once a round), up to the oldest entry still needed: the oldest one pending, or else
@@ -197,6 +198,11 @@ internal static class DurableScripts
             end
           end
           redis.pcall('XTRIM', KEYS[1], 'MINID', bound)
+        end
+        -- One entry settled by a script of its own (a retry, a dead letter, a cancel): acknowledged, then the trim.
+        local function ackAndTrim(id)
+          redis.call('XACK', KEYS[1], ARGV[1], id)
+          trimSettled()
         end
         """ + "\n";
 
@@ -878,8 +884,7 @@ internal static class DurableScripts
         redis.pcall('SET', recName(ARGV[6]), header('z', cancelOf(rec), '', ARGV[11], ARGV[12], ARGV[2], ARGV[13], ARGV[14]) .. historyOf(rec)
           .. RS .. ARGV[11] .. US .. ARGV[2] .. US .. ARGV[13] .. US .. string.format('%.0f', now) .. US .. 'R' .. US .. ARGV[14])
         redis.pcall('SET', atName(ARGV[6]), 'z' .. score)
-        redis.call('XACK', KEYS[1], ARGV[1], ARGV[3])
-        trimSettled()
+        ackAndTrim(ARGV[3])
         if redis.call('ZRANGE', KEYS[2], 0, 0)[1] == ARGV[5] then redis.pcall('PUBLISH', ARGV[10], 1) end
         return 1
         """;
@@ -904,8 +909,7 @@ internal static class DurableScripts
           redis.call('XADD', KEYS[2], '*', 'j', ARGV[4], 'p', ARGV[5], 'a', ARGV[6], 't', ARGV[7], 'e', ARGV[8], 'r', ARGV[9],
             'f', string.format('%.0f', now), 'c', ARGV[2], 'k', ARGV[10])
         end
-        redis.call('XACK', KEYS[1], ARGV[1], ARGV[3])
-        trimSettled()
+        ackAndTrim(ARGV[3])
         releaseKey(ARGV[10], ARGV[4], nil, 0)
         local rec = recordOf(ARGV[4])
         local cancel = ARGV[15]
@@ -1138,8 +1142,7 @@ internal static class DurableScripts
 
         local mine = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[3], ARGV[3], 1, ARGV[2])
         if #mine == 0 and ARGV[10] ~= '1' and not vanished(ARGV[3], KEYS[2], ARGV[9]) then return 0 end
-        redis.call('XACK', KEYS[1], ARGV[1], ARGV[3])
-        trimSettled()
+        ackAndTrim(ARGV[3])
         releaseKey(ARGV[8], ARGV[4], nil, 0)
         local rec = recordOf(ARGV[4])
         local at = string.format('%.0f', now)
