@@ -65,18 +65,23 @@ internal sealed partial class RedisStreamStore
 
         // At most BatchSize payloads and BatchSize ids: Lua's unpack (of the ids) takes thousands, and Redis takes far
         // longer argument lists, so the round stays one short call however full both queues are.
-        // Most jobs are plain: enqueued due now without a key, completed on their first attempt without a cancel. Their
-        // empty specs and keys, and the job id, attempt and cancel flag of their acknowledgements, are not sent.
         int count = enqueues?.Count ?? 0;
+
+        // Most jobs are plain: enqueued due now without a key, completed on their first attempt without a cancel. Their
+        // empty specs and keys, and the job id, attempt and cancel flag of their acknowledgements, are not sent. Whether
+        // an acknowledgement is plain is read once: a cancel by id can mark an entry until it is forgotten.
         bool plainEnqueues = enqueues is not null && enqueues.TrueForAll(static e => e.Spec.Length == 0 && e.Key.Length == 0);
         int keyed = 0;
         int plain = 0;
+        bool[]? plainAcks = null;
         if (completed is not null)
         {
-            foreach (var entry in completed)
+            plainAcks = new bool[completed.Count];
+            for (int i = 0; i < completed.Count; i++)
             {
-                keyed += entry.IdempotencyKey is null ? 0 : 1;
-                plain += IsPlain(entry) ? 1 : 0;
+                keyed += completed[i].IdempotencyKey is null ? 0 : 1;
+                plainAcks[i] = IsPlain(completed[i]);
+                plain += plainAcks[i] ? 1 : 0;
             }
         }
 
@@ -117,23 +122,25 @@ internal sealed partial class RedisStreamStore
                 }
             }
 
-            foreach (var entry in completed)
+            for (int i = 0; i < completed.Count; i++)
             {
-                if (IsPlain(entry))
+                if (plainAcks![i])
                 {
+                    var entry = completed[i];
                     args[at++] = entry.StreamId;
                     args[at++] = entry.EnqueuedAtMs;
                     args[at++] = StartedAt(entry);
                 }
             }
 
-            foreach (var entry in completed)
+            for (int i = 0; i < completed.Count; i++)
             {
-                if (IsPlain(entry))
+                if (plainAcks![i])
                 {
                     continue;
                 }
 
+                var entry = completed[i];
                 args[at++] = entry.StreamId;
                 args[at++] = entry.JobId == entry.StreamId ? RedisValue.EmptyString : entry.JobId;
                 args[at++] = entry.Attempt;
