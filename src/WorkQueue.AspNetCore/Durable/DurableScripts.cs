@@ -564,7 +564,7 @@ internal static class DurableScripts
           local acked, err = try('XACK', KEYS[1], ARGV[1], unpack(done))
           ackError = err or false
           if not err then
-            for i = releases + 1, acks, 3 do releaseKey(ARGV[i], ARGV[i + 1], ARGV[i + 2], retention) end
+            for i = releases + 1, plains, 3 do releaseKey(ARGV[i], ARGV[i + 1], ARGV[i + 2], retention) end
             local stamp = string.format('%.0f', now)
             -- An entry that was no longer pending was settled before: by this very acknowledgement sent again after a
             -- lost reply, or elsewhere (reclaimed, then retried, dead-lettered, handed back, cancelled). Its job's fate

@@ -289,11 +289,16 @@ public sealed class DurableRoundTests(RedisServerFixture redis) : IClassFixture<
         var read = await db.StreamReadGroupAsync(keys.Stream, RedisStreamKeys.Group, "c", StreamPosition.NewMessages, 6);
         Assert.Equal(6, read.Length);
 
-        // Three plain acknowledgements ("0|3": stream id, enqueued at, started at), then the fourth in the full form
+        // Three plain acknowledgements ("1|3": stream id, enqueued at, started at), then the fourth in the full form
         // with the same values, and two that are not plain: a retried job's (its own job id, attempt 2) and one a
-        // cancel reached.
+        // cancel reached, which holds a key (its release, one triple, goes before the acknowledgements).
         string[] ids = [.. read.Select(e => (string)e.Id!)];
-        var acks = new List<RedisValue>(Header(0, "0|3"));
+        await db.StringSetAsync(keys.IdempotencyKey("held"), $"{ids[5]}|{ids[5]}");
+
+        // A plain acknowledgement's fields are not a key release: a key named like its stream id and holding its
+        // times as job and place stays.
+        await db.StringSetAsync(keys.IdempotencyKey(ids[0]), "1700000000000|1700000000100");
+        var acks = new List<RedisValue>(Header(0, "1|3")) { "held", ids[5], ids[5] };
         for (int i = 0; i < 3; i++)
         {
             acks.AddRange([ids[i], 1_700_000_000_000, 1_700_000_000_100]);
@@ -314,6 +319,8 @@ public sealed class DurableRoundTests(RedisServerFixture redis) : IClassFixture<
         Assert.Equal(new[] { "S", string.Empty, "2", "1690000000000" }, new[] { retried[0], retried[1], retried[3], retried[4] });
         Assert.Equal("1", Record(ids[5]).Split('\u001f')[1]);
         Assert.Equal(6, await db.SortedSetLengthAsync(keys.Succeeded));
+        Assert.False(await db.KeyExistsAsync(keys.IdempotencyKey("held")));
+        Assert.Equal("1700000000000|1700000000100", (string?)await db.StringGetAsync(keys.IdempotencyKey(ids[0])));
     }
 
     [Fact]
