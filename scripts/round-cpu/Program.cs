@@ -10,6 +10,16 @@ using WorkQueue.AspNetCore;
 // Runs <jobs> durable jobs (8 workers, 4 producers of 64 in flight each) after a warm-up of 2,000, and prints what Redis
 // spent on them per job: process CPU (INFO cpu) and the commandstats of the commands the round sends.
 string endpoint = args[0];
+if (args[1] == "direct")
+{
+    // The round script alone, called directly (no store): 2,000 rounds of 40 plain enqueues, then 2,000 of 40 plain
+    // acknowledgements with records, in the layout given (full: 3 arguments an enqueue and 6 an acknowledgement, as
+    // every version reads; plain: -n and {keyed}|{plain}, this version only). Prints evalsha's time per job minus its
+    // commands' (Lua itself), per part.
+    await Direct(endpoint, args[2] == "plain");
+    return;
+}
+
 int jobs = int.Parse(args[1], CultureInfo.InvariantCulture);
 bool records = args[2] == "1";
 
@@ -89,6 +99,66 @@ async Task Run(int count)
         await Task.WhenAll(inFlight);
     })));
     await done.WaitAsync(TimeSpan.FromMinutes(5));
+}
+
+static async Task Direct(string endpoint, bool plain)
+{
+    const int Rounds = 2_000, PerRound = 40;
+    string script = (string)typeof(IDurableQueue<>).Assembly.GetType("WorkQueue.AspNetCore.Durable.DurableScripts")!
+        .GetField("Round")!.GetRawConstantValue()!;
+    await using var redis = await ConnectionMultiplexer.ConnectAsync(endpoint + ",allowAdmin=true");
+    var db = redis.GetDatabase();
+    var server = redis.GetServer(redis.GetEndPoints()[0]);
+    RedisKey[] keys = ["d:{q}:stream", "d:{q}:delayed", "d:{q}:scheduled", "d:{q}:recurring", "d:{q}:ids", "d:{q}:epoch"];
+    await db.StreamCreateConsumerGroupAsync(keys[0], "workers", StreamPosition.Beginning, createStream: true);
+    var sha = (byte[])(await server.ScriptLoadAsync(script));
+    List<RedisValue> Header(RedisValue count, RedisValue keyed) => ["workers", "c", 10_000_000, "d:{q}:nudge", 0, 256, count, keyed, 0, 600_000, 1_000_000, 0, ""];
+    async Task<(double Lua, double Script)> Part(Func<Task<List<RedisValue>>> round)
+    {
+        await server.ExecuteAsync("CONFIG", "RESETSTAT");
+        for (int r = 0; r < Rounds; r++)
+        {
+            var a = await round();
+            await db.ScriptEvaluateAsync(sha, keys, [.. a]);
+        }
+
+        var stats = (await server.InfoAsync("commandstats")).SelectMany(g => g).ToDictionary(p => p.Key, p => p.Value);
+        if (Environment.GetEnvironmentVariable("ROUND_CPU_VERBOSE") == "1")
+        {
+            Console.WriteLine(string.Join("\n", stats.Select(p => $"  {p.Key} {p.Value}")));
+            Console.WriteLine($"  pending {(await db.StreamPendingAsync(keys[0], "workers")).PendingMessageCount}, ended {await db.HashLengthAsync("d:{q}:ended")}");
+        }
+
+        string[] outside = ["cmdstat_evalsha", "cmdstat_xreadgroup", "cmdstat_config|resetstat", "cmdstat_info", "cmdstat_select"];
+        double script = Usec(stats["cmdstat_evalsha"]);
+        double inner = stats.Where(p => !outside.Contains(p.Key)).Sum(p => Usec(p.Value));
+        return ((script - inner) / (Rounds * PerRound), script / (Rounds * PerRound));
+    }
+
+    string payload = "{\"id\":1,\"sku\":\"widget\",\"quantity\":3}";
+    var enqueue = await Part(() =>
+    {
+        var a = Header(plain ? -PerRound : PerRound, 0);
+        a.AddRange(Enumerable.Repeat((RedisValue)payload, PerRound));
+        if (!plain)
+        {
+            a.AddRange(Enumerable.Repeat(RedisValue.EmptyString, 2 * PerRound));
+        }
+
+        return Task.FromResult(a);
+    });
+    var ack = await Part(async () =>
+    {
+        var read = await db.StreamReadGroupAsync(keys[0], "workers", "c", StreamPosition.NewMessages, PerRound);
+        var a = Header(0, plain ? $"0|{read.Length}" : 0);
+        foreach (var e in read)
+        {
+            a.AddRange(plain ? [e.Id, 1_700_000_000_000, 1_700_000_000_100] : [e.Id, "", 1, 1_700_000_000_000, 1_700_000_000_100, ""]);
+        }
+
+        return a;
+    });
+    Console.WriteLine($"direct, {(plain ? "plain" : "full")} layout, {PerRound} a round: enqueue script {enqueue.Script:F2} us/job (Lua itself {enqueue.Lua:F2}); acknowledgement with records script {ack.Script:F2} us/job (Lua itself {ack.Lua:F2})");
 }
 
 static double Cpu(IGrouping<string, KeyValuePair<string, string>>[] info)
