@@ -122,7 +122,7 @@ public interface IDurableQueue<in TPayload>
     /// Live states are read from where the job is, so they cost nothing per job. An ended job is found for
     /// <see cref="WorkQueueOptions.FinishedJobRetention"/> after it ended (at most <see cref="WorkQueueOptions.MaxFinishedJobs"/>
     /// ended jobs of each ending, the oldest forgotten first), until a running instance of the queue trims it (within
-    /// its poll interval, or its heartbeat interval while paused; with no instance running, the last ones stay until one starts); dead letters stay in the
+    /// its poll interval, at most its heartbeat interval, or its heartbeat interval while paused; with no instance running, the last ones stay until one starts); dead letters stay in the
     /// dead-letter stream regardless.
     /// </remarks>
     /// <param name="jobId">The id <c>EnqueueAsync</c> or <c>ScheduleAsync</c> returned.</param>

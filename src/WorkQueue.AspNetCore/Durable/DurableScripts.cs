@@ -6,7 +6,8 @@ namespace WorkQueue.AspNetCore.Durable;
 /// slot). Times come from Redis's own clock (<c>TIME</c>), so instances with skewed clocks agree on due times.
 /// </summary>
 /// <remarks>
-/// Stream entry fields: <c>p</c> the payload (JSON), <c>a</c> the attempt (1 for the first run), <c>t</c> when the job was
+/// Stream entry fields: <c>p</c> the payload (JSON), <c>a</c> the attempt (absent on a first attempt, which every reader,
+/// of this version and the one before, takes as 1; written from the second on), <c>t</c> when the job was
 /// first enqueued (Unix ms, Redis time), <c>j</c> the job's id (the stream id it was first stored under; absent on a first
 /// attempt, whose job id is its own stream id), <c>k</c> the job's idempotency key (absent without one). A delayed retry
 /// or scheduled job is a sorted-set member <c>jobId|attempt|enqueuedAt|payload</c> scored by its due time; with a key, the
@@ -168,7 +169,8 @@ internal static class DurableScripts
         """ + "\n";
 
     /// <summary>
-    /// <c>trimSettled()</c> (needs <see cref="GroupState"/>; KEYS[1] is the stream, ARGV[1] the group). An acknowledged
+    /// <c>trimSettled()</c> and <c>ackAndTrim(id)</c>, which acknowledges one entry first (need <see cref="GroupState"/>;
+    /// KEYS[1] is the stream, ARGV[1] the group). An acknowledged
     /// entry is not deleted one by one (each <c>XDEL</c> seeks the entry's node and walks it up to the entry: about a
     /// third of the round's time); the stream is trimmed instead, exactly (<c>XTRIM MINID</c>: whole nodes dropped, one
     /// partly settled node walked, once a round), up to the oldest entry still needed: the oldest one pending, or else
@@ -197,6 +199,11 @@ internal static class DurableScripts
           end
           redis.pcall('XTRIM', KEYS[1], 'MINID', bound)
         end
+        -- One entry settled by a script of its own (a retry, a dead letter, a cancel): acknowledged, then the trim.
+        local function ackAndTrim(id)
+          redis.call('XACK', KEYS[1], ARGV[1], id)
+          trimSettled()
+        end
         """ + "\n";
 
     /// <summary>
@@ -205,7 +212,9 @@ internal static class DurableScripts
     /// <c>releaseKey(k, job, at, retention)</c>, <c>splitKey(tail)</c> and <c>keyTag(k)</c> for delayed-set members.
     /// </summary>
     private const string KeyHelpers = "\n" + """
-        local function keyName(k) return string.sub(KEYS[1], 1, -7) .. 'key:' .. k end
+        -- Key names are built once per call: the round builds one or more per job.
+        local keyNames = string.sub(KEYS[1], 1, -7) .. 'key:'
+        local function keyName(k) return keyNames .. k end
         -- A key's value, or nil (a value that is not a string, set by hand, counts as none: SET replaces it).
         local function valueOf(name)
           local v = redis.pcall('GET', name)
@@ -285,10 +294,12 @@ internal static class DurableScripts
     /// </summary>
     private const string RecordHelpers = "\n" + """
         local US, RS = '\31', '\30'
-        local function recName(job) return string.sub(KEYS[1], 1, -7) .. 'job:' .. job end
-        local function atName(job) return string.sub(KEYS[1], 1, -7) .. 'at:' .. job end
-        local function endedName(state) return string.sub(KEYS[1], 1, -7) .. 'ended:' .. state end
-        local function endedRecords() return string.sub(KEYS[1], 1, -7) .. 'ended' end
+        local queueNames = string.sub(KEYS[1], 1, -7)
+        local recNames, atNames, endedHash = queueNames .. 'job:', queueNames .. 'at:', queueNames .. 'ended'
+        local function recName(job) return recNames .. job end
+        local function atName(job) return atNames .. job end
+        local function endedName(state) return endedHash .. ':' .. state end
+        local function endedRecords() return endedHash end
         -- An ended record is a field of the ended hash; a live one (and an ended one a version before the hash wrote,
         -- which expires on its own) is a string of its own.
         local function recordOf(job)
@@ -337,12 +348,14 @@ internal static class DurableScripts
 
     /// <summary>
     /// KEYS: stream, delayed, scheduled, recurring, ids, epoch. ARGV: group, consumer, capacity, nudge channel, fetch count (0: no
-    /// fetch), promote limit, enqueue count n, keyed acknowledgement count m, key retention ms, finished-job retention ms
+    /// fetch), promote limit, enqueue count n (<c>-n</c> when every payload is plain: due now, no key), keyed
+    /// acknowledgement count m (<c>m|p</c> with p plain acknowledgements), key retention ms, finished-job retention ms
     /// (0: no records), finished-job count cap, 1 to trim the ended-job lists now (else 0), the nudge tag (the enqueuing
-    /// consumer and its round number, <c>{consumer}|{round}</c>), then n payloads, their n specs,
-    /// their n idempotency keys (empty: none), m triples { key, job id, stream id } of completed entries that hold a key,
-    /// then six per completed entry { stream id, job id ('' when the same), attempt, enqueued at, started at, '1' when a
-    /// cancel reached it (else '') }. One turn of the store's loop in one call (one round trip, and under
+    /// consumer and its round number, <c>{consumer}|{round}</c>), then n payloads, their n specs and their n idempotency
+    /// keys (empty: none; neither is sent with <c>-n</c>), m triples { key, job id, stream id } of completed entries that
+    /// hold a key, then three per plain completed entry (its job id its stream id, attempt 1, no cancel) { stream id,
+    /// enqueued at, started at }, then six per other completed entry { stream id, job id ('' when the same), attempt,
+    /// enqueued at, started at, '1' when a cancel reached it (else '') }. One turn of the store's loop in one call (one round trip, and under
     /// <c>appendfsync always</c> one fsync where three calls waited for three), in three parts that each fail on their own:
     /// <list type="number">
     /// <item>enqueues: adds as many payloads as the queue has room for (unfinished = the stream's unsettled entries, see
@@ -375,7 +388,9 @@ internal static class DurableScripts
     /// back (about 2 us an entry, more than the read itself).</item>
     /// </list>
     /// Returns { new ids, enqueue error or nil, acknowledgement error or nil, ms until the next delayed job is due or -1,
-    /// {} (no longer used), promotion error or nil, epoch ('' without a fetch), Redis's time (Unix ms) }. Any enqueue
+    /// ms until the ended-job lists next need a trim (after one: 0 when it dropped members, else until the oldest member
+    /// passes the retention, -1 when every list is empty; -1 without one), promotion error or nil, epoch ('' without a
+    /// fetch), Redis's time (Unix ms) }. Any enqueue
     /// publishes a nudge, <c>{added}|{nudge tag}</c>, so consumers asleep until a later due time look again.
     /// </summary>
     public const string Round = Now + KeyHelpers + RecordHelpers + Epoch + GroupState + Unsettled + Trim + """
@@ -385,13 +400,41 @@ internal static class DurableScripts
           if type(reply) == 'table' and reply.err then return nil, reply.err end
           return reply
         end
-        local count, keyed, retention = tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9])
+        local count, retention = tonumber(ARGV[7]), tonumber(ARGV[9])
         local finished, maxFinished = tonumber(ARGV[10]), tonumber(ARGV[11])
+        -- A negative count: the payloads come alone (all due now, none keyed), without their empty specs and keys.
+        local plainEnqueues = count < 0
+        if plainEnqueues then count = -count end
+        local keyed, plainAcks = tonumber(ARGV[8]), 0
+        if not keyed then
+          local m, p = string.match(ARGV[8], '^(%d+)|(%d+)$')
+          keyed, plainAcks = tonumber(m), tonumber(p)
+        end
         local payloads, specs, keys = 13, 13 + count, 13 + 2 * count
         local releases = 13 + 3 * count
-        local acks = releases + 3 * keyed
+        if plainEnqueues then releases = 13 + count end
+        local plains = releases + 3 * keyed
+        local acks = plains + 3 * plainAcks
         local ids, enqueueError = {}, false
-        if count > 0 then
+        if count > 0 and plainEnqueues then
+          local room = tonumber(ARGV[3]) - unfinished() - redis.call('ZCARD', KEYS[2])
+          local stamp = string.format('%.0f', now)
+          local added = 0
+          for j = 1, count do
+            if added >= room then
+              ids[j] = '#'
+            else
+              local id = redis.pcall('XADD', KEYS[1], '*', 'p', ARGV[payloads + j], 't', stamp)
+              if type(id) == 'table' then
+                enqueueError = id.err
+                break
+              end
+              ids[j] = id
+              added = added + 1
+            end
+          end
+          if added > 0 then redis.pcall('PUBLISH', ARGV[4], added .. '|' .. ARGV[13]) end
+        elseif count > 0 then
           local room = tonumber(ARGV[3]) - unfinished() - redis.call('ZCARD', KEYS[2])
           local stamp = string.format('%.0f', now)
           local added = 0
@@ -404,6 +447,7 @@ internal static class DurableScripts
               if job and alive(job, where, KEYS[2], KEYS[3]) then holder = job end
             end
             local id, err, at
+            local fresh = false
             local kind = string.sub(spec, 1, 1)
             if holder then
               id = '!' .. holder
@@ -438,8 +482,11 @@ internal static class DurableScripts
               else
                 -- Added before it is recorded: a refused record can at worst let another instance add it again (at
                 -- least once), never lose it.
-                id, err = try('XADD', KEYS[1], '*', 'p', payload, 'a', '1', 't', stamp)
-                if id then redis.pcall('HSET', KEYS[4], recurring, fire) end
+                id, err = try('XADD', KEYS[1], '*', 'p', payload, 't', stamp)
+                if id then
+                  redis.pcall('HSET', KEYS[4], recurring, fire)
+                  fresh = true
+                end
               end
             elseif added >= room then
               id = '#'
@@ -454,24 +501,36 @@ internal static class DurableScripts
                   local member = id .. '|1|' .. stamp .. '|' .. keyTag(key) .. payload
                   local _, zerr = try('ZADD', KEYS[2], score, member)
                   err = zerr
-                  if not err then redis.pcall('HSET', KEYS[3], id, member) end
+                  if not err then
+                    redis.pcall('HSET', KEYS[3], id, member)
+                    fresh = true
+                  end
                   at = 'z' .. score
                 else
                   err = refused
                 end
                 if err then id = nil end
-              elseif key == '' then
-                id, err = try('XADD', KEYS[1], '*', 'p', payload, 'a', '1', 't', stamp)
               else
-                id, err = try('XADD', KEYS[1], '*', 'p', payload, 'a', '1', 't', stamp, 'k', key)
+                -- The common case, inline: no vararg wrapper per job.
+                if key == '' then
+                  id = redis.pcall('XADD', KEYS[1], '*', 'p', payload, 't', stamp)
+                else
+                  id = redis.pcall('XADD', KEYS[1], '*', 'p', payload, 't', stamp, 'k', key)
+                end
+                if type(id) == 'table' then
+                  err = id.err
+                  id = nil
+                else
+                  fresh = true
+                end
               end
             end
             if not id then
               enqueueError = err
               break
             end
-            ids[#ids + 1] = id
-            if not holder and id ~= '' and not string.find(id, '^[#~%-%^]') then
+            ids[j] = id
+            if fresh then
               added = added + 1
               -- Taken after the add: a refused write leaves the job without its key (a repeat may add another), never
               -- a key without its job.
@@ -483,71 +542,91 @@ internal static class DurableScripts
           if added > 0 then redis.pcall('PUBLISH', ARGV[4], added .. '|' .. ARGV[13]) end
         end
         local ackError = false
-        if #ARGV > acks then
-          local done = {}
-          for i = acks + 1, #ARGV, 6 do done[#done + 1] = ARGV[i] end
+        if #ARGV > plains then
+          -- One pass over the acknowledgements gathers the ids, the job ids and, with records kept, their live record
+          -- names: the plain ones first (three fields: stream id, enqueued at, started at), then those of six.
+          local done, jobs, names, n = {}, {}, {}, 0
+          for i = plains + 1, acks, 3 do
+            n = n + 1
+            local id = ARGV[i]
+            done[n] = id
+            jobs[n] = id
+            if finished > 0 then names[n] = recNames .. id end
+          end
+          for i = acks + 1, #ARGV, 6 do
+            n = n + 1
+            local id, job = ARGV[i], ARGV[i + 1]
+            if job == '' then job = id end
+            done[n] = id
+            jobs[n] = job
+            if finished > 0 then names[n] = recNames .. job end
+          end
           local acked, err = try('XACK', KEYS[1], ARGV[1], unpack(done))
           ackError = err or false
           if not err then
-            for i = releases + 1, acks, 3 do releaseKey(ARGV[i], ARGV[i + 1], ARGV[i + 2], retention) end
+            for i = releases + 1, plains, 3 do releaseKey(ARGV[i], ARGV[i + 1], ARGV[i + 2], retention) end
             local stamp = string.format('%.0f', now)
             -- An entry that was no longer pending was settled before: by this very acknowledgement sent again after a
             -- lost reply, or elsewhere (reclaimed, then retried, dead-lettered, handed back, cancelled). Its job's fate
             -- was written then, and its live record and location may be a later attempt's: left alone when the job has
             -- ended or moved on. Only looked at when XACK counted fewer than it was given (rare).
             local stale = {}
-            if type(acked) == 'number' and acked < #done then
-              for i = acks + 1, #ARGV, 6 do
-                local id, job = ARGV[i], ARGV[i + 1]
-                if job == '' then job = id end
+            if type(acked) == 'number' and acked < n then
+              for k = 1, n do
+                local id, job = done[k], jobs[k]
                 local at = redis.pcall('GET', atName(job))
-                stale[i] = isEnded(recordOf(job)) or (type(at) == 'string' and at ~= id)
+                stale[k] = isEnded(recordOf(job)) or (type(at) == 'string' and at ~= id)
               end
             end
             if finished > 0 then
               -- One read of the round's live records (a retried, moved or cancel-asked job has one; most have none), then
               -- one HSET and one ZADD for all: a live record's history and cancel flag are merged in and its string deleted.
-              local names, records, listed, merged = {}, {}, {}, {}
-              for i = acks + 1, #ARGV, 6 do
-                local job = ARGV[i + 1]
-                if job == '' then job = ARGV[i] end
-                names[#names + 1] = recName(job)
-              end
+              local records, listed, merged, r = {}, {}, {}, 0
               local old = redis.pcall('MGET', unpack(names))
               if type(old) ~= 'table' or old.err then
                 old = {}
                 for k, name in ipairs(names) do old[k] = redis.pcall('GET', name) end
               end
-              local n = 0
-              for i = acks + 1, #ARGV, 6 do
-                n = n + 1
-                local id, job, cancel = ARGV[i], ARGV[i + 1], ARGV[i + 5]
-                if job == '' then job = id end
-                if not stale[i] then
-                  local rec = 'S' .. US .. cancel .. US .. stamp .. US .. ARGV[i + 2] .. US .. ARGV[i + 3] .. US .. ARGV[2] .. US .. ARGV[i + 4] .. US
-                  local prior = old[n]
+              -- The parts every record of the round shares, joined once.
+              local ended, consumer = US .. stamp .. US, US .. ARGV[2] .. US
+              for k = 1, n do
+                local id, job, cancel, attempt, enq, started = done[k], jobs[k], '', '1'
+                if k <= plainAcks then
+                  local i = plains + 3 * k - 2
+                  enq, started = ARGV[i + 1], ARGV[i + 2]
+                else
+                  local i = acks + 6 * (k - plainAcks) - 5
+                  attempt, enq, started, cancel = ARGV[i + 2], ARGV[i + 3], ARGV[i + 4], ARGV[i + 5]
+                end
+                if not stale[k] then
+                  local prior = old[k]
                   if type(prior) == 'string' then
-                    if cancel == '' and cancelOf(prior) == '1' then rec = 'S' .. US .. '1' .. string.sub(rec, 3) end
-                    rec = rec .. historyOf(prior)
-                    merged[#merged + 1] = names[n]
+                    if cancel == '' and cancelOf(prior) == '1' then cancel = '1' end
+                    merged[#merged + 1] = names[k]
+                  else
+                    prior = nil
                   end
-                  records[#records + 1] = job
-                  records[#records + 1] = rec
-                  listed[#listed + 1] = stamp
-                  listed[#listed + 1] = job
+                  local rec = 'S' .. US .. cancel .. ended .. attempt .. US .. enq .. consumer .. started .. US
+                  if prior then rec = rec .. historyOf(prior) end
+                  r = r + 2
+                  records[r - 1] = job
+                  records[r] = rec
+                  listed[r - 1] = stamp
+                  listed[r] = job
                   if job ~= id then redis.pcall('DEL', atName(job)) end
                 end
               end
-              if #records > 0 then
+              if r > 0 then
                 redis.pcall('HSET', endedRecords(), unpack(records))
                 redis.pcall('ZADD', endedName('S'), unpack(listed))
               end
               if #merged > 0 then redis.pcall('DEL', unpack(merged)) end
             else
+              -- A plain acknowledgement (its job id its stream id, attempt 1, no cancel) has no live record to delete.
               for i = acks + 1, #ARGV, 6 do
-                local id, job, cancel = ARGV[i], ARGV[i + 1], ARGV[i + 5]
-                if job == '' then job = id end
-                if not stale[i] then
+                local k = plainAcks + (i - acks + 5) / 6
+                local id, job, cancel = ARGV[i], jobs[k], ARGV[i + 5]
+                if not stale[k] then
                   if job ~= id or ARGV[i + 2] ~= '1' or cancel == '1' then redis.pcall('DEL', recName(job)) end
                   if job ~= id then redis.pcall('DEL', atName(job)) end
                 end
@@ -556,18 +635,34 @@ internal static class DurableScripts
             trimSettled()
           end
         end
+        local trimAgain = -1
         if ARGV[12] == '1' then
           -- Both limits drop a list's oldest members (a prefix by rank), their records with them: those ended before the
           -- retention, or beyond the cap, whichever is more; at most 65,536 a list per trim (the next trim goes on).
+          -- The oldest member tells when the next is needed: once it passes the retention, or at once after a trim
+          -- that dropped some (there may be more); with every list empty, only once something ends.
           local records = endedRecords()
           local cutoff = string.format('%.0f', now - finished)
           for _, state in ipairs({ 'S', 'D', 'C' }) do
             local list = endedName(state)
             local card = redis.pcall('ZCARD', list)
             if type(card) == 'number' and card > 0 then
-              local expired = redis.pcall('ZCOUNT', list, '-inf', '(' .. cutoff)
-              local over = math.min(65536, math.max(card - maxFinished, type(expired) == 'number' and expired or 0))
+              local first = redis.pcall('ZRANGE', list, 0, 0, 'WITHSCORES')
+              local oldest = type(first) == 'table' and not first.err and tonumber(first[2]) or nil
+              local expired = 0
+              if not oldest or oldest < tonumber(cutoff) then
+                expired = redis.pcall('ZCOUNT', list, '-inf', '(' .. cutoff)
+                if type(expired) ~= 'number' then expired = 0 end
+              end
+              local over = math.min(65536, math.max(card - maxFinished, expired))
+              if over == 0 and oldest then
+                local left = math.max(0, oldest + finished - now)
+                if trimAgain < 0 or left < trimAgain then trimAgain = left end
+              elseif over == 0 then
+                trimAgain = 0
+              end
               if over > 0 then
+                trimAgain = 0
                 local oldest = redis.pcall('ZRANGE', list, 0, over - 1)
                 if type(oldest) == 'table' and not oldest.err then
                   for i = 1, #oldest, 512 do
@@ -598,7 +693,7 @@ internal static class DurableScripts
             end
           end
         end
-        local nextDue, entries, fetchError, epoch = -1, {}, false, ''
+        local nextDue, fetchError, epoch = -1, false, ''
         if tonumber(ARGV[5]) > 0 then
           local due, err = try('ZRANGEBYSCORE', KEYS[2], '-inf', now, 'LIMIT', 0, tonumber(ARGV[6]))
           for _, member in ipairs(due or {}) do
@@ -626,7 +721,7 @@ internal static class DurableScripts
           epoch = epochOf(KEYS[6], ARGV[2])
           fetchError = err or false
         end
-        return { ids, enqueueError, ackError, nextDue, entries, fetchError, epoch, now }
+        return { ids, enqueueError, ackError, nextDue, trimAgain, fetchError, epoch, now }
         """;
 
     /// <summary>
@@ -789,8 +884,7 @@ internal static class DurableScripts
         redis.pcall('SET', recName(ARGV[6]), header('z', cancelOf(rec), '', ARGV[11], ARGV[12], ARGV[2], ARGV[13], ARGV[14]) .. historyOf(rec)
           .. RS .. ARGV[11] .. US .. ARGV[2] .. US .. ARGV[13] .. US .. string.format('%.0f', now) .. US .. 'R' .. US .. ARGV[14])
         redis.pcall('SET', atName(ARGV[6]), 'z' .. score)
-        redis.call('XACK', KEYS[1], ARGV[1], ARGV[3])
-        trimSettled()
+        ackAndTrim(ARGV[3])
         if redis.call('ZRANGE', KEYS[2], 0, 0)[1] == ARGV[5] then redis.pcall('PUBLISH', ARGV[10], 1) end
         return 1
         """;
@@ -815,8 +909,7 @@ internal static class DurableScripts
           redis.call('XADD', KEYS[2], '*', 'j', ARGV[4], 'p', ARGV[5], 'a', ARGV[6], 't', ARGV[7], 'e', ARGV[8], 'r', ARGV[9],
             'f', string.format('%.0f', now), 'c', ARGV[2], 'k', ARGV[10])
         end
-        redis.call('XACK', KEYS[1], ARGV[1], ARGV[3])
-        trimSettled()
+        ackAndTrim(ARGV[3])
         releaseKey(ARGV[10], ARGV[4], nil, 0)
         local rec = recordOf(ARGV[4])
         local cancel = ARGV[15]
@@ -886,13 +979,13 @@ internal static class DurableScripts
         local key = f['k']
         local id
         if key then
-          id = redis.call('XADD', KEYS[1], '*', 'p', f['p'] or '', 'a', '1', 't', string.format('%.0f', now), 'j', job, 'k', key)
+          id = redis.call('XADD', KEYS[1], '*', 'p', f['p'] or '', 't', string.format('%.0f', now), 'j', job, 'k', key)
           local holder, where = holderOf(keyName(key))
           if not holder or holder == job or not alive(holder, where, KEYS[3], KEYS[4]) then
             redis.call('SET', keyName(key), job .. '|' .. id)
           end
         else
-          id = redis.call('XADD', KEYS[1], '*', 'p', f['p'] or '', 'a', '1', 't', string.format('%.0f', now), 'j', job)
+          id = redis.call('XADD', KEYS[1], '*', 'p', f['p'] or '', 't', string.format('%.0f', now), 'j', job)
         end
         redis.call('XDEL', KEYS[2], ARGV[1])
         -- The job lives again: its record (history kept, no expiry) and where it is now.
@@ -1049,8 +1142,7 @@ internal static class DurableScripts
 
         local mine = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[3], ARGV[3], 1, ARGV[2])
         if #mine == 0 and ARGV[10] ~= '1' and not vanished(ARGV[3], KEYS[2], ARGV[9]) then return 0 end
-        redis.call('XACK', KEYS[1], ARGV[1], ARGV[3])
-        trimSettled()
+        ackAndTrim(ARGV[3])
         releaseKey(ARGV[8], ARGV[4], nil, 0)
         local rec = recordOf(ARGV[4])
         local at = string.format('%.0f', now)

@@ -41,7 +41,7 @@ internal sealed partial class RedisStreamStore
             entry.Id!,
             (string?)entry["j"] ?? entry.Id!,
             _jobType.HandlerName,
-            int.TryParse((string?)entry["a"], NumberStyles.None, CultureInfo.InvariantCulture, out int attempt) ? attempt : 0,
+            int.TryParse((string?)entry["a"], NumberStyles.None, CultureInfo.InvariantCulture, out int attempt) ? attempt : 1,
             colon > 0 && !error.AsSpan(0, colon).Contains(' ') ? error[..colon] : null,
             colon > 0 && !error.AsSpan(0, colon).Contains(' ') ? error[(colon + 2)..] : error,
             (string?)entry["r"] ?? "failed",

@@ -29,6 +29,15 @@ internal sealed partial class RedisStreamStore
 
     private long _nextTrim;
 
+    /// <summary>
+    /// When a round that acknowledges nothing next trims, if nothing ended here meanwhile: when the oldest listed record
+    /// passes the retention (the last trim's answer), at the latest a heartbeat interval after the last trim.
+    /// </summary>
+    private long _nextIdleTrim;
+
+    /// <summary>Whether this instance ended a job outside the round (a dead letter, a cancel) since the last trim: the count cap may be passed.</summary>
+    private volatile bool _endedSinceTrim;
+
     /// <summary>Gets how long an ended job's record is kept in Redis (zero: none), from the queue's FinishedJobRetention and MaxFinishedJobs.</summary>
     internal long FinishedRetentionMs => _options.MaxFinishedJobs == 0 ? 0 : (long)_options.FinishedJobRetention.TotalMilliseconds;
 
@@ -82,6 +91,11 @@ internal sealed partial class RedisStreamStore
             3 => JobCancelOutcome.AlreadyFinished,
             _ => JobCancelOutcome.NotFound,
         };
+        if (outcome == JobCancelOutcome.Canceled)
+        {
+            _endedSinceTrim = true;
+        }
+
         if (outcome == JobCancelOutcome.Canceled && _services.GetService<WorkQueueMetrics>() is { } metrics)
         {
             metrics.Canceled(new KeyValuePair<string, object?>(WorkQueueMetrics.QueueTag, _queue));

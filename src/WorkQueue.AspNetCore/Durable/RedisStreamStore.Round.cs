@@ -1,3 +1,4 @@
+using System.Globalization;
 using StackExchange.Redis;
 
 namespace WorkQueue.AspNetCore.Durable;
@@ -24,13 +25,19 @@ internal sealed partial class RedisStreamStore
 {
     /// <summary>
     /// The round script's arguments before the payloads (their specs and keys): group, consumer, capacity, nudge channel,
-    /// fetch count, promote limit, payload count, keyed acknowledgement count, key retention (ms), finished-job retention
-    /// (ms), finished-job count cap, trim now (1 or 0), nudge tag.
+    /// fetch count, promote limit, payload count (negative: plain payloads, without specs and keys), keyed
+    /// acknowledgement count (with plain acknowledgements, <c>{keyed}|{plain}</c>), key retention (ms), finished-job
+    /// retention (ms), finished-job count cap, trim now (1 or 0), nudge tag.
     /// </summary>
     private const int RoundHeader = 13;
 
     /// <summary>The round script's arguments per completed entry: stream id, job id, attempt, enqueued at, started at, cancel asked.</summary>
     private const int AckFields = 6;
+
+    /// <summary>
+    /// The round script's arguments per plain completed entry (see <see cref="IsPlain"/>): stream id, enqueued at, started at.
+    /// </summary>
+    private const int PlainAckFields = 3;
 
     /// <summary>Sends this turn's round; returns whether it stored or acknowledged anything (there may be more).</summary>
     private bool SendRound(IDatabase db)
@@ -40,37 +47,54 @@ internal sealed partial class RedisStreamStore
         long now = _time.GetTimestamp();
         int room = FetchRoom(enqueuing: enqueues is not null, now);
 
-        // Any round trims when due, not only one that acknowledges: dead letters and cancels end jobs too, and an idle
-        // consuming instance still polls, so the ended records older than the retention go within a poll interval. An
+        // A round trims at most every TrimInterval: one that acknowledges, or after this instance ended jobs otherwise
+        // (dead letters, cancels), since the count cap may be passed; an idle consuming instance's poll only once the
+        // oldest listed record passes the retention (the last trim tells when), so records go within a poll interval
+        // of it, and at least every heartbeat (records another instance listed in an empty list, the hash's sweep). An
         // instance that fetches nothing (paused, not consuming) sends a round only to trim, when it wakes (at least
         // every heartbeat): ended records have no expiry of their own, and cancels still end jobs while it is paused.
-        bool trim = now >= _nextTrim;
+        bool trim = now >= _nextTrim && (completed is not null || !Taking || _endedSinceTrim || now >= _nextIdleTrim);
         if (enqueues is null && completed is null && room == 0 && (Taking || !trim))
         {
             return false;
         }
 
+        // Cleared before the round reads the lists (set again if it fails): an ending after it is seen by the next round.
+        // Acknowledgements sent between two trims are endings for the next one.
+        _endedSinceTrim = !trim && (completed is not null || _endedSinceTrim);
+
         // At most BatchSize payloads and BatchSize ids: Lua's unpack (of the ids) takes thousands, and Redis takes far
         // longer argument lists, so the round stays one short call however full both queues are.
         int count = enqueues?.Count ?? 0;
+
+        // Most jobs are plain: enqueued due now without a key, completed on their first attempt without a cancel. Their
+        // empty specs and keys, and the job id, attempt and cancel flag of their acknowledgements, are not sent. Whether
+        // an acknowledgement is plain is read once: a cancel by id can mark an entry until it is forgotten.
+        bool plainEnqueues = enqueues is not null && enqueues.TrueForAll(static e => e.Spec.Length == 0 && e.Key.Length == 0);
         int keyed = 0;
+        int plain = 0;
+        bool[]? plainAcks = null;
         if (completed is not null)
         {
-            foreach (var entry in completed)
+            plainAcks = new bool[completed.Count];
+            for (int i = 0; i < completed.Count; i++)
             {
-                keyed += entry.IdempotencyKey is null ? 0 : 1;
+                keyed += completed[i].IdempotencyKey is null ? 0 : 1;
+                plainAcks[i] = IsPlain(completed[i]);
+                plain += plainAcks[i] ? 1 : 0;
             }
         }
 
-        var args = new RedisValue[RoundHeader + (3 * count) + (3 * keyed) + (AckFields * (completed?.Count ?? 0))];
+        int full = (completed?.Count ?? 0) - plain;
+        var args = new RedisValue[RoundHeader + (plainEnqueues ? count : 3 * count) + (3 * keyed) + (PlainAckFields * plain) + (AckFields * full)];
         args[0] = RedisStreamKeys.Group;
         args[1] = ConsumerName;
         args[2] = _options.Capacity;
         args[3] = Keys.NudgeName;
         args[4] = room;
         args[5] = PromoteLimit;
-        args[6] = count;
-        args[7] = keyed;
+        args[6] = plainEnqueues ? -count : count;
+        args[7] = plain == 0 ? keyed : string.Create(CultureInfo.InvariantCulture, $"{keyed}|{plain}");
         args[8] = (long)_options.IdempotencyKeyRetention.TotalMilliseconds;
         args[9] = FinishedRetentionMs;
         args[10] = _options.MaxFinishedJobs;
@@ -78,13 +102,16 @@ internal sealed partial class RedisStreamStore
         for (int i = 0; i < count; i++)
         {
             args[RoundHeader + i] = enqueues![i].Payload;
-            args[RoundHeader + count + i] = enqueues[i].Spec;
-            args[RoundHeader + (2 * count) + i] = enqueues[i].Key;
+            if (!plainEnqueues)
+            {
+                args[RoundHeader + count + i] = enqueues[i].Spec;
+                args[RoundHeader + (2 * count) + i] = enqueues[i].Key;
+            }
         }
 
         if (completed is not null)
         {
-            int at = RoundHeader + (3 * count);
+            int at = RoundHeader + (plainEnqueues ? count : 3 * count);
             foreach (var entry in completed)
             {
                 if (entry.IdempotencyKey is { } key)
@@ -95,8 +122,25 @@ internal sealed partial class RedisStreamStore
                 }
             }
 
-            foreach (var entry in completed)
+            for (int i = 0; i < completed.Count; i++)
             {
+                if (plainAcks![i])
+                {
+                    var entry = completed[i];
+                    args[at++] = entry.StreamId;
+                    args[at++] = entry.EnqueuedAtMs;
+                    args[at++] = StartedAt(entry);
+                }
+            }
+
+            for (int i = 0; i < completed.Count; i++)
+            {
+                if (plainAcks![i])
+                {
+                    continue;
+                }
+
+                var entry = completed[i];
                 args[at++] = entry.StreamId;
                 args[at++] = entry.JobId == entry.StreamId ? RedisValue.EmptyString : entry.JobId;
                 args[at++] = entry.Attempt;
@@ -122,6 +166,10 @@ internal sealed partial class RedisStreamStore
             }
         }
     }
+
+    /// <summary>Whether a completed entry is acknowledged with its stream id and times only: its own job, first attempt, no cancel.</summary>
+    private static bool IsPlain(DurableEntry entry) =>
+        entry.Attempt == 1 && !entry.CancelRequested && entry.JobId == entry.StreamId;
 
     /// <summary>Sends the round and settles its parts; <paramref name="fetchedAll"/> tells whether its read took every undelivered entry.</summary>
     private bool RunRound(IDatabase db, RedisValue[] args, List<PendingEnqueue>? enqueues, List<DurableEntry>? completed, int room, long now, bool trim, ref bool fetchedAll)
@@ -154,6 +202,7 @@ internal sealed partial class RedisStreamStore
                 _adoptOwn = true;
             }
 
+            _endedSinceTrim |= trim;
             throw;
         }
 
@@ -162,6 +211,9 @@ internal sealed partial class RedisStreamStore
         if (trim)
         {
             _nextTrim = now + Ticks(TrimInterval);
+            long againMs = (long)result[4];
+            var idle = _durable.HeartbeatInterval;
+            _nextIdleTrim = now + Ticks(againMs >= 0 && againMs < idle.TotalMilliseconds ? TimeSpan.FromMilliseconds(againMs) : idle);
         }
 
         // Each part is settled whatever the others' fate; a refused part fails the pass (backoff, readiness, log).

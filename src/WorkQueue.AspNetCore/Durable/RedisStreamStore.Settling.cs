@@ -150,6 +150,11 @@ internal sealed partial class RedisStreamStore
                     StartedAt(entry), FinishedRetentionMs, entry.CancelRequested ? "1" : string.Empty]) == 1;
         }
 
+        if (stored && outcome.Kind != OutcomeKind.Retry)
+        {
+            _endedSinceTrim = true;
+        }
+
         if (!stored)
         {
             _logger.TryLog(
@@ -229,6 +234,9 @@ internal sealed partial class RedisStreamStore
         {
             Forget(release.Entry);
         }
+
+        // A hand-back ends a job whose cancel was asked (see DurableScripts.Release).
+        _endedSinceTrim |= handedBack > 0;
 
         if (handedBack < releases.Count)
         {

@@ -368,6 +368,48 @@ public sealed class DurableEndedRecordTests(RedisServerFixture redis, ITestOutpu
         Assert.True(Calls(calls, "hset") <= Jobs, $"hset {Calls(calls, "hset")}");
     }
 
+    [Fact]
+    public async Task Trim_IdleConsumingInstance_PollsWithoutTrimmingUntilARecordIsDue()
+    {
+        await using var server = await RedisServer.StartAsync();
+        var log = new JobLog();
+        await using var host = await DurableTestHost.StartAsync(server, log, DurableTestHost.NewPrefix(), configureDurable: d => d.PollInterval = TimeSpan.FromMilliseconds(50));
+        var keys = FindStore(host).Keys;
+        await using var client = await DurableTestHost.ConnectAsync(server);
+        var db = client.GetDatabase();
+        string id = await host.Producer.EnqueueAsync(new TestJob(1));
+        await Eventually.ValueAsync(() => host.Producer.GetJobAsync(id), j => j?.State == JobState.Succeeded, "the success recorded");
+        await Eventually.HoldsAsync(async () => await db.StreamLengthAsync(keys.Stream) == 0, "the acknowledging round done");
+        await client.GetServer(client.GetEndPoints()[0]).ConfigResetStatisticsAsync();
+
+        // Twenty polls of an idle instance whose one record passes the retention in ten minutes: none needs a trim (each
+        // trim reads every list and sweeps the ended hash); it used to trim on every poll at least 100 ms after the last.
+        await Eventually.HoldsAsync(async () => Calls(await CommandCallsAsync(client), "xreadgroup") >= 20, "twenty polls");
+        var calls = await CommandCallsAsync(client);
+        output.WriteLine($"{Calls(calls, "xreadgroup")} polls: " + string.Join(", ", calls.OrderBy(c => c.Key).Select(c => $"{c.Key} {c.Value}")));
+        Assert.True(Calls(calls, "hscan") <= 1, $"hscan {Calls(calls, "hscan")}");
+        Assert.True(Calls(calls, "zcard") <= 3, $"zcard {Calls(calls, "zcard")}");
+        Assert.NotNull(await host.Producer.GetJobAsync(id));
+    }
+
+    [Fact]
+    public async Task Trim_IdleConsumingInstance_DropsARecordOnceItPassesTheRetention()
+    {
+        var log = new JobLog();
+        await using var host = await DurableTestHost.StartAsync(redis.Server, log, DurableTestHost.NewPrefix(), configure: o => o.FinishedJobRetention = TimeSpan.FromSeconds(1));
+        var keys = FindStore(host).Keys;
+        await using var client = await DurableTestHost.ConnectAsync(redis.Server);
+        var db = client.GetDatabase();
+        string first = await host.Producer.EnqueueAsync(new TestJob(1));
+        await Eventually.ValueAsync(() => host.Producer.GetJobAsync(first), j => j?.State == JobState.Succeeded, "the first success recorded");
+        string second = await host.Producer.EnqueueAsync(new TestJob(2));
+        await Eventually.ValueAsync(() => host.Producer.GetJobAsync(second), j => j?.State == JobState.Succeeded, "the second success recorded");
+
+        // Idle from here: each record goes once it passes the retention (the last trim told when), not at the heartbeat.
+        await Eventually.HoldsAsync(async () => await db.SortedSetLengthAsync(keys.Succeeded) == 0, "both records trimmed", TimeSpan.FromSeconds(8));
+        Assert.Equal(0, await db.HashLengthAsync(keys.EndedRecords));
+    }
+
     private static string Record(string state, long at) =>
         string.Join(US, state, string.Empty, at.ToString(CultureInfo.InvariantCulture), "1", (at - 10).ToString(CultureInfo.InvariantCulture), "old-consumer", (at - 5).ToString(CultureInfo.InvariantCulture), string.Empty);
 

@@ -13,6 +13,47 @@ namespace WorkQueue.AspNetCore.Tests.Durable;
 public sealed class DurableJobsTests(RedisServerFixture redis) : IClassFixture<RedisServerFixture>
 {
     [Fact]
+    public async Task Enqueue_FirstAttempt_StoredWithoutAttemptFieldAndReadAsAttemptOne()
+    {
+        var log = new JobLog { Behavior = static (_, call, _) => call == 1 ? throw new InvalidOperationException("first try") : ValueTask.CompletedTask };
+        string prefix = DurableTestHost.NewPrefix();
+        await using var producer = await DurableTestHost.StartAsync(redis.Server, log, prefix, "p", configureDurable: d => d.Consume = false);
+        await using var client = await DurableTestHost.ConnectAsync(redis.Server);
+        var db = client.GetDatabase();
+        var keys = FindStore(producer).Keys;
+        string plain = await producer.Producer.EnqueueAsync(new TestJob(1));
+        string keyed = (await producer.Producer.EnqueueAsync(new TestJob(2), new JobOptions { IdempotencyKey = "first-attempt" })).JobId;
+
+        // A first attempt's entry carries no attempt (every reader takes a missing one as 1); the key and time are there.
+        var entries = await db.StreamRangeAsync(keys.Stream);
+        Assert.Equal([plain, keyed], entries.Select(e => (string)e.Id!));
+        Assert.All(entries, e => Assert.DoesNotContain(e.Values, v => v.Name == "a"));
+        Assert.Equal("first-attempt", (string?)entries[1]["k"]);
+        Assert.All(entries, e => Assert.False(e["t"].IsNullOrEmpty));
+        Assert.Equal((JobState.Queued, 1), ((await producer.Producer.GetJobAsync(plain))!.State, (await producer.Producer.GetJobAsync(plain))!.Attempt));
+        var page = await producer.Producer.FindJobsAsync(new JobQuery { States = [JobState.Queued] });
+        Assert.All(page.Jobs, j => Assert.Equal(1, j.Attempt));
+        Assert.Equal(2, page.Jobs.Count);
+
+        // Each fails once: the consumer ran attempt 1 and the retry is attempt 2 (written as such), then both succeed.
+        await using var consumer = await DurableTestHost.StartAsync(redis.Server, log, prefix, "c", configure: o =>
+        {
+            o.Retry.MaxAttempts = 2;
+            o.Retry.BaseDelay = TimeSpan.FromMilliseconds(10);
+        });
+        foreach (string id in new[] { plain, keyed })
+        {
+            var done = await Eventually.ValueAsync(() => producer.Producer.GetJobAsync(id), j => j?.State == JobState.Succeeded, $"job {id} to succeed");
+            Assert.Equal([1, 2], done!.Attempts.Select(a => a.Number));
+            Assert.Equal(2, done.Attempt);
+        }
+
+        // A dead letter without an attempt (written by hand) reads as attempt 1, as a stream entry does.
+        await db.StreamAddAsync(keys.Dead, [new("j", "1-1"), new("p", "{}"), new("t", "0"), new("e", "by hand"), new("r", "failed"), new("f", "0")]);
+        Assert.Equal(1, (await FindStore(producer).ReadDeadLettersAsync(1))[0].Attempt);
+    }
+
+    [Fact]
     public async Task GetJobAsync_QueuedScheduledRunningSucceeded_EachReadFromRedis()
     {
         var log = new JobLog();

@@ -266,6 +266,64 @@ public sealed class DurableRoundTests(RedisServerFixture redis) : IClassFixture<
     }
 
     [Fact]
+    public async Task Round_PlainPayloadsAndAcknowledgements_StoreAndRecordAsTheFullFormDoes()
+    {
+        await using var redisClient = await DurableTestHost.ConnectAsync(redis.Server);
+        var db = redisClient.GetDatabase();
+        var keys = new RedisStreamKeys(DurableTestHost.NewPrefix(), "plain");
+        RedisKey[] roundKeys = [keys.Stream, keys.Delayed, keys.Scheduled, keys.Recurring, keys.Ids, keys.Epoch];
+        await db.StreamCreateConsumerGroupAsync(keys.Stream, RedisStreamKeys.Group, StreamPosition.Beginning, createStream: true);
+
+        // Three payloads alone (count -3: no specs, no keys), then three in the full form with empty specs and keys.
+        RedisValue[] Header(RedisValue count, RedisValue keyed) => [RedisStreamKeys.Group, "c", 1_000, keys.NudgeName, 0, 256, count, keyed, 0, 600_000, 10_000, 0, "c|1"];
+        var plain = (RedisResult[])(await db.ScriptEvaluateAsync(DurableScripts.Round, roundKeys, [.. Header(-3, 0), "p0", "p1", "p2"]))!;
+        var full = (RedisResult[])(await db.ScriptEvaluateAsync(DurableScripts.Round, roundKeys, [.. Header(3, 0), "p3", "p4", "p5", "", "", "", "", "", ""]))!;
+        Assert.True(plain[1].IsNull && full[1].IsNull, $"An enqueue part failed: {plain[1]} / {full[1]}.");
+        Assert.Equal(3, ((RedisResult[])plain[0]!).Length);
+        var entries = await db.StreamRangeAsync(keys.Stream);
+        Assert.Equal(new string?[] { "p0", "p1", "p2", "p3", "p4", "p5" }, entries.Select(e => (string?)e["p"]).ToArray());
+        static string Shape(StreamEntry e) => string.Join(",", e.Values.Where(v => v.Name != "p" && v.Name != "t").Select(v => $"{v.Name}={v.Value}"));
+        Assert.All(entries, e => Assert.Equal(Shape(entries[^1]), Shape(e)));
+        Assert.All(entries, e => Assert.False(e["t"].IsNullOrEmpty));
+
+        var read = await db.StreamReadGroupAsync(keys.Stream, RedisStreamKeys.Group, "c", StreamPosition.NewMessages, 6);
+        Assert.Equal(6, read.Length);
+
+        // Three plain acknowledgements ("1|3": stream id, enqueued at, started at), then the fourth in the full form
+        // with the same values, and two that are not plain: a retried job's (its own job id, attempt 2) and one a
+        // cancel reached, which holds a key (its release, one triple, goes before the acknowledgements).
+        string[] ids = [.. read.Select(e => (string)e.Id!)];
+        await db.StringSetAsync(keys.IdempotencyKey("held"), $"{ids[5]}|{ids[5]}");
+
+        // A plain acknowledgement's fields are not a key release: a key named like its stream id and holding its
+        // times as job and place stays.
+        await db.StringSetAsync(keys.IdempotencyKey(ids[0]), "1700000000000|1700000000100");
+        var acks = new List<RedisValue>(Header(0, "1|3")) { "held", ids[5], ids[5] };
+        for (int i = 0; i < 3; i++)
+        {
+            acks.AddRange([ids[i], 1_700_000_000_000, 1_700_000_000_100]);
+        }
+
+        acks.AddRange([ids[3], string.Empty, 1, 1_700_000_000_000, 1_700_000_000_100, string.Empty]);
+        acks.AddRange([ids[4], "1690000000000-0", 2, 1_690_000_000_000, 1_700_000_000_100, string.Empty]);
+        acks.AddRange([ids[5], string.Empty, 1, 1_700_000_000_000, 1_700_000_000_100, "1"]);
+        var result = (RedisResult[])(await db.ScriptEvaluateAsync(DurableScripts.Round, roundKeys, [.. acks]))!;
+
+        Assert.True(result[2].IsNull, $"The acknowledgement part failed: {result[2]}.");
+        Assert.Equal(0, (await db.StreamPendingAsync(keys.Stream, RedisStreamKeys.Group)).PendingMessageCount);
+        string Record(string job) => (string)db.HashGet(keys.EndedRecords, job)!;
+        string plainRecord = Record(ids[3]);
+        Assert.StartsWith("S\u001f\u001f", plainRecord, StringComparison.Ordinal);
+        Assert.All(ids[..3], id => Assert.Equal(plainRecord, Record(id)));
+        string[] retried = Record("1690000000000-0").Split('\u001f');
+        Assert.Equal(new[] { "S", string.Empty, "2", "1690000000000" }, new[] { retried[0], retried[1], retried[3], retried[4] });
+        Assert.Equal("1", Record(ids[5]).Split('\u001f')[1]);
+        Assert.Equal(6, await db.SortedSetLengthAsync(keys.Succeeded));
+        Assert.False(await db.KeyExistsAsync(keys.IdempotencyKey("held")));
+        Assert.Equal("1700000000000|1700000000100", (string?)await db.StringGetAsync(keys.IdempotencyKey(ids[0])));
+    }
+
+    [Fact]
     public async Task ManyJobsWithLargePayloads_FullRoundsBothWays_EachRunsOnceAndNothingIsLeft()
     {
         string prefix = DurableTestHost.NewPrefix();
