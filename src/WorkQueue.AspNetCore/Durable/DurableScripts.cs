@@ -809,7 +809,7 @@ internal static class DurableScripts
     /// consumer has not refreshed them for min idle (XAUTOCLAIM raises their delivery count; the entry, and so its
     /// idempotency key, stays where it is); an entry delivered more than max deliveries times is dead-lettered as poison
     /// in the same step, and its key freed; one whose job was asked to cancel (see <see cref="Cancel"/>) while its
-    /// consumer was dying ends as cancelled. Either is acknowledged and left to the trim (see <see cref="Trim"/>). Returns { next cursor, { id, fields, deliveries }..., 0, the epoch (see
+    /// consumer was dying ends as cancelled. Either is acknowledged and left to the trim (see <see cref="Trim"/>). Returns { next cursor, { id, fields, deliveries }..., 1 when it ended any (else 0), the epoch (see
     /// <see cref="Epoch"/>) }.
     /// With count 0 (no room to take anything now) it only looks: returns { cursor, {}, 1, '' } when some entry has been
     /// idle for min idle, else { cursor, {}, 0, '' }, so the caller can keep its next free slot for it.
@@ -860,7 +860,7 @@ internal static class DurableScripts
           for _, id in ipairs(claimed[3]) do redis.call('XACK', KEYS[1], ARGV[1], id) end
         end
         if settledAny then trimSettled() end
-        return { claimed[1], keep, 0, epochOf(KEYS[3], ARGV[2]) }
+        return { claimed[1], keep, settledAny and 1 or 0, epochOf(KEYS[3], ARGV[2]) }
         """;
 
     /// <summary>

@@ -457,6 +457,9 @@ internal sealed partial class RedisStreamStore
         }
 
         _reclaimWaiting = false;
+
+        // A poison entry dead-lettered or a cancelled job ended here: the next round trims (the count cap may be passed).
+        _endedSinceTrim |= (long)result[2] > 0;
         _reclaimCursor = (string)result[0]!;
         var claimed = (RedisResult[])result[1]!;
         Accept([.. claimed.Select(static raw => (RedisResult[])raw!).Select(static t => DurableEntry.Parse((string)t[0]!, t[1], (long)t[2]))], (string?)result[3] ?? string.Empty);

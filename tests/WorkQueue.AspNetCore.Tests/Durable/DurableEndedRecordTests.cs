@@ -410,6 +410,49 @@ public sealed class DurableEndedRecordTests(RedisServerFixture redis, ITestOutpu
         Assert.Equal(0, await db.HashLengthAsync(keys.EndedRecords));
     }
 
+    [Fact]
+    public async Task Trim_IdleInstanceDeadLettersPoisonOnReclaim_ListCappedOnItsNextRound()
+    {
+        const int Cap = 1;
+        var heartbeat = TimeSpan.FromSeconds(6);
+        var log = new JobLog();
+        await using var host = await DurableTestHost.StartAsync(redis.Server, log, DurableTestHost.NewPrefix(), configure: o => o.MaxFinishedJobs = Cap, configureDurable: d =>
+        {
+            d.PollInterval = TimeSpan.FromMilliseconds(50);
+            d.HeartbeatInterval = heartbeat;
+            d.ClaimTimeout = heartbeat * 3;
+            d.MaxDeliveries = 1;
+        });
+        var keys = FindStore(host).Keys;
+        await using var client = await DurableTestHost.ConnectAsync(redis.Server);
+        var db = client.GetDatabase();
+
+        // Half a heartbeat after the start, a success: its round trims, so the idle instance's next trim comes half a
+        // heartbeat after the next heartbeat (whose reclaim ends the poison below) rather than with it.
+        await Task.Delay(heartbeat / 2);
+        string ok = await host.Producer.EnqueueAsync(new TestJob(1));
+        await Eventually.ValueAsync(() => host.Producer.GetJobAsync(ok), j => j?.State == JobState.Succeeded, "the success recorded");
+
+        // Three entries a consumer that died took more than MaxDeliveries times, idle past the claim timeout (added, read and
+        // claimed in one script, so the instance cannot fetch them first).
+        await db.ScriptEvaluateAsync(
+            """
+            local ids = {}
+            for i = 1, 3 do ids[i] = redis.call('XADD', KEYS[1], '*', 'p', '{"n":-1}', 't', '0') end
+            redis.call('XREADGROUP', 'GROUP', ARGV[1], 'ghost', 'COUNT', 3, 'STREAMS', KEYS[1], '>')
+            for i = 1, 3 do redis.call('XCLAIM', KEYS[1], ARGV[1], 'ghost', 0, ids[i], 'IDLE', 600000, 'RETRYCOUNT', 5) end
+            return ids
+            """,
+            [keys.Stream],
+            [RedisStreamKeys.Group]);
+
+        // The next heartbeat's reclaim dead-letters them as poison: endings of this instance, so its next round trims the
+        // dead-letter list to the cap, as after a dead letter of a job it ran (not at its next idle trim, up to a heartbeat on).
+        await Eventually.HoldsAsync(async () => await db.StreamLengthAsync(keys.Dead) == 3, "the poison dead-lettered", TimeSpan.FromSeconds(15));
+        await Eventually.HoldsAsync(async () => await db.SortedSetLengthAsync(keys.DeadLettered) <= Cap, "the dead-letter list trimmed to the cap", TimeSpan.FromSeconds(1.5));
+        Assert.Empty(log.Runs.Where(r => r.Job.N == -1));
+    }
+
     private static string Record(string state, long at) =>
         string.Join(US, state, string.Empty, at.ToString(CultureInfo.InvariantCulture), "1", (at - 10).ToString(CultureInfo.InvariantCulture), "old-consumer", (at - 5).ToString(CultureInfo.InvariantCulture), string.Empty);
 
