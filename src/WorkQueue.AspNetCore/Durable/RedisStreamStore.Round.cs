@@ -61,7 +61,15 @@ internal sealed partial class RedisStreamStore
 
         // Cleared before the round reads the lists (set again if it fails): an ending after it is seen by the next round.
         // Acknowledgements sent between two trims are endings for the next one.
-        _endedSinceTrim = !trim && (completed is not null || _endedSinceTrim);
+        // Written only as needed: a cancel by id may set it from another thread, and a read-then-write would lose that.
+        if (trim)
+        {
+            _endedSinceTrim = false;
+        }
+        else if (completed is not null)
+        {
+            _endedSinceTrim = true;
+        }
 
         // At most BatchSize payloads and BatchSize ids: Lua's unpack (of the ids) takes thousands, and Redis takes far
         // longer argument lists, so the round stays one short call however full both queues are.
