@@ -94,11 +94,10 @@ internal sealed partial class RedisStreamStore
         if (outcome == JobCancelOutcome.Canceled)
         {
             _endedSinceTrim = true;
-        }
-
-        if (outcome == JobCancelOutcome.Canceled && _services.GetService<WorkQueueMetrics>() is { } metrics)
-        {
-            metrics.Canceled(new KeyValuePair<string, object?>(WorkQueueMetrics.QueueTag, _queue));
+            if (_services.GetService<WorkQueueMetrics>() is { } metrics)
+            {
+                metrics.Canceled(new KeyValuePair<string, object?>(WorkQueueMetrics.QueueTag, _queue));
+            }
         }
 
         if (outcome == JobCancelOutcome.NotFound || scheduledOnly)

@@ -130,31 +130,27 @@ internal sealed partial class RedisStreamStore
                 }
             }
 
+            // The plain acknowledgements' section, then the others', filled in one pass.
+            int plainAt = at;
+            int fullAt = at + (PlainAckFields * plain);
             for (int i = 0; i < completed.Count; i++)
             {
-                if (plainAcks![i])
-                {
-                    var entry = completed[i];
-                    args[at++] = entry.StreamId;
-                    args[at++] = entry.EnqueuedAtMs;
-                    args[at++] = StartedAt(entry);
-                }
-            }
-
-            for (int i = 0; i < completed.Count; i++)
-            {
-                if (plainAcks![i])
-                {
-                    continue;
-                }
-
                 var entry = completed[i];
-                args[at++] = entry.StreamId;
-                args[at++] = entry.JobId == entry.StreamId ? RedisValue.EmptyString : entry.JobId;
-                args[at++] = entry.Attempt;
-                args[at++] = entry.EnqueuedAtMs;
-                args[at++] = StartedAt(entry);
-                args[at++] = entry.CancelRequested ? "1" : RedisValue.EmptyString;
+                if (plainAcks![i])
+                {
+                    args[plainAt++] = entry.StreamId;
+                    args[plainAt++] = entry.EnqueuedAtMs;
+                    args[plainAt++] = StartedAt(entry);
+                }
+                else
+                {
+                    args[fullAt++] = entry.StreamId;
+                    args[fullAt++] = entry.JobId == entry.StreamId ? RedisValue.EmptyString : entry.JobId;
+                    args[fullAt++] = entry.Attempt;
+                    args[fullAt++] = entry.EnqueuedAtMs;
+                    args[fullAt++] = StartedAt(entry);
+                    args[fullAt++] = entry.CancelRequested ? "1" : RedisValue.EmptyString;
+                }
             }
         }
 
