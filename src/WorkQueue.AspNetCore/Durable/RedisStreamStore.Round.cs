@@ -53,8 +53,9 @@ internal sealed partial class RedisStreamStore
         // of it, and at least every heartbeat (records another instance listed in an empty list, the hash's sweep). An
         // instance that fetches nothing (paused, not consuming) sends a round only to trim, when it wakes (at least
         // every heartbeat): ended records have no expiry of their own, and cancels still end jobs while it is paused.
+        // So does one whose prefetch is full (every slot taken by long jobs): it would fetch, but has no room to.
         bool trim = now >= _nextTrim && (completed is not null || !Taking || _endedSinceTrim || now >= _nextIdleTrim);
-        if (enqueues is null && completed is null && room == 0 && (Taking || !trim))
+        if (enqueues is null && completed is null && room == 0 && ((Taking && !_prefetchFull) || !trim))
         {
             return false;
         }

@@ -453,6 +453,57 @@ public sealed class DurableEndedRecordTests(RedisServerFixture redis, ITestOutpu
         Assert.DoesNotContain(log.Runs, r => r.Job.N == -1);
     }
 
+    [Fact]
+    public async Task Trim_EverySlotTakenByLongJobs_CancelledJobsStillCappedWhileTheyRun()
+    {
+        const int Cap = 2;
+        var release = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        var log = new JobLog { Behavior = (job, _, _) => job.N < 0 ? new ValueTask(release.Task) : ValueTask.CompletedTask };
+        await using var host = await DurableTestHost.StartAsync(redis.Server, log, DurableTestHost.NewPrefix(), configure: o =>
+        {
+            o.MaxFinishedJobs = Cap;
+            o.MinWorkers = 1;
+            o.MaxWorkers = 1;
+        }, configureDurable: d =>
+        {
+            d.Prefetch = 1;
+            d.HeartbeatInterval = TimeSpan.FromMilliseconds(300);
+        });
+        var keys = FindStore(host).Keys;
+        await using var client = await DurableTestHost.ConnectAsync(redis.Server);
+        var db = client.GetDatabase();
+        try
+        {
+            // One long job runs, a second waits in the prefetch (of one): the instance has no room to fetch into, so it
+            // sends no round of its own until one of them ends.
+            await host.Producer.EnqueueAsync(new TestJob(-1));
+            await host.Producer.EnqueueAsync(new TestJob(-2));
+            await log.WaitUntilAsync(() => log.Runs.Count == 1, "the first long job running");
+            await Eventually.HoldsAsync(async () => (await db.StreamPendingAsync(keys.Stream, RedisStreamKeys.Group)).PendingMessageCount == 2, "the second long job fetched into the prefetch", TimeSpan.FromSeconds(15));
+
+            // All scheduled first, then all cancelled: no enqueue comes after the endings to carry a trim.
+            var ids = new List<string>();
+            for (int n = 1; n <= 5; n++)
+            {
+                ids.Add(await host.Producer.ScheduleAsync(new TestJob(n), TimeSpan.FromHours(1)));
+            }
+
+            foreach (string id in ids)
+            {
+                Assert.True(await host.Producer.CancelScheduledAsync(id));
+            }
+
+            await Eventually.HoldsAsync(async () => await db.SortedSetLengthAsync(keys.Canceled) <= Cap, "the cancelled list trimmed to the cap while the long jobs run", TimeSpan.FromSeconds(15));
+            Assert.Single(log.Runs);
+        }
+        finally
+        {
+            release.TrySetResult();
+        }
+
+        await log.WaitUntilAsync(() => log.Completed == 2, "both long jobs completed once released");
+    }
+
     private static string Record(string state, long at) =>
         string.Join(US, state, string.Empty, at.ToString(CultureInfo.InvariantCulture), "1", (at - 10).ToString(CultureInfo.InvariantCulture), "old-consumer", (at - 5).ToString(CultureInfo.InvariantCulture), string.Empty);
 
