@@ -53,6 +53,7 @@ public class DurableThroughputBenchmarks
     private DurableBenchHost? _host;
     private HangfireRedisProcess? _hangfire;
     private RedisCounters? _redisBefore;
+    private TimeSpan _cpuBefore;
     private readonly RedisPerJob _redisPerJob = new();
 
     /// <summary>Gets or sets the redis-server's <c>appendfsync</c> policy (the AOF is on in every Redis row).</summary>
@@ -88,16 +89,28 @@ public class DurableThroughputBenchmarks
     }
 
     [IterationSetup(Targets = [nameof(WorkQueue_Durable), nameof(WorkQueue_Durable_NoJobRecords), nameof(Hangfire_Redis)])]
-    public void ReadRedisBefore() => _redisBefore = _redis!.ReadCounters();
+    public void ReadRedisBefore()
+    {
+        _redisBefore = _redis!.ReadCounters();
+        _cpuBefore = ProcessCpu.Used();
+    }
+
+    [IterationSetup(Target = nameof(WorkQueue_InMemory))]
+    public void ReadCpuBefore() => _cpuBefore = ProcessCpu.Used();
+
+    [IterationCleanup(Target = nameof(WorkQueue_InMemory))]
+    public void ReadCpuAfterInMemory() =>
+        _redisPerJob.Record(delta: null, ProcessCpu.Used() - _cpuBefore, Jobs, Key(nameof(WorkQueue_InMemory)));
 
     [IterationCleanup(Target = nameof(WorkQueue_Durable))]
-    public void ReadRedisAfterDurable() => RecordRedis(nameof(WorkQueue_Durable), Jobs);
+    public void ReadRedisAfterDurable() => RecordRedis(nameof(WorkQueue_Durable), Jobs, appCpu: true);
 
     [IterationCleanup(Target = nameof(WorkQueue_Durable_NoJobRecords))]
-    public void ReadRedisAfterDurableNoJobRecords() => RecordRedis(nameof(WorkQueue_Durable_NoJobRecords), Jobs);
+    public void ReadRedisAfterDurableNoJobRecords() => RecordRedis(nameof(WorkQueue_Durable_NoJobRecords), Jobs, appCpu: true);
 
+    // Hangfire's jobs run in its child process: this process's CPU is not theirs.
     [IterationCleanup(Target = nameof(Hangfire_Redis))]
-    public void ReadRedisAfterHangfire() => RecordRedis(nameof(Hangfire_Redis), HangfireJobs);
+    public void ReadRedisAfterHangfire() => RecordRedis(nameof(Hangfire_Redis), HangfireJobs, appCpu: false);
 
     [GlobalCleanup]
     public void Cleanup()
@@ -132,8 +145,14 @@ public class DurableThroughputBenchmarks
     }
 
     // Every invocation of the process (warm-ups included): the figures are per job and do not depend on timing.
-    private void RecordRedis(string method, int jobsPerInvocation) =>
-        _redisPerJob.Record(_redis!.ReadCounters() - _redisBefore!, jobsPerInvocation, ResultStore.Key(typeof(DurableThroughputBenchmarks), method) + "." + AppendFsync);
+    private void RecordRedis(string method, int jobsPerInvocation, bool appCpu)
+    {
+        // Read before Redis's counters: reading them is this process's work, not the jobs'.
+        var cpu = ProcessCpu.Used() - _cpuBefore;
+        _redisPerJob.Record(_redis!.ReadCounters() - _redisBefore!, appCpu ? cpu : null, jobsPerInvocation, Key(method));
+    }
+
+    private string Key(string method) => ResultStore.Key(typeof(DurableThroughputBenchmarks), method) + "." + AppendFsync;
 
     private sealed class Config : ManualConfig
     {
@@ -144,7 +163,7 @@ public class DurableThroughputBenchmarks
             // Ratio column reads against the baseline.
             AddJob(Job.Default.WithInvocationCount(1).WithUnrollFactor(1).AsMutator());
             AddColumn(StatisticColumn.OperationsPerSecond);
-            AddColumn(RedisPerJob.Columns(keySuffix: nameof(AppendFsync)));
+            AddColumn(RedisPerJob.Columns(keySuffix: nameof(AppendFsync), appCpu: true));
         }
     }
 }
