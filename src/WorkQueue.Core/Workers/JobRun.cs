@@ -22,6 +22,7 @@ internal sealed class JobRun : SynchronizationContext
     private int _state;
     private int _cancelReason;
     private bool _ctsShared;
+    private bool _ctsSpent;
 
     public JobRun(WorkerPool pool)
     {
@@ -84,6 +85,14 @@ internal sealed class JobRun : SynchronizationContext
         {
             _cts = new CancellationTokenSource();
             _ctsShared = true;
+            _ctsSpent = false;
+        }
+        else if (_ctsSpent)
+        {
+            // The last job's source was handed out: this one gets its own, made only now (a run of durable jobs, each
+            // with a source of its own, made two a job when the end of one made the next one's in advance).
+            _cts = new CancellationTokenSource();
+            _ctsSpent = false;
         }
 
         item.Tracked?.AttachCancellation(_cts);
@@ -116,8 +125,10 @@ internal sealed class JobRun : SynchronizationContext
 
         if (_ctsShared)
         {
+            // Never reset nor reused: the next Begin makes a new one. A timeout that fires from here on finds the run
+            // idle, or a new source once the next job began (TimeoutArm).
             _ctsShared = false;
-            _cts = new CancellationTokenSource();
+            _ctsSpent = true;
         }
 
         if (Interlocked.CompareExchange(ref _state, Idle, Running) == Running)
@@ -132,8 +143,9 @@ internal sealed class JobRun : SynchronizationContext
     /// <summary>Readies a run whose job completed synchronously for the thread's next job.</summary>
     public void Recycle()
     {
-        // A source nobody cancelled is reset (its leftover registrations are dropped), as Kestrel does per request.
-        if (!_cts.TryReset())
+        // A source nobody cancelled is reset (its leftover registrations are dropped), as Kestrel does per request; one
+        // that was handed out is left alone (the next Begin replaces it).
+        if (!_ctsSpent && !_cts.TryReset())
         {
             _cts = new CancellationTokenSource();
         }
@@ -227,7 +239,7 @@ internal sealed class JobRun : SynchronizationContext
             }
 
             Interlocked.CompareExchange(ref run._cancelReason, (int)JobCancelReason.Timeout, (int)JobCancelReason.None);
-            if (!ReferenceEquals(Volatile.Read(ref run._cts), cts))
+            if (!run.IsRunning || !ReferenceEquals(Volatile.Read(ref run._cts), cts))
             {
                 // The attempt ended (and the run may have begun the next) between the check and the mark: undo it.
                 Interlocked.CompareExchange(ref run._cancelReason, (int)JobCancelReason.None, (int)JobCancelReason.Timeout);
