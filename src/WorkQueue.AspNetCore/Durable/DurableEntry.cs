@@ -144,7 +144,13 @@ internal sealed class DurableEntry : WorkQueue.Durability.IRemoteCancellable
         var read = new FieldReader();
         foreach (var field in entry.Values)
         {
-            read.Add((string?)field.Name, (string?)field.Value);
+            // Every field this version writes has a one-letter name: read from the reply's bytes, as are the numbers,
+            // so only the strings the entry keeps (payload, job id, key) are made. Any other name is passed over.
+            ReadOnlyMemory<byte> name = field.Name;
+            if (name.Length == 1)
+            {
+                read.Add((char)name.Span[0], field.Value);
+            }
         }
 
         return read.ToEntry((string)entry.Id!, deliveries);
@@ -158,6 +164,28 @@ internal sealed class DurableEntry : WorkQueue.Durability.IRemoteCancellable
         private string? _key;
         private int _attempt;
         private long _enqueuedAt;
+
+        public void Add(char name, StackExchange.Redis.RedisValue value)
+        {
+            switch (name)
+            {
+                case 'p':
+                    _payload = value;
+                    break;
+                case 'j':
+                    _job = value;
+                    break;
+                case 'k':
+                    _key = value;
+                    break;
+                case 'a':
+                    _attempt = value.TryParse(out int attempt) && attempt >= 0 ? attempt : 0;
+                    break;
+                case 't':
+                    _enqueuedAt = value.TryParse(out long at) && at >= 0 ? at : 0;
+                    break;
+            }
+        }
 
         public void Add(string? name, string? value)
         {
