@@ -182,19 +182,46 @@ public sealed class DurableEndedRecordTests(RedisServerFixture redis, ITestOutpu
         var cancels = await Task.WhenAll(Enumerable.Range(0, Jobs).Where(n => n % 10 == 5).Select(async n => (n, (await producers[(n + 1) % 3].Producer.CancelAsync(ids[n])).Outcome)));
         var asked = cancels.Where(x => x.Outcome == JobCancelOutcome.CancelRequested).Select(x => x.n).ToHashSet();
 
-        await Eventually.HoldsAsync(
-            async () => await db.SortedSetLengthAsync(keys.Succeeded) + await db.SortedSetLengthAsync(keys.Canceled) == Jobs,
-            "every job ended", TimeSpan.FromSeconds(60));
+        try
+        {
+            await Eventually.HoldsAsync(
+                async () => await db.SortedSetLengthAsync(keys.Succeeded) + await db.SortedSetLengthAsync(keys.Canceled) + await db.SortedSetLengthAsync(keys.DeadLettered) == Jobs,
+                "every job ended", TimeSpan.FromSeconds(60));
+        }
+        catch (Xunit.Sdk.FailException)
+        {
+            // Which jobs, and where they are, so that a failure says what went wrong.
+            var unended = new List<string>();
+            for (int n = 0; n < Jobs; n++)
+            {
+                var job = await a.Producer.GetJobAsync(ids[n]);
+                if (job?.State is not (JobState.Succeeded or JobState.Canceled or JobState.DeadLettered))
+                {
+                    unended.Add($"{n} ({ids[n]}): {job?.State.ToString() ?? "not found"}, attempt {job?.Attempt}, on {job?.ConsumerName}, cancel asked {job?.CancelRequested}");
+                }
+            }
+
+            Assert.Fail($"Not every job ended in 60 s: succeeded list {await db.SortedSetLengthAsync(keys.Succeeded)}, cancelled list {await db.SortedSetLengthAsync(keys.Canceled)}, dead-letter list {await db.SortedSetLengthAsync(keys.DeadLettered)}, ended hash {await db.HashLengthAsync(keys.EndedRecords)}, pending {(await db.StreamPendingAsync(keys.Stream, RedisStreamKeys.Group)).PendingMessageCount}; not ended: {string.Join("; ", unended)}");
+        }
+
         Assert.Equal(Jobs, await db.HashLengthAsync(keys.EndedRecords));
-        Assert.Equal(0, await db.SortedSetLengthAsync(keys.DeadLettered));
         var server = client.GetServer(client.GetEndPoints()[0]);
         Assert.Empty(server.Keys(pattern: $"{prefix}:*:job:*").ToList());
         Assert.Empty(server.Keys(pattern: $"{prefix}:*:at:*").ToList());
         for (int n = 0; n < Jobs; n++)
         {
             var job = await a.Producer.GetJobAsync(ids[n]);
-            Assert.True(job?.State is JobState.Succeeded or JobState.Canceled, $"job {n}: {job?.State}");
-            if (job!.State == JobState.Succeeded)
+            Assert.True(job?.State is JobState.Succeeded or JobState.Canceled or JobState.DeadLettered, $"job {n}: {job?.State}");
+            if (job!.State == JobState.DeadLettered)
+            {
+                // Rarely, a cancel reaches a job whose first try is failing (every 30th from the 15th) while that try runs:
+                // a job that throws after a cancel was asked is not retried (log 514), so it ends dead-lettered, flagged.
+                Assert.Equal(15, n % 30);
+                Assert.Contains(n, asked);
+                Assert.True(job.CancelRequested);
+                Assert.Equal([JobState.DeadLettered], job.Attempts.Select(x => x.Outcome));
+            }
+            else if (job.State == JobState.Succeeded)
             {
                 // Its history once: a failed first try, then the success, for every third job.
                 Assert.Equal(n % 3 == 0 ? [JobState.Retrying, JobState.Succeeded] : [JobState.Succeeded], job.Attempts.Select(x => x.Outcome));
