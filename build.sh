@@ -9,13 +9,17 @@ case "${1:-}" in
   test)
     log=$(mktemp)
     set +e
-    dotnet test WorkQueue.sln -c Release 2>&1 | tee "$log"
+    # --blame-crash: if a test process dies, VSTest names the tests it was running and keeps a mini dump under the
+    # test project's TestResults (xUnit alone reports a bare TestPipelineException a minute later).
+    dotnet test WorkQueue.sln -c Release --blame-crash --blame-crash-dump-type mini 2>&1 | tee "$log"
     status=${PIPESTATUS[0]}
     set -e
     # One plain summary line across all test assemblies.
     awk '/(Passed|Failed)! +- +Failed: / {
            gsub(",", ""); for (i = 1; i <= NF; i++) { if ($i == "Failed:") f += $(i+1); if ($i == "Passed:") p += $(i+1); if ($i == "Skipped:") s += $(i+1) }
-         } END { printf "%d passed, %d failed, %d skipped\n", p, f, s }' "$log"
+         }
+         /\[FATAL ERROR\]|Test host process crashed/ { fatal++ }
+         END { printf "%d passed, %d failed, %d skipped%s\n", p, f, s, fatal ? sprintf(", %d fatal errors (a test process died: see above)", fatal) : "" }' "$log"
     rm -f "$log"
     exit "$status"
     ;;
