@@ -8,12 +8,19 @@ cd "$(dirname "${BASH_SOURCE[0]}")"
 case "${1:-}" in
   test)
     log=$(mktemp)
+    started=$(date +%s)
     set +e
-    # --blame-crash: if a test process dies, VSTest names the tests it was running and keeps a mini dump under the
-    # test project's TestResults (xUnit alone reports a bare TestPipelineException a minute later).
-    dotnet test WorkQueue.sln -c Release --blame-crash --blame-crash-dump-type mini 2>&1 | tee "$log"
+    # --blame keeps, per test project, the order in which its tests started (TestResults/*/Sequence_*.xml). A test
+    # process that dies mid-run leaves only xUnit's bare "[FATAL ERROR] Xunit.Sdk.TestPipelineException" a minute later;
+    # the sequence says which tests were running.
+    dotnet test WorkQueue.sln -c Release --blame 2>&1 | tee "$log"
     status=${PIPESTATUS[0]}
     set -e
+    if [ "$status" -ne 0 ]; then
+      find tests -path '*/TestResults/*' -name 'Sequence_*.xml' -newermt "@$started" 2>/dev/null | while read -r sequence; do
+        grep -o 'Name="[^"]*"[^>]*Completed="False"' "$sequence" | sed -E 's/Name="([^"]*)".*/not completed (running when its test process ended): \1/' || true
+      done
+    fi
     # One plain summary line across all test assemblies.
     awk '/(Passed|Failed)! +- +Failed: / {
            gsub(",", ""); for (i = 1; i <= NF; i++) { if ($i == "Failed:") f += $(i+1); if ($i == "Passed:") p += $(i+1); if ($i == "Skipped:") s += $(i+1) }
