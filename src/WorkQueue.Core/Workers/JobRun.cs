@@ -21,8 +21,8 @@ internal sealed class JobRun : SynchronizationContext
     private ITimer? _timeoutTimer;
     private int _state;
     private int _cancelReason;
-    private bool _ctsShared;
-    private bool _ctsSpent;
+    // The source was handed out (a timeout, a tracked or durable job): never reset nor reused; the next Begin makes one.
+    private bool _ctsHandedOut;
 
     public JobRun(WorkerPool pool)
     {
@@ -84,15 +84,14 @@ internal sealed class JobRun : SynchronizationContext
         if (timeout is not null || item.Tracked is not null || remote is not null)
         {
             _cts = new CancellationTokenSource();
-            _ctsShared = true;
-            _ctsSpent = false;
+            _ctsHandedOut = true;
         }
-        else if (_ctsSpent)
+        else if (_ctsHandedOut)
         {
             // The last job's source was handed out: this one gets its own, made only now (a run of durable jobs, each
             // with a source of its own, made two a job when the end of one made the next one's in advance).
             _cts = new CancellationTokenSource();
-            _ctsSpent = false;
+            _ctsHandedOut = false;
         }
 
         item.Tracked?.AttachCancellation(_cts);
@@ -123,14 +122,6 @@ internal sealed class JobRun : SynchronizationContext
             _timeoutTimer = null;
         }
 
-        if (_ctsShared)
-        {
-            // Never reset nor reused: the next Begin makes a new one. A timeout that fires from here on finds the run
-            // idle, or a new source once the next job began (TimeoutArm).
-            _ctsShared = false;
-            _ctsSpent = true;
-        }
-
         if (Interlocked.CompareExchange(ref _state, Idle, Running) == Running)
         {
             return true;
@@ -145,7 +136,7 @@ internal sealed class JobRun : SynchronizationContext
     {
         // A source nobody cancelled is reset (its leftover registrations are dropped), as Kestrel does per request; one
         // that was handed out is left alone (the next Begin replaces it).
-        if (!_ctsSpent && !_cts.TryReset())
+        if (!_ctsHandedOut && !_cts.TryReset())
         {
             _cts = new CancellationTokenSource();
         }
