@@ -132,7 +132,7 @@ internal sealed class DurableEntry : WorkQueue.Durability.IRemoteCancellable
         var raw = (StackExchange.Redis.RedisResult[])fields!;
         for (int i = 0; i + 1 < raw.Length; i += 2)
         {
-            read.Add((string?)raw[i], (string?)raw[i + 1]);
+            read.Add((StackExchange.Redis.RedisValue)raw[i], (StackExchange.Redis.RedisValue)raw[i + 1]);
         }
 
         return read.ToEntry(streamId, deliveries);
@@ -144,13 +144,7 @@ internal sealed class DurableEntry : WorkQueue.Durability.IRemoteCancellable
         var read = new FieldReader();
         foreach (var field in entry.Values)
         {
-            // Every field this version writes has a one-letter name: read from the reply's bytes, as are the numbers,
-            // so only the strings the entry keeps (payload, job id, key) are made. Any other name is passed over.
-            ReadOnlyMemory<byte> name = field.Name;
-            if (name.Length == 1)
-            {
-                read.Add((char)name.Span[0], field.Value);
-            }
+            read.Add(field.Name, field.Value);
         }
 
         return read.ToEntry((string)entry.Id!, deliveries);
@@ -165,9 +159,19 @@ internal sealed class DurableEntry : WorkQueue.Durability.IRemoteCancellable
         private int _attempt;
         private long _enqueuedAt;
 
-        public void Add(char name, StackExchange.Redis.RedisValue value)
+        /// <summary>
+        /// Every field this version writes has a one-letter name (any other is passed over). Names and numbers are read
+        /// from the reply's bytes (digits only, as written); only the strings the entry keeps (payload, job id, key) are made.
+        /// </summary>
+        public void Add(StackExchange.Redis.RedisValue name, StackExchange.Redis.RedisValue value)
         {
-            switch (name)
+            var letter = ((ReadOnlyMemory<byte>)name).Span;
+            if (letter.Length != 1)
+            {
+                return;
+            }
+
+            switch ((char)letter[0])
             {
                 case 'p':
                     _payload = value;
@@ -179,32 +183,10 @@ internal sealed class DurableEntry : WorkQueue.Durability.IRemoteCancellable
                     _key = value;
                     break;
                 case 'a':
-                    _attempt = value.TryParse(out int attempt) && attempt >= 0 ? attempt : 0;
+                    _ = int.TryParse(((ReadOnlyMemory<byte>)value).Span, System.Globalization.NumberStyles.None, System.Globalization.CultureInfo.InvariantCulture, out _attempt);
                     break;
                 case 't':
-                    _enqueuedAt = value.TryParse(out long at) && at >= 0 ? at : 0;
-                    break;
-            }
-        }
-
-        public void Add(string? name, string? value)
-        {
-            switch (name)
-            {
-                case "p":
-                    _payload = value;
-                    break;
-                case "j":
-                    _job = value;
-                    break;
-                case "k":
-                    _key = value;
-                    break;
-                case "a":
-                    _ = int.TryParse(value, System.Globalization.NumberStyles.None, System.Globalization.CultureInfo.InvariantCulture, out _attempt);
-                    break;
-                case "t":
-                    _ = long.TryParse(value, System.Globalization.NumberStyles.None, System.Globalization.CultureInfo.InvariantCulture, out _enqueuedAt);
+                    _ = long.TryParse(((ReadOnlyMemory<byte>)value).Span, System.Globalization.NumberStyles.None, System.Globalization.CultureInfo.InvariantCulture, out _enqueuedAt);
                     break;
             }
         }
