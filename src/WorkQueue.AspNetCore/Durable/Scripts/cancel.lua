@@ -1,0 +1,89 @@
+-- KEYS: stream, delayed, scheduled. ARGV: group, job id, finished-job retention ms, 1 to cancel only a scheduled job
+-- that has not come due (else 0), cancel channel, how long a cancel asked of a running job is kept (ms). Cancels a
+-- job by id, wherever it is: a scheduled one or one waiting for a retry leaves the delayed set, a queued one not yet
+-- delivered to any consumer leaves the stream; either way its key is freed and it ends as cancelled. A queued entry
+-- cannot be acknowledged (no consumer holds it) and a deleted one ahead of the group would cost the group its lag
+-- (see unfinished.lua): it is deleted and the stream's counters set back as if it had never been added (XSETID with
+-- ENTRIESADDED one lower and MAXDELETEDID as it was: O(1), Redis 7.0 or later; before, Redis has no lag to keep).
+-- Nothing reads the deleted id of an entry no consumer was given. One delivered to a consumer (running, or in its
+-- prefetch) is marked in its record and its stream id published on the cancel channel, for the instance that holds
+-- it. Returns { 1 } cancelled, { 2, consumer } asked, { 3 } already ended (its record says how), or { 0 } unknown.
+--- @include "includes/now"
+--- @include "includes/keys"
+--- @include "includes/records"
+--- @include "includes/vanished"
+--- @include "includes/settled"
+
+local job = ARGV[2]
+local rec = recordOf(job)
+if isEnded(rec) then return { 3 } end
+local at = string.format('%.0f', now)
+local function canceled(id, attempt, enq, key)
+  releaseKey(key, job, nil, 0)
+  endRecord(job, id, 'C', header('C', '1', at, attempt or '1', enq or '0', '', '', '') .. historyOf(rec), at, tonumber(ARGV[3]))
+  redis.pcall('DEL', atName(job))
+  return { 1 }
+end
+local function fromMember(member)
+  local _, attempt, stamp, tail = string.match(member, '^([^|]*)|([^|]*)|([^|]*)|(.*)$')
+  return attempt, stamp, splitKey(tail or '')
+end
+local member = redis.call('HGET', KEYS[3], job)
+if member then
+  redis.call('HDEL', KEYS[3], job)
+  redis.call('ZREM', KEYS[2], member)
+  local attempt, stamp, key = fromMember(member)
+  return canceled(job, attempt, stamp, key)
+end
+if ARGV[4] == '1' then return { 0 } end
+local where = redis.pcall('GET', atName(job))
+if type(where) ~= 'string' then
+  where = nil
+  if string.match(job, '^%d+%-%d+$') then where = job end
+end
+if not where then return { 0 } end
+if string.sub(where, 1, 1) == 'z' then
+  local due = delayedMember(job, string.sub(where, 2))
+  if not due then return { 0 } end
+  redis.call('ZREM', KEYS[2], due)
+  local attempt, stamp, key = fromMember(due)
+  return canceled('', attempt, stamp, key)
+end
+local entry = redis.call('XRANGE', KEYS[1], where, where)
+if #entry == 0 then return { 0 } end
+local f = {}
+local raw = entry[1][2]
+for i = 1, #raw, 2 do f[raw[i]] = raw[i + 1] end
+local held = redis.call('XPENDING', KEYS[1], ARGV[1], where, where, 1)
+if #held > 0 then
+  if rec then
+    rec = (string.match(rec, '^([^\31]*)') or 'r') .. US .. '1' .. (string.match(rec, '^[^\31]*\31[^\31]*(.*)$') or '')
+    redis.pcall('SET', recName(job), rec)
+  else
+    redis.pcall('SET', recName(job), header('r', '1', '', f['a'] or '1', f['t'] or '0', '', '', ''), 'PX', ARGV[6])
+  end
+  redis.pcall('PUBLISH', ARGV[5], where)
+  return { 2, held[1][2] }
+end
+-- Completed and acknowledged, waiting for the trim: not queued (its key is the completed job's, kept for its retention).
+if settled(where) then return { 0 } end
+-- Queued, ahead of the group: no consumer holds it, so it cannot be acknowledged, and a tombstone at or ahead of
+-- the group's position costs the group its lag (see Unsettled). The stream's counters are set back as if the
+-- entry had never been added: one entry fewer added, and the deleted id from before (0-1 for none: 0-0 cannot
+-- be set). Nothing reads the deleted id of an entry no consumer was given (see Vanished).
+local okInfo, info = pcall(redis.call, 'XINFO', 'STREAM', KEYS[1])
+redis.call('XDEL', KEYS[1], where)
+if okInfo then
+  local last, deleted, added
+  for i = 1, #info, 2 do
+    local k = info[i]
+    if k == 'last-generated-id' then last = info[i + 1] elseif k == 'max-deleted-entry-id' then deleted = info[i + 1]
+    elseif k == 'entries-added' then added = info[i + 1] end
+  end
+  -- Redis before 7.0 reports neither (and no lag to keep).
+  if last and deleted and type(added) == 'number' then
+    if deleted == '0-0' then deleted = '0-1' end
+    redis.pcall('XSETID', KEYS[1], last, 'ENTRIESADDED', added - 1, 'MAXDELETEDID', deleted)
+  end
+end
+return canceled(where, f['a'], f['t'], f['k'])

@@ -1,0 +1,56 @@
+-- The helpers of job records (KEYS[1] is the queue's stream; see the remarks): recName(job), atName(job),
+-- endedName(state), endedRecords() (the hash of ended records), recordOf(job) (the ended record, else the live one;
+-- nil when none), historyOf(rec), cancelOf(rec), isEnded(rec), header(...), endRecord(job, id, state, rec, at,
+-- retention) and delayedMember(job, score) (KEYS[2] is the delayed set).
+
+local US, RS = '\31', '\30'
+local queueNames = string.sub(KEYS[1], 1, -7)
+local recNames, atNames, endedHash = queueNames .. 'job:', queueNames .. 'at:', queueNames .. 'ended'
+local function recName(job) return recNames .. job end
+local function atName(job) return atNames .. job end
+local function endedName(state) return endedHash .. ':' .. state end
+local function endedRecords() return endedHash end
+-- An ended record is a field of the ended hash; a live one (and an ended one a version before the hash wrote,
+-- which expires on its own) is a string of its own.
+local function recordOf(job)
+  local v = redis.pcall('HGET', endedRecords(), job)
+  if type(v) == 'string' then return v end
+  v = redis.pcall('GET', recName(job))
+  if type(v) ~= 'string' then return nil end
+  return v
+end
+local function historyOf(rec)
+  if not rec then return '' end
+  local i = string.find(rec, RS, 1, true)
+  if not i then return '' end
+  return string.sub(rec, i)
+end
+local function cancelOf(rec)
+  if not rec then return '' end
+  return string.match(rec, '^[^\31]*\31([^\31]*)') or ''
+end
+local function isEnded(rec)
+  if not rec then return false end
+  local s = string.sub(rec, 1, 1)
+  return s == 'S' or s == 'D' or s == 'C'
+end
+local function header(state, cancel, at, attempt, enq, consumer, started, err)
+  return state .. US .. cancel .. US .. at .. US .. attempt .. US .. enq .. US .. consumer .. US .. started .. US .. err
+end
+-- A rare ending (a dead letter, a cancel): kept in the ended hash and listed by its end until the trim, or not at all.
+local function endRecord(job, id, state, rec, at, retention)
+  if retention > 0 then
+    redis.pcall('HSET', endedRecords(), job, rec)
+    redis.pcall('ZADD', endedName(state), at, job)
+  end
+  redis.pcall('DEL', recName(job))
+  if job ~= id then redis.pcall('DEL', atName(job)) end
+end
+local function delayedMember(job, score)
+  local same = redis.pcall('ZRANGEBYSCORE', KEYS[2], score, score)
+  if type(same) ~= 'table' or same.err then return nil end
+  for _, m in ipairs(same) do
+    if string.sub(m, 1, #job + 1) == job .. '|' then return m end
+  end
+  return nil
+end

@@ -1,0 +1,60 @@
+-- KEYS: stream, dead, epoch. ARGV: group, consumer, min idle ms, cursor, count, max deliveries, finished-job
+-- retention ms. Claims entries whose consumer has not refreshed them for min idle (XAUTOCLAIM raises their delivery
+-- count; the entry, and so its idempotency key, stays where it is); an entry delivered more than max deliveries
+-- times is dead-lettered as poison in the same step, and its key freed; one whose job was asked to cancel (see
+-- cancel.lua) while its consumer was dying ends as cancelled. Either is acknowledged and left to the trim (see
+-- trim.lua). Returns { next cursor, { id, fields, deliveries }..., 1 when it ended any (else 0), the epoch (see
+-- epoch.lua) }. With count 0 (no room to take anything now) it only looks: returns { cursor, {}, 1, '' } when some
+-- entry has been idle for min idle, else { cursor, {}, 0, '' }, so the caller can keep its next free slot for it.
+--- @include "includes/now"
+--- @include "includes/keys"
+--- @include "includes/records"
+--- @include "includes/epoch"
+--- @include "includes/groupState"
+--- @include "includes/trim"
+
+if tonumber(ARGV[5]) == 0 then
+  local idle = redis.call('XPENDING', KEYS[1], ARGV[1], 'IDLE', ARGV[3], '-', '+', 1)
+  return { ARGV[4], {}, #idle, '' }
+end
+local claimed = redis.call('XAUTOCLAIM', KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4], 'COUNT', ARGV[5])
+local keep, settledAny = {}, false
+for _, entry in ipairs(claimed[2]) do
+  local id = entry[1]
+  local info = redis.call('XPENDING', KEYS[1], ARGV[1], id, id, 1)
+  local deliveries = info[1][4]
+  local f = {}
+  local raw = entry[2]
+  for i = 1, #raw, 2 do f[raw[i]] = raw[i + 1] end
+  -- One GET per reclaimed entry (reclaims are rare): a job asked to cancel while its consumer was dying ends here.
+  local asked = recordOf(f['j'] or id)
+  if cancelOf(asked) == '1' and not isEnded(asked) then
+    redis.call('XACK', KEYS[1], ARGV[1], id)
+    settledAny = true
+    releaseKey(f['k'], f['j'] or id, nil, 0)
+    local at = string.format('%.0f', now)
+    endRecord(f['j'] or id, id, 'C', header('C', '1', at, f['a'] or '1', f['t'] or '0', ARGV[2], '', '') .. historyOf(asked), at, tonumber(ARGV[7]))
+  elseif deliveries > tonumber(ARGV[6]) then
+    local dead = { 'j', f['j'] or id, 'p', f['p'] or '', 'a', f['a'] or '1', 't', f['t'] or '0',
+      'e', 'Delivered ' .. deliveries .. ' times without completing (its consumers stopped or crashed each time): treated as poison.',
+      'r', 'poison', 'f', string.format('%.0f', now), 'c', ARGV[2] }
+    if f['k'] then
+      dead[#dead + 1] = 'k'
+      dead[#dead + 1] = f['k']
+    end
+    redis.call('XADD', KEYS[2], '*', unpack(dead))
+    redis.call('XACK', KEYS[1], ARGV[1], id)
+    settledAny = true
+    releaseKey(f['k'], f['j'] or id, nil, 0)
+    local rec = recordOf(f['j'] or id)
+    local at = string.format('%.0f', now)
+    endRecord(f['j'] or id, id, 'D', header('D', cancelOf(rec), at, f['a'] or '1', f['t'] or '0', ARGV[2], '', dead[10]) .. historyOf(rec), at, tonumber(ARGV[7]))
+  else
+    keep[#keep + 1] = { id, entry[2], deliveries }
+  end
+end
+if claimed[3] then
+  for _, id in ipairs(claimed[3]) do redis.call('XACK', KEYS[1], ARGV[1], id) end
+end
+if settledAny then trimSettled() end
+return { claimed[1], keep, settledAny and 1 or 0, epochOf(KEYS[3], ARGV[2]) }

@@ -1,0 +1,37 @@
+-- KEYS: stream, delayed, scheduled. ARGV: group, job id. Reads where a job is, without writing anything: { 'E',
+-- record } ended (see the remarks: in the ended hash, or a record string the previous version wrote); { 'S', record
+-- or '', due, attempt, enqueued at } scheduled; { 'R', record or '', due, attempt, enqueued at } waiting for a
+-- retry; { 'P', record or '', stream id, fields, consumer, ms since its consumer last claimed it, deliveries }
+-- delivered to a consumer; { 'Q', record or '', stream id, fields } queued; { '' } unknown (or ended longer ago than
+-- the retention).
+--- @include "includes/keys"
+--- @include "includes/records"
+--- @include "includes/vanished"
+--- @include "includes/settled"
+
+local job = ARGV[2]
+local rec = recordOf(job)
+if isEnded(rec) then return { 'E', rec } end
+local function fromMember(kind, member, score)
+  local _, attempt, stamp = string.match(member, '^([^|]*)|([^|]*)|([^|]*)|')
+  return { kind, rec or '', score or '', attempt or '1', stamp or '0' }
+end
+local member = redis.call('HGET', KEYS[3], job)
+if member then return fromMember('S', member, redis.call('ZSCORE', KEYS[2], member)) end
+local where = redis.pcall('GET', atName(job))
+if type(where) ~= 'string' then
+  where = nil
+  if string.match(job, '^%d+%-%d+$') then where = job end
+end
+if not where then return { '' } end
+if string.sub(where, 1, 1) == 'z' then
+  local due = delayedMember(job, string.sub(where, 2))
+  if not due then return { '' } end
+  return fromMember('R', due, string.sub(where, 2))
+end
+local entry = redis.call('XRANGE', KEYS[1], where, where)
+if #entry == 0 then return { '' } end
+local held = redis.call('XPENDING', KEYS[1], ARGV[1], where, where, 1)
+if #held > 0 then return { 'P', rec or '', where, entry[1][2], held[1][2], held[1][3], held[1][4] } end
+if settled(where) then return { '' } end
+return { 'Q', rec or '', where, entry[1][2] }
