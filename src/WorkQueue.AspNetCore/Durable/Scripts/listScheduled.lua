@@ -1,5 +1,5 @@
 -- KEYS: delayed, scheduled. ARGV: count, scan limit. Lists up to count scheduled jobs (not retries), soonest first,
--- reading at most scan limit members of the delayed set: { id, due (unix ms), scheduled at (unix ms), payload }... .
+-- reading at most scan limit members of the delayed set. Returns { id, due (unix ms), scheduled at (unix ms), payload }... .
 
 local function payloadOf(tail)
   local _, payload = string.match(tail, '^\1([^\1]*)\1(.*)$')

@@ -1,4 +1,4 @@
--- KEYS: stream, delayed, scheduled. ARGV: group, job id. Reads where a job is, without writing anything: { 'E',
+-- KEYS: stream, delayed, scheduled. ARGV: group, job id. Returns where a job is, without writing anything: { 'E',
 -- record } ended (see the remarks: in the ended hash, or a record string the previous version wrote); { 'S', record
 -- or '', due, attempt, enqueued at } scheduled; { 'R', record or '', due, attempt, enqueued at } waiting for a
 -- retry; { 'P', record or '', stream id, fields, consumer, ms since its consumer last claimed it, deliveries }
