@@ -64,6 +64,10 @@ public interface IWorkQueueControl
     /// <summary>
     /// Gets the scheduled jobs waiting for their time, the soonest first (in-memory queues; empty for a durable queue).
     /// </summary>
+    /// <remarks>
+    /// Jobs due at the same instant are listed in id order. The call reads every job the queue holds once, keeping the
+    /// soonest <paramref name="maxCount"/>; it allocates for the jobs it returns only.
+    /// </remarks>
     /// <param name="maxCount">The most jobs to return.</param>
     /// <returns>The scheduled jobs.</returns>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="maxCount"/> is negative.</exception>

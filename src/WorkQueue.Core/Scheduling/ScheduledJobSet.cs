@@ -1,3 +1,4 @@
+using System.Diagnostics;
 using WorkQueue.Internal;
 
 namespace WorkQueue.Scheduling;
@@ -9,6 +10,9 @@ namespace WorkQueue.Scheduling;
 /// </summary>
 internal sealed class ScheduledJobSet
 {
+    private static readonly IComparer<(long DueTicks, long Id)> LatestFirst =
+        Comparer<(long DueTicks, long Id)>.Create(static (a, b) => b.CompareTo(a));
+
     private readonly Lock _lock = new();
     private readonly Dictionary<long, ScheduledEntry> _entries = [];
     private readonly JobScheduler _scheduler;
@@ -128,16 +132,44 @@ internal sealed class ScheduledJobSet
         return taken;
     }
 
-    /// <summary>Gets up to <paramref name="max"/> waiting jobs, the soonest first.</summary>
-    public List<ScheduledEntry> List(int max)
+    /// <summary>Gets up to <paramref name="max"/> waiting jobs, the soonest first (by due time, then id).</summary>
+    public ScheduledEntry[] List(int max)
     {
-        ScheduledEntry[] all;
-        lock (_lock)
+        Debug.Assert(max >= 0, "The count is checked at the public entry point.");
+        if (max == 0)
         {
-            all = [.. _entries.Values];
+            return [];
         }
 
-        return [.. all.OrderBy(static e => e.DueAt).ThenBy(static e => e.Item.Id).Take(max)];
+        // The soonest max are kept in a heap of that size, latest on top, while the entries are read once: a dashboard
+        // asking for the next job of 100,000 copies and sorts none of them (O(N log max) comparisons under the lock,
+        // memory for max entries). The set is read rather than the scheduler's heap, which every queue of the provider
+        // shares and which keeps cancelled entries. Keyed by the dictionary's id, so no WorkItem struct is copied out.
+        PriorityQueue<ScheduledEntry, (long DueTicks, long Id)> soonest;
+        lock (_lock)
+        {
+            soonest = new(Math.Min(max, _entries.Count), LatestFirst);
+            foreach (var (id, entry) in _entries)
+            {
+                var key = (entry.DueAt.UtcTicks, id);
+                if (soonest.Count < max)
+                {
+                    soonest.Enqueue(entry, key);
+                }
+                else if (soonest.TryPeek(out _, out var latest) && key.CompareTo(latest) < 0)
+                {
+                    soonest.DequeueEnqueue(entry, key);
+                }
+            }
+        }
+
+        var list = new ScheduledEntry[soonest.Count];
+        for (int i = list.Length - 1; i >= 0; i--)
+        {
+            list[i] = soonest.Dequeue();
+        }
+
+        return list;
     }
 
     /// <summary>Finds a waiting job by id.</summary>

@@ -266,6 +266,128 @@ public sealed class ScheduledJobTests
         Assert.True(harness.Queue.CancelScheduled(late));
     }
 
+    [Theory]
+    [InlineData(0)]
+    [InlineData(1)]
+    [InlineData(7)]
+    [InlineData(40)]
+    [InlineData(41)]
+    [InlineData(int.MaxValue)]
+    public async Task GetScheduledJobs_ManyJobsOutOfOrder_ReturnsTheSoonestInDueOrder(int maxCount)
+    {
+        await using var harness = Start();
+        var now = _time.GetUtcNow();
+        var random = new Random(20261125);
+        var scheduled = new List<(long Id, DateTimeOffset DueAt)>();
+        for (int i = 0; i < 40; i++)
+        {
+            // Ten distinct times for forty jobs: ties too, in the middle and at the cut.
+            var dueAt = now.AddMinutes(random.Next(1, 11));
+            scheduled.Add((harness.Queue.Schedule(_ => { }, dueAt), dueAt));
+        }
+
+        var listed = harness.Control.GetScheduledJobs(maxCount);
+
+        var expected = scheduled.OrderBy(j => j.DueAt).ThenBy(j => j.Id).Take(maxCount).ToList();
+        Assert.Equal(expected, listed.Select(j => (j.Job.Id, j.DueAt)));
+    }
+
+    [Fact]
+    public async Task GetScheduledJobs_SameInstant_ListsInIdOrderWhateverTheOffset()
+    {
+        await using var harness = Start();
+        var dueAt = _time.GetUtcNow().AddHours(1);
+        long first = harness.Queue.Schedule(_ => { }, dueAt.ToOffset(TimeSpan.FromHours(2)));
+        long second = harness.Queue.Schedule(_ => { }, dueAt);
+        long third = harness.Queue.Schedule(_ => { }, dueAt.ToOffset(TimeSpan.FromHours(-5)));
+        long sooner = harness.Queue.Schedule(_ => { }, dueAt.AddTicks(-1).ToOffset(TimeSpan.FromHours(9)));
+
+        Assert.Equal([sooner, first, second, third], harness.Control.GetScheduledJobs(10).Select(j => j.Job.Id));
+        Assert.Equal([sooner, first], harness.Control.GetScheduledJobs(2).Select(j => j.Job.Id));
+
+        // Listed as scheduled: the offset the caller gave is kept.
+        Assert.Equal(TimeSpan.FromHours(-5), harness.Control.GetScheduledJobs(4)[3].DueAt.Offset);
+    }
+
+    [Fact]
+    public async Task GetScheduledJobs_CancelledAndDueJobs_AreNotListed()
+    {
+        await using var harness = Start();
+        var now = _time.GetUtcNow();
+        var ran = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        long due = harness.Queue.Schedule(_ => ran.SetResult(), now.AddMinutes(1));
+        long cancelled = harness.Queue.Schedule(_ => { }, now.AddMinutes(2));
+        long third = harness.Queue.Schedule(_ => { }, now.AddMinutes(3));
+        long fourth = harness.Queue.Schedule(_ => { }, now.AddMinutes(4));
+        long fifth = harness.Queue.Schedule(_ => { }, now.AddMinutes(5));
+
+        Assert.True(harness.Queue.CancelScheduled(cancelled));
+        Assert.Equal([due, third], harness.Control.GetScheduledJobs(2).Select(j => j.Job.Id));
+
+        _time.Advance(TimeSpan.FromMinutes(1));
+        await Wait.ForAsync(ran.Task, "the first job once due");
+        await Wait.UntilAsync(() => harness.Control.GetSnapshot().Scheduled == 3, "the due job to leave the set");
+        Assert.Equal([third, fourth], harness.Control.GetScheduledJobs(2).Select(j => j.Job.Id));
+        Assert.Equal([third, fourth, fifth], harness.Control.GetScheduledJobs(int.MaxValue).Select(j => j.Job.Id));
+    }
+
+    [Fact]
+    public async Task GetScheduledJobs_OtherQueueHasSoonerJobs_ListsOnlyItsOwn()
+    {
+        // Every queue of a provider shares one timer heap; the listing is the queue's own.
+        await using var harness = QueueHarness.Start(
+            o => { o.MinWorkers = 1; o.MaxWorkers = 1; },
+            addQueues: b => b.AddQueue("other", o => { o.MinWorkers = 1; o.MaxWorkers = 1; }),
+            addServices: s => s.AddSingleton(new WorkQueueEnvironment(_time, () => 0.5)));
+        var other = harness.Services.GetRequiredService<IWorkQueueProvider>().GetQueue("other");
+        var now = _time.GetUtcNow();
+        for (int i = 1; i <= 5; i++)
+        {
+            other.Schedule(_ => { }, now.AddSeconds(i));
+        }
+
+        long mine = harness.Queue.Schedule(_ => { }, now.AddHours(1));
+
+        Assert.Equal([mine], harness.Control.GetScheduledJobs(3).Select(j => j.Job.Id));
+    }
+
+    [Fact]
+    public async Task GetScheduledJobs_EmptyOrZero_ReturnsNothing_AndANegativeCountThrowsNamingIt()
+    {
+        await using var harness = Start();
+        Assert.Empty(harness.Control.GetScheduledJobs(5));
+        harness.Queue.Schedule(_ => { }, TimeSpan.FromMinutes(1));
+        Assert.Empty(harness.Control.GetScheduledJobs(0));
+
+        var ex = Assert.Throws<ArgumentOutOfRangeException>(() => harness.Control.GetScheduledJobs(-1));
+        Assert.Equal("maxCount", ex.ParamName);
+        ex = Assert.Throws<ArgumentOutOfRangeException>(() => harness.Control.GetScheduledJobs(int.MinValue));
+        Assert.Equal("maxCount", ex.ParamName);
+    }
+
+    [Fact]
+    public async Task GetScheduledJobs_FewOfManyJobs_AllocatesForTheJobsReturnedNotForEveryJobHeld()
+    {
+        // What the call allocates, not how long it takes: reading the soonest job of 10,000 must not copy the 10,000
+        // (a copy alone is 8 bytes a job, 80,000 bytes here). Counted on this thread, where the call runs.
+        const int Held = 10_000;
+        await using var harness = Start(o => o.MaxScheduledJobs = Held);
+        var now = _time.GetUtcNow();
+        for (int i = 0; i < Held; i++)
+        {
+            harness.Queue.Schedule(_ => { }, now.AddSeconds(Held - i));
+        }
+
+        // Once first, so that what the first call alone allocates (a type's statics, say) is not counted.
+        Assert.Single(harness.Control.GetScheduledJobs(1));
+        long before = GC.GetAllocatedBytesForCurrentThread();
+        var listed = harness.Control.GetScheduledJobs(1);
+        long allocated = GC.GetAllocatedBytesForCurrentThread() - before;
+
+        Assert.Equal(now.AddSeconds(1), Assert.Single(listed).DueAt);
+        Assert.True(allocated < Held, $"GetScheduledJobs(1) allocated {allocated:N0} bytes with {Held:N0} jobs held.");
+    }
+
     [Fact]
     public async Task Metrics_ScheduledGaugeAndCanceledCounter()
     {
