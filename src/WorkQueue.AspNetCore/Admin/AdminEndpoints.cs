@@ -660,7 +660,8 @@ internal static class AdminEndpoints
     /// <summary>
     /// Searches a durable queue's jobs in Redis (see <see cref="RedisStreamStore.FindJobsAsync"/>). A durable queue has one
     /// job type: <c>type=</c> either matches its handler's name (every job) or not (none). Error text search examines at
-    /// most <see cref="DurableSearchScanLimit"/> entries per page. 400 for a bad cursor, 503 when Redis cannot be reached.
+    /// most <see cref="DurableSearchScanLimit"/> entries per page. 400 naming <c>cursor</c> for one that is not a page's
+    /// <c>next</c> (checked before Redis sees it), 503 when Redis cannot be reached (without Redis's text).
     /// </summary>
     private static async Task<Results<Ok<JobPageState>, Ok<DurableJobPageState>, ValidationProblem, ProblemHttpResult>> FindDurableJobsAsync(
         string queue, RedisStreamStore store, List<JobState> states, string? type, string? error, string? cursor, int limit)
@@ -683,11 +684,12 @@ internal static class AdminEndpoints
         }
         catch (Exception ex) when (ex is StackExchange.Redis.RedisException or TimeoutException)
         {
-            return RedisUnavailable(queue, ex);
+            // Not Redis's own text: the cursor is checked before Redis sees it, and what Redis says is no client's business.
+            return TypedResults.Problem(statusCode: StatusCodes.Status503ServiceUnavailable, title: "Redis unavailable", detail: $"Durable queue '{queue}': the job search did not reach Redis.");
         }
     }
 
-    /// <summary>How many entries a durable search examines at most per page, as an in-memory one (JobQuery's default); read in script calls of 10,000.</summary>
+    /// <summary>How many entries a durable search examines at most per page, as an in-memory one (JobQuery's default); read in script calls of a few ms (see RedisStreamStore.SearchCallEntries).</summary>
     private const int DurableSearchScanLimit = 100_000;
 
     private static AdminEndpointMetadata? Settings(HttpContext http) =>

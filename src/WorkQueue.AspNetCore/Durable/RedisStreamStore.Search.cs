@@ -4,16 +4,26 @@ using StackExchange.Redis;
 namespace WorkQueue.AspNetCore.Durable;
 
 /// <summary>
-/// The job search of a durable queue, read from Redis in one script call per page (<see cref="DurableScripts.FindJobs"/>):
-/// queued and running jobs from the stream (newest first), scheduled and retrying ones from the delayed set (soonest
-/// first), then the ended lists (succeeded, dead-lettered, cancelled; newest first), records fetched with one MGET per batch.
+/// The job search of a durable queue, read from Redis in script calls of a few milliseconds each
+/// (<see cref="DurableScripts.FindJobs"/>): queued and running jobs from the stream (newest first), scheduled and
+/// retrying ones from the delayed set (soonest first), then the ended lists (succeeded, dead-lettered, cancelled; newest
+/// first). A page's cursor is where its last call stopped (a seek), checked here before Redis sees it.
 /// </summary>
 internal sealed partial class RedisStreamStore
 {
+    /// <summary>The most entries one search script call examines (findJobs.lua holds to it too): a call takes a few ms of Redis's time.</summary>
+    internal const int SearchCallEntries = 256;
+
+    /// <summary>
+    /// The bytes one search script call reads (entries with their payloads, members, records) before it stops; the entry
+    /// that passes it is its last. Payloads are read one entry at a time, and never returned.
+    /// </summary>
+    internal const int SearchCallBytes = 1 << 20;
+
     private const string PhaseOrder = "LZSDC";
 
-    /// <summary>The most entries one search script call reads.</summary>
-    private const int ScanChunk = 10_000;
+    /// <summary>The latest score a cursor can hold: a time in Unix ms, as late as DateTimeOffset goes (what the scripts write).</summary>
+    private static readonly long MaxCursorScore = DateTimeOffset.MaxValue.ToUnixTimeMilliseconds();
 
     /// <summary>
     /// Finds a page of this queue's jobs in the given states (all when empty) whose last error contains
@@ -23,7 +33,11 @@ internal sealed partial class RedisStreamStore
     /// <exception cref="ArgumentException"><paramref name="cursor"/> is not one a page returned.</exception>
     public async Task<DurableJobPage> FindJobsAsync(IReadOnlyCollection<JobState>? states, string? errorContains, string? cursor, int limit, int scanLimit)
     {
-        var (phase, position, skip) = ParseCursor(cursor);
+        if (!TryParseCursor(cursor, out string phase, out string position, out string member))
+        {
+            throw new ArgumentException($"'{cursor}' is not a cursor a durable job page returned.", nameof(cursor));
+        }
+
         bool all = states is null || states.Count == 0;
         bool Wants(JobState s) => all || states!.Contains(s);
         string phases = string.Concat(
@@ -47,12 +61,12 @@ internal sealed partial class RedisStreamStore
         int scanned = 0;
         while (true)
         {
-            // A script holds Redis while it runs: a long scan is cut into calls of at most ScanChunk entries.
-            int chunk = Math.Min(ScanChunk, scanLimit - scanned);
+            // A script holds Redis while it runs: a page is read in calls of a few ms each (other clients are served
+            // between them), each one a seek from where the last stopped.
             var reply = (RedisResult[])(await Database.ScriptEvaluateAsync(
                 DurableScripts.FindJobs,
                 [Keys.Stream, Keys.Delayed, Keys.Scheduled],
-                [RedisStreamKeys.Group, phases, live, phase, position, skip, limit - jobs.Count, chunk, error]).ConfigureAwait(false))!;
+                [RedisStreamKeys.Group, phases, live, phase, position, member, limit - jobs.Count, Math.Min(SearchCallEntries, scanLimit - scanned), error, SearchCallBytes]).ConfigureAwait(false))!;
             foreach (RedisResult item in (RedisResult[])reply[0]!)
             {
                 var parts = (RedisResult[])item!;
@@ -65,7 +79,7 @@ internal sealed partial class RedisStreamStore
             scanned += (int)(long)reply[4];
             phase = (string?)reply[1] ?? string.Empty;
             position = (string?)reply[2] ?? string.Empty;
-            skip = (long)reply[3];
+            member = (string?)reply[3] ?? string.Empty;
             if (phase.Length == 0)
             {
                 return new DurableJobPage(jobs, null, scanned);
@@ -73,7 +87,7 @@ internal sealed partial class RedisStreamStore
 
             if (jobs.Count >= limit || scanned >= scanLimit)
             {
-                return new DurableJobPage(jobs, string.Create(CultureInfo.InvariantCulture, $"{phase}:{position}:{skip}"), scanned);
+                return new DurableJobPage(jobs, FormatCursor(phase, position, member), scanned);
             }
         }
     }
@@ -88,48 +102,67 @@ internal sealed partial class RedisStreamStore
             }
         });
 
-    /// <summary>Whether <paramref name="cursor"/> has the form of a durable search cursor (<c>{phase}:{position}:{skip}</c>).</summary>
-    internal static bool IsSearchCursor(string? cursor)
+    /// <summary>
+    /// Whether <paramref name="cursor"/> has the form of a durable search cursor: a source letter alone (its start),
+    /// <c>L:{stream id}</c> (the last entry read), or <c>{Z|S|D|C}:{score}:{job id}</c> (the last member read).
+    /// </summary>
+    internal static bool IsSearchCursor(string? cursor) => TryParseCursor(cursor, out _, out _, out _);
+
+    private static string FormatCursor(string phase, string position, string member) =>
+        position.Length == 0 ? phase : member.Length == 0 ? $"{phase}:{position}" : $"{phase}:{position}:{member}";
+
+    /// <summary>
+    /// Reads a cursor as the scripts wrote it, to the grammar Redis reads: a stream id of two unsigned 64-bit numbers, a
+    /// score of digits up to <see cref="MaxCursorScore"/>, a job id (<c>s</c>, then a stream id, for a scheduled job's).
+    /// Nothing else reaches Redis, so a malformed cursor is the caller's error rather than Redis's.
+    /// </summary>
+    private static bool TryParseCursor(string? cursor, out string phase, out string position, out string member)
     {
-        try
+        phase = position = member = string.Empty;
+        if (cursor is null)
         {
-            _ = ParseCursor(cursor);
             return true;
         }
-        catch (ArgumentException)
+
+        if (cursor.Length is 0 or > 128 || !PhaseOrder.Contains(cursor[0], StringComparison.Ordinal))
         {
             return false;
         }
-    }
-
-    private static (string Phase, string Position, long Skip) ParseCursor(string? cursor)
-    {
-        if (cursor is null)
-        {
-            return (string.Empty, string.Empty, 0);
-        }
 
         string[] parts = cursor.Split(':');
-        if (parts.Length == 3 && parts[0].Length == 1 && PhaseOrder.Contains(parts[0][0], StringComparison.Ordinal)
-            && parts[1].Length <= 48 && IsPosition(parts[1])
-            && long.TryParse(parts[2], NumberStyles.None, CultureInfo.InvariantCulture, out long skip))
+        if (parts[0].Length != 1)
         {
-            return (parts[0], parts[1], skip);
+            return false;
         }
 
-        throw new ArgumentException($"'{cursor}' is not a cursor a durable job page returned.", nameof(cursor));
-
-        static bool IsPosition(string text)
+        bool valid = parts.Length switch
         {
-            foreach (char c in text)
-            {
-                if (c is not ((>= '0' and <= '9') or '-' or '.' or 'e' or '+'))
-                {
-                    return false;
-                }
-            }
+            1 => true,
+            2 => parts[0] == "L" && IsStreamId(parts[1]),
+            3 => parts[0] != "L" && IsScore(parts[1]) && IsJobIdOf64Bits(parts[2]),
+            _ => false,
+        };
+        if (!valid)
+        {
+            return false;
+        }
 
-            return true;
+        phase = parts[0];
+        position = parts.Length > 1 ? parts[1] : string.Empty;
+        member = parts.Length > 2 ? parts[2] : string.Empty;
+        return true;
+
+        static bool IsScore(string text) =>
+            text.Length is > 0 and <= 15 && long.TryParse(text, NumberStyles.None, CultureInfo.InvariantCulture, out long score) && score <= MaxCursorScore;
+
+        static bool IsJobIdOf64Bits(string text) => IsStreamId(text.StartsWith('s') ? text[1..] : text);
+
+        static bool IsStreamId(string text)
+        {
+            int dash = text.IndexOf('-', StringComparison.Ordinal);
+            return dash > 0 && dash <= 20 && text.Length - dash - 1 is > 0 and <= 20
+                && ulong.TryParse(text.AsSpan(0, dash), NumberStyles.None, CultureInfo.InvariantCulture, out _)
+                && ulong.TryParse(text.AsSpan(dash + 1), NumberStyles.None, CultureInfo.InvariantCulture, out _);
         }
     }
 }
