@@ -20,18 +20,26 @@ internal sealed partial class RedisStreamStore
     /// </summary>
     internal const int SearchCallBytes = 1 << 20;
 
+    /// <summary>How many searches of this queue run at once in this process; more wait (the API) or are refused (the admin route).</summary>
+    internal const int MaxConcurrentSearches = 2;
+
     private const string PhaseOrder = "LZSDC";
 
     /// <summary>The latest score a cursor can hold: a time in Unix ms, as late as DateTimeOffset goes (what the scripts write).</summary>
     private static readonly long MaxCursorScore = DateTimeOffset.MaxValue.ToUnixTimeMilliseconds();
 
+    private readonly SemaphoreSlim _searches = new(MaxConcurrentSearches, MaxConcurrentSearches);
+
     /// <summary>
     /// Finds a page of this queue's jobs in the given states (all when empty) whose last error contains
     /// <paramref name="errorContains"/> (ASCII case-insensitive), starting after <paramref name="cursor"/>; at most
-    /// <paramref name="scanLimit"/> entries are examined, and the page's cursor says where it stopped.
+    /// <paramref name="scanLimit"/> entries are examined, and the page's cursor says where it stopped. At most
+    /// <see cref="MaxConcurrentSearches"/> run at once: with <paramref name="wait"/> a search waits for its turn, else it
+    /// answers <see langword="null"/> when none is free.
     /// </summary>
     /// <exception cref="ArgumentException"><paramref name="cursor"/> is not one a page returned.</exception>
-    public async Task<DurableJobPage> FindJobsAsync(IReadOnlyCollection<JobState>? states, string? errorContains, string? cursor, int limit, int scanLimit)
+    public async Task<DurableJobPage?> FindJobsAsync(
+        IReadOnlyCollection<JobState>? states, string? errorContains, string? cursor, int limit, int scanLimit, bool wait, CancellationToken cancellationToken)
     {
         if (!TryParseCursor(cursor, out string phase, out string position, out string member))
         {
@@ -56,41 +64,67 @@ internal sealed partial class RedisStreamStore
             return new DurableJobPage([], null, 0);
         }
 
-        var jobs = new List<DurableJobStatus>();
-        string error = errorContains is null ? string.Empty : AsciiLower(errorContains);
-        int scanned = 0;
-        while (true)
+        // Each search holds Redis for a few ms per call and a page can take hundreds of calls: a dashboard left
+        // open in many tabs, or a script hammering the route, must not turn that into Redis's whole time.
+        if (wait)
         {
-            // A script holds Redis while it runs: a page is read in calls of a few ms each (other clients are served
-            // between them), each one a seek from where the last stopped.
-            var reply = (RedisResult[])(await Database.ScriptEvaluateAsync(
-                DurableScripts.FindJobs,
-                [Keys.Stream, Keys.Delayed, Keys.Scheduled],
-                [RedisStreamKeys.Group, phases, live, phase, position, member, limit - jobs.Count, Math.Min(SearchCallEntries, scanLimit - scanned), error, SearchCallBytes]).ConfigureAwait(false))!;
-            foreach (RedisResult item in (RedisResult[])reply[0]!)
+            await _searches.WaitAsync(cancellationToken).ConfigureAwait(false);
+        }
+        else if (!_searches.Wait(0, CancellationToken.None))
+        {
+            return null;
+        }
+
+        try
+        {
+            var jobs = new List<DurableJobStatus>();
+            string error = errorContains is null ? string.Empty : AsciiLower(errorContains);
+            int scanned = 0;
+            while (true)
             {
-                var parts = (RedisResult[])item!;
-                if (ToStatus((string)parts[0]!, parts[1..]) is { } job)
+                cancellationToken.ThrowIfCancellationRequested();
+
+                // A script holds Redis while it runs: a page is read in calls of a few ms each (other clients are served
+                // between them), each one a seek from where the last stopped.
+                var reply = (RedisResult[])(await Database.ScriptEvaluateAsync(
+                    DurableScripts.FindJobs,
+                    [Keys.Stream, Keys.Delayed, Keys.Scheduled],
+                    [RedisStreamKeys.Group, phases, live, phase, position, member, limit - jobs.Count, Math.Min(SearchCallEntries, scanLimit - scanned), error, SearchCallBytes]).ConfigureAwait(false))!;
+                foreach (RedisResult item in (RedisResult[])reply[0]!)
                 {
-                    jobs.Add(job);
+                    var parts = (RedisResult[])item!;
+                    if (ToStatus((string)parts[0]!, parts[1..]) is { } job)
+                    {
+                        jobs.Add(job);
+                    }
+                }
+
+                scanned += (int)(long)reply[4];
+                phase = (string?)reply[1] ?? string.Empty;
+                position = (string?)reply[2] ?? string.Empty;
+                member = (string?)reply[3] ?? string.Empty;
+                if (phase.Length == 0)
+                {
+                    return new DurableJobPage(jobs, null, scanned);
+                }
+
+                if (jobs.Count >= limit || scanned >= scanLimit)
+                {
+                    return new DurableJobPage(jobs, FormatCursor(phase, position, member), scanned);
                 }
             }
-
-            scanned += (int)(long)reply[4];
-            phase = (string?)reply[1] ?? string.Empty;
-            position = (string?)reply[2] ?? string.Empty;
-            member = (string?)reply[3] ?? string.Empty;
-            if (phase.Length == 0)
-            {
-                return new DurableJobPage(jobs, null, scanned);
-            }
-
-            if (jobs.Count >= limit || scanned >= scanLimit)
-            {
-                return new DurableJobPage(jobs, FormatCursor(phase, position, member), scanned);
-            }
+        }
+        finally
+        {
+            _searches.Release();
         }
     }
+
+    /// <summary>Takes a search's turn, if one is free (see <see cref="MaxConcurrentSearches"/>); tests hold them to see a search wait or be refused.</summary>
+    internal bool TryEnterSearch() => _searches.Wait(0, CancellationToken.None);
+
+    /// <summary>Gives back a turn <see cref="TryEnterSearch"/> took.</summary>
+    internal void ExitSearch() => _searches.Release();
 
     /// <summary>Lowers ASCII letters only, as Lua's <c>string.lower</c> does to the records: other letters match exactly.</summary>
     private static string AsciiLower(string text) =>

@@ -181,6 +181,31 @@ public sealed class JobSearchAdminEndpointsTests(RedisServerFixture redis) : ICl
         Assert.DoesNotContain("TTTT", page.RootElement.GetRawText(), StringComparison.Ordinal);
     }
 
+    [Fact]
+    public async Task FindJobs_DurableQueueTwoSearchesRunning_503WithRetryAfterUntilOneEnds()
+    {
+        await using var app = await StartDurableAsync();
+        var store = app.Services.GetRequiredService<DurableQueueRegistry>().Queues.Single().Store;
+        Assert.True(store.TryEnterSearch());
+        Assert.True(store.TryEnterSearch());
+        try
+        {
+            using var busy = await app.Client.GetAsync($"{Prefix}/{DurableTestHost.Queue}/jobs");
+
+            Assert.Equal(HttpStatusCode.ServiceUnavailable, busy.StatusCode);
+            Assert.Equal("application/problem+json", busy.Content.Headers.ContentType?.MediaType);
+            Assert.Equal(TimeSpan.FromSeconds(1), busy.Headers.RetryAfter?.Delta);
+        }
+        finally
+        {
+            store.ExitSearch();
+        }
+
+        using var page = await GetJsonAsync(app, $"{Prefix}/{DurableTestHost.Queue}/jobs");
+        store.ExitSearch();
+        Assert.Empty(page.RootElement.GetProperty("jobs").EnumerateArray());
+    }
+
     private Task<TestApp> StartDurableAsync() =>
         TestApp.StartAsync(
             b =>

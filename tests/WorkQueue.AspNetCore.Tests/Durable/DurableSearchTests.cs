@@ -53,4 +53,28 @@ public sealed class DurableSearchTests(RedisServerFixture redis) : IClassFixture
         Assert.Equal("query", ex.ParamName);
         Assert.Contains("Cursor", ex.Message, StringComparison.Ordinal);
     }
+
+    [Fact]
+    public async Task FindJobsAsync_TwoSearchesOfTheQueueRunning_AThirdWaitsForOneToEnd()
+    {
+        await using var host = await DurableTestHost.StartAsync(redis.Server, new JobLog(), DurableTestHost.NewPrefix());
+        var store = host.Services.GetRequiredService<DurableQueueRegistry>().Queues.Single().Store;
+        Assert.True(store.TryEnterSearch());
+        Assert.True(store.TryEnterSearch());
+        Assert.False(store.TryEnterSearch());
+
+        var third = host.Producer.FindJobsAsync(new JobQuery()).AsTask();
+        var first = await Task.WhenAny(third, Task.Delay(TimeSpan.FromMilliseconds(500)));
+        Assert.NotSame(third, first);
+
+        store.ExitSearch();
+        var page = await third.WaitAsync(TimeSpan.FromSeconds(30));
+        Assert.Empty(page.Jobs);
+
+        // The third search gave its turn back: with one still held here, exactly one is free.
+        Assert.True(store.TryEnterSearch());
+        Assert.False(store.TryEnterSearch());
+        store.ExitSearch();
+        store.ExitSearch();
+    }
 }
