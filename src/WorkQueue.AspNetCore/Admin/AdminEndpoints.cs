@@ -388,7 +388,7 @@ internal static class AdminEndpoints
         string? cursor = Text(request["cursor"]);
         if (FindDurable(http, q.Name) is { } durable)
         {
-            return await FindDurableJobsAsync(q.Name, durable.Store, states, type, error, cursor, limit).ConfigureAwait(false);
+            return await FindDurableJobsAsync(http, q.Name, durable.Store, states, type, error, cursor, limit).ConfigureAwait(false);
         }
 
         var query = new JobQuery { States = states, NameContains = type, ErrorContains = error, Cursor = cursor, Limit = limit };
@@ -660,10 +660,12 @@ internal static class AdminEndpoints
     /// <summary>
     /// Searches a durable queue's jobs in Redis (see <see cref="RedisStreamStore.FindJobsAsync"/>). A durable queue has one
     /// job type: <c>type=</c> either matches its handler's name (every job) or not (none). Error text search examines at
-    /// most <see cref="DurableSearchScanLimit"/> entries per page. 400 for a bad cursor, 503 when Redis cannot be reached.
+    /// most <see cref="DurableSearchScanLimit"/> entries per page. 400 naming <c>cursor</c> for one that is not a page's
+    /// <c>next</c> (checked before Redis sees it), 503 when Redis cannot be reached (without Redis's text), and 503 with
+    /// <c>Retry-After: 1</c> when this queue already runs <see cref="RedisStreamStore.MaxConcurrentSearches"/> searches here.
     /// </summary>
     private static async Task<Results<Ok<JobPageState>, Ok<DurableJobPageState>, ValidationProblem, ProblemHttpResult>> FindDurableJobsAsync(
-        string queue, RedisStreamStore store, List<JobState> states, string? type, string? error, string? cursor, int limit)
+        HttpContext http, string queue, RedisStreamStore store, List<JobState> states, string? type, string? error, string? cursor, int limit)
     {
         if (cursor is not null && !RedisStreamStore.IsSearchCursor(cursor))
         {
@@ -678,16 +680,25 @@ internal static class AdminEndpoints
 
         try
         {
-            var page = await store.FindJobsAsync(states, error, cursor, limit, DurableSearchScanLimit).ConfigureAwait(false);
+            if (await store.FindJobsAsync(states, error, cursor, limit, DurableSearchScanLimit, wait: false, http.RequestAborted).ConfigureAwait(false) is not { } page)
+            {
+                http.Response.Headers.RetryAfter = "1";
+                return TypedResults.Problem(
+                    statusCode: StatusCodes.Status503ServiceUnavailable,
+                    title: "Search busy",
+                    detail: $"Durable queue '{queue}' runs {RedisStreamStore.MaxConcurrentSearches} job searches already in this process; try again in a second.");
+            }
+
             return TypedResults.Ok(new DurableJobPageState(page.Jobs.Select(j => AdminResponses.FromJob(j, handler)).ToArray(), page.Next, page.Scanned, false));
         }
         catch (Exception ex) when (ex is StackExchange.Redis.RedisException or TimeoutException)
         {
-            return RedisUnavailable(queue, ex);
+            // Not Redis's own text: the cursor is checked before Redis sees it, and what Redis says is no client's business.
+            return TypedResults.Problem(statusCode: StatusCodes.Status503ServiceUnavailable, title: "Redis unavailable", detail: $"Durable queue '{queue}': the job search did not reach Redis.");
         }
     }
 
-    /// <summary>How many entries a durable search examines at most per page, as an in-memory one (JobQuery's default); read in script calls of 10,000.</summary>
+    /// <summary>How many entries a durable search examines at most per page, as an in-memory one (JobQuery's default); read in script calls of a few ms (see RedisStreamStore.SearchCallEntries).</summary>
     private const int DurableSearchScanLimit = 100_000;
 
     private static AdminEndpointMetadata? Settings(HttpContext http) =>

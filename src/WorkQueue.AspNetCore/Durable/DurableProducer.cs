@@ -127,7 +127,7 @@ internal sealed class DurableProducer<THandler, TPayload> : IDurableQueue<TPaylo
 
         try
         {
-            return await _store.FindJobsAsync(query.States, query.ErrorContains, query.Cursor, query.Limit, query.ScanLimit).WaitAsync(cancellationToken).ConfigureAwait(false);
+            return (await _store.FindJobsAsync(query.States, query.ErrorContains, query.Cursor, query.Limit, query.ScanLimit, wait: true, cancellationToken).WaitAsync(cancellationToken).ConfigureAwait(false))!;
         }
         catch (Exception ex) when (ex is StackExchange.Redis.RedisException or TimeoutException)
         {

@@ -4,26 +4,48 @@ using StackExchange.Redis;
 namespace WorkQueue.AspNetCore.Durable;
 
 /// <summary>
-/// The job search of a durable queue, read from Redis in one script call per page (<see cref="DurableScripts.FindJobs"/>):
-/// queued and running jobs from the stream (newest first), scheduled and retrying ones from the delayed set (soonest
-/// first), then the ended lists (succeeded, dead-lettered, cancelled; newest first), records fetched with one MGET per batch.
+/// The job search of a durable queue, read from Redis in script calls of a few milliseconds each
+/// (<see cref="DurableScripts.FindJobs"/>): queued and running jobs from the stream (newest first), scheduled and
+/// retrying ones from the delayed set (soonest first), then the ended lists (succeeded, dead-lettered, cancelled; newest
+/// first). A page's cursor is where its last call stopped (a seek), checked here before Redis sees it.
 /// </summary>
 internal sealed partial class RedisStreamStore
 {
+    /// <summary>The most entries one search script call examines (findJobs.lua holds to it too): a call takes a few ms of Redis's time.</summary>
+    internal const int SearchCallEntries = 256;
+
+    /// <summary>
+    /// The bytes one search script call reads (entries with their payloads, members, records) before it stops; the entry
+    /// that passes it is its last. Payloads are read one entry at a time, and never returned.
+    /// </summary>
+    internal const int SearchCallBytes = 1 << 20;
+
+    /// <summary>How many searches of this queue run at once in this process; more wait (the API) or are refused (the admin route).</summary>
+    internal const int MaxConcurrentSearches = 2;
+
     private const string PhaseOrder = "LZSDC";
 
-    /// <summary>The most entries one search script call reads.</summary>
-    private const int ScanChunk = 10_000;
+    /// <summary>The latest score a cursor can hold: a time in Unix ms, as late as DateTimeOffset goes (what the scripts write).</summary>
+    private static readonly long MaxCursorScore = DateTimeOffset.MaxValue.ToUnixTimeMilliseconds();
+
+    private readonly SemaphoreSlim _searches = new(MaxConcurrentSearches, MaxConcurrentSearches);
 
     /// <summary>
     /// Finds a page of this queue's jobs in the given states (all when empty) whose last error contains
     /// <paramref name="errorContains"/> (ASCII case-insensitive), starting after <paramref name="cursor"/>; at most
-    /// <paramref name="scanLimit"/> entries are examined, and the page's cursor says where it stopped.
+    /// <paramref name="scanLimit"/> entries are examined, and the page's cursor says where it stopped. At most
+    /// <see cref="MaxConcurrentSearches"/> run at once: with <paramref name="wait"/> a search waits for its turn, else it
+    /// answers <see langword="null"/> when none is free.
     /// </summary>
     /// <exception cref="ArgumentException"><paramref name="cursor"/> is not one a page returned.</exception>
-    public async Task<DurableJobPage> FindJobsAsync(IReadOnlyCollection<JobState>? states, string? errorContains, string? cursor, int limit, int scanLimit)
+    public async Task<DurableJobPage?> FindJobsAsync(
+        IReadOnlyCollection<JobState>? states, string? errorContains, string? cursor, int limit, int scanLimit, bool wait, CancellationToken cancellationToken)
     {
-        var (phase, position, skip) = ParseCursor(cursor);
+        if (!TryParseCursor(cursor, out string phase, out string position, out string member))
+        {
+            throw new ArgumentException($"'{cursor}' is not a cursor a durable job page returned.", nameof(cursor));
+        }
+
         bool all = states is null || states.Count == 0;
         bool Wants(JobState s) => all || states!.Contains(s);
         string phases = string.Concat(
@@ -42,41 +64,67 @@ internal sealed partial class RedisStreamStore
             return new DurableJobPage([], null, 0);
         }
 
-        var jobs = new List<DurableJobStatus>();
-        string error = errorContains is null ? string.Empty : AsciiLower(errorContains);
-        int scanned = 0;
-        while (true)
+        // Each search holds Redis for a few ms per call and a page can take hundreds of calls: a dashboard left
+        // open in many tabs, or a script hammering the route, must not turn that into Redis's whole time.
+        if (wait)
         {
-            // A script holds Redis while it runs: a long scan is cut into calls of at most ScanChunk entries.
-            int chunk = Math.Min(ScanChunk, scanLimit - scanned);
-            var reply = (RedisResult[])(await Database.ScriptEvaluateAsync(
-                DurableScripts.FindJobs,
-                [Keys.Stream, Keys.Delayed, Keys.Scheduled],
-                [RedisStreamKeys.Group, phases, live, phase, position, skip, limit - jobs.Count, chunk, error]).ConfigureAwait(false))!;
-            foreach (RedisResult item in (RedisResult[])reply[0]!)
+            await _searches.WaitAsync(cancellationToken).ConfigureAwait(false);
+        }
+        else if (!_searches.Wait(0, CancellationToken.None))
+        {
+            return null;
+        }
+
+        try
+        {
+            var jobs = new List<DurableJobStatus>();
+            string error = errorContains is null ? string.Empty : AsciiLower(errorContains);
+            int scanned = 0;
+            while (true)
             {
-                var parts = (RedisResult[])item!;
-                if (ToStatus((string)parts[0]!, parts[1..]) is { } job)
+                cancellationToken.ThrowIfCancellationRequested();
+
+                // A script holds Redis while it runs: a page is read in calls of a few ms each (other clients are served
+                // between them), each one a seek from where the last stopped.
+                var reply = (RedisResult[])(await Database.ScriptEvaluateAsync(
+                    DurableScripts.FindJobs,
+                    [Keys.Stream, Keys.Delayed, Keys.Scheduled],
+                    [RedisStreamKeys.Group, phases, live, phase, position, member, limit - jobs.Count, Math.Min(SearchCallEntries, scanLimit - scanned), error, SearchCallBytes]).ConfigureAwait(false))!;
+                foreach (RedisResult item in (RedisResult[])reply[0]!)
                 {
-                    jobs.Add(job);
+                    var parts = (RedisResult[])item!;
+                    if (ToStatus((string)parts[0]!, parts[1..]) is { } job)
+                    {
+                        jobs.Add(job);
+                    }
+                }
+
+                scanned += (int)(long)reply[4];
+                phase = (string?)reply[1] ?? string.Empty;
+                position = (string?)reply[2] ?? string.Empty;
+                member = (string?)reply[3] ?? string.Empty;
+                if (phase.Length == 0)
+                {
+                    return new DurableJobPage(jobs, null, scanned);
+                }
+
+                if (jobs.Count >= limit || scanned >= scanLimit)
+                {
+                    return new DurableJobPage(jobs, FormatCursor(phase, position, member), scanned);
                 }
             }
-
-            scanned += (int)(long)reply[4];
-            phase = (string?)reply[1] ?? string.Empty;
-            position = (string?)reply[2] ?? string.Empty;
-            skip = (long)reply[3];
-            if (phase.Length == 0)
-            {
-                return new DurableJobPage(jobs, null, scanned);
-            }
-
-            if (jobs.Count >= limit || scanned >= scanLimit)
-            {
-                return new DurableJobPage(jobs, string.Create(CultureInfo.InvariantCulture, $"{phase}:{position}:{skip}"), scanned);
-            }
+        }
+        finally
+        {
+            _searches.Release();
         }
     }
+
+    /// <summary>Takes a search's turn, if one is free (see <see cref="MaxConcurrentSearches"/>); tests hold them to see a search wait or be refused.</summary>
+    internal bool TryEnterSearch() => _searches.Wait(0, CancellationToken.None);
+
+    /// <summary>Gives back a turn <see cref="TryEnterSearch"/> took.</summary>
+    internal void ExitSearch() => _searches.Release();
 
     /// <summary>Lowers ASCII letters only, as Lua's <c>string.lower</c> does to the records: other letters match exactly.</summary>
     private static string AsciiLower(string text) =>
@@ -88,48 +136,67 @@ internal sealed partial class RedisStreamStore
             }
         });
 
-    /// <summary>Whether <paramref name="cursor"/> has the form of a durable search cursor (<c>{phase}:{position}:{skip}</c>).</summary>
-    internal static bool IsSearchCursor(string? cursor)
+    /// <summary>
+    /// Whether <paramref name="cursor"/> has the form of a durable search cursor: a source letter alone (its start),
+    /// <c>L:{stream id}</c> (the last entry read), or <c>{Z|S|D|C}:{score}:{job id}</c> (the last member read).
+    /// </summary>
+    internal static bool IsSearchCursor(string? cursor) => TryParseCursor(cursor, out _, out _, out _);
+
+    private static string FormatCursor(string phase, string position, string member) =>
+        position.Length == 0 ? phase : member.Length == 0 ? $"{phase}:{position}" : $"{phase}:{position}:{member}";
+
+    /// <summary>
+    /// Reads a cursor as the scripts wrote it, to the grammar Redis reads: a stream id of two unsigned 64-bit numbers, a
+    /// score of digits up to <see cref="MaxCursorScore"/>, a job id (<c>s</c>, then a stream id, for a scheduled job's).
+    /// Nothing else reaches Redis, so a malformed cursor is the caller's error rather than Redis's.
+    /// </summary>
+    private static bool TryParseCursor(string? cursor, out string phase, out string position, out string member)
     {
-        try
+        phase = position = member = string.Empty;
+        if (cursor is null)
         {
-            _ = ParseCursor(cursor);
             return true;
         }
-        catch (ArgumentException)
+
+        if (cursor.Length is 0 or > 128 || !PhaseOrder.Contains(cursor[0], StringComparison.Ordinal))
         {
             return false;
         }
-    }
-
-    private static (string Phase, string Position, long Skip) ParseCursor(string? cursor)
-    {
-        if (cursor is null)
-        {
-            return (string.Empty, string.Empty, 0);
-        }
 
         string[] parts = cursor.Split(':');
-        if (parts.Length == 3 && parts[0].Length == 1 && PhaseOrder.Contains(parts[0][0], StringComparison.Ordinal)
-            && parts[1].Length <= 48 && IsPosition(parts[1])
-            && long.TryParse(parts[2], NumberStyles.None, CultureInfo.InvariantCulture, out long skip))
+        if (parts[0].Length != 1)
         {
-            return (parts[0], parts[1], skip);
+            return false;
         }
 
-        throw new ArgumentException($"'{cursor}' is not a cursor a durable job page returned.", nameof(cursor));
-
-        static bool IsPosition(string text)
+        bool valid = parts.Length switch
         {
-            foreach (char c in text)
-            {
-                if (c is not ((>= '0' and <= '9') or '-' or '.' or 'e' or '+'))
-                {
-                    return false;
-                }
-            }
+            1 => true,
+            2 => parts[0] == "L" && IsStreamId(parts[1]),
+            3 => parts[0] != "L" && IsScore(parts[1]) && IsJobIdOf64Bits(parts[2]),
+            _ => false,
+        };
+        if (!valid)
+        {
+            return false;
+        }
 
-            return true;
+        phase = parts[0];
+        position = parts.Length > 1 ? parts[1] : string.Empty;
+        member = parts.Length > 2 ? parts[2] : string.Empty;
+        return true;
+
+        static bool IsScore(string text) =>
+            text.Length is > 0 and <= 15 && long.TryParse(text, NumberStyles.None, CultureInfo.InvariantCulture, out long score) && score <= MaxCursorScore;
+
+        static bool IsJobIdOf64Bits(string text) => IsStreamId(text.StartsWith('s') ? text[1..] : text);
+
+        static bool IsStreamId(string text)
+        {
+            int dash = text.IndexOf('-', StringComparison.Ordinal);
+            return dash > 0 && dash <= 20 && text.Length - dash - 1 is > 0 and <= 20
+                && ulong.TryParse(text.AsSpan(0, dash), NumberStyles.None, CultureInfo.InvariantCulture, out _)
+                && ulong.TryParse(text.AsSpan(dash + 1), NumberStyles.None, CultureInfo.InvariantCulture, out _);
         }
     }
 }

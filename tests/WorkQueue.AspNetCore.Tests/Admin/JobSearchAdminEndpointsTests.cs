@@ -2,13 +2,17 @@ using System.Net;
 using System.Text.Json;
 using Microsoft.AspNetCore.Builder;
 using Microsoft.Extensions.DependencyInjection;
+using WorkQueue.AspNetCore.Durable;
 using WorkQueue.AspNetCore.Tests.TestSupport;
 using WorkQueue.Testing;
 
 namespace WorkQueue.AspNetCore.Tests.Admin;
 
-/// <summary>The admin job search of an in-memory queue: <c>GET {prefix}/{queue}/jobs</c>, and the payload opt-in.</summary>
-public sealed class JobSearchAdminEndpointsTests
+/// <summary>
+/// The admin job search, <c>GET {prefix}/{queue}/jobs</c>: an in-memory queue's and the payload opt-in, and a durable
+/// queue's cursor checks, payloads and concurrency limit (against a real redis-server).
+/// </summary>
+public sealed class JobSearchAdminEndpointsTests(RedisServerFixture redis) : IClassFixture<RedisServerFixture>
 {
     private const string Prefix = "/admin/workqueue";
 
@@ -136,6 +140,88 @@ public sealed class JobSearchAdminEndpointsTests
 
         Assert.Contains($"WorkQueueAdminOptions.MaxPayloadLength must be from 1 to {WorkQueueAdminOptions.MaxPayloadLengthLimit}; it was {length}", ex.Message);
     }
+
+    [Theory]
+    [InlineData("L:e:0")]
+    [InlineData("Z:e:0")]
+    [InlineData("Z:0:99999999999999999")]
+    [InlineData("L:18446744073709551616-0")]
+    [InlineData("D:-1:1-0")]
+    public async Task FindJobs_DurableQueueMalformedCursor_400NamingCursorWithoutRedisText(string cursor)
+    {
+        await using var app = await StartDurableAsync();
+
+        using var response = await app.Client.GetAsync($"{Prefix}/{DurableTestHost.Queue}/jobs?cursor={Uri.EscapeDataString(cursor)}");
+
+        Assert.Equal(HttpStatusCode.BadRequest, response.StatusCode);
+        string body = await response.Content.ReadAsStringAsync();
+        using var problem = JsonDocument.Parse(body);
+        Assert.True(problem.RootElement.GetProperty("errors").TryGetProperty("cursor", out _), body);
+        Assert.DoesNotContain("ERR", body, StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public async Task FindJobs_DurableQueuedJobsWithLargePayloads_ListedWithoutTheirPayloads()
+    {
+        await using var app = await StartDurableAsync();
+        Assert.True(app.Services.GetRequiredService<IWorkQueueProvider>().TryGetControl(DurableTestHost.Queue, out var control));
+        control.Pause();
+        var producer = app.Services.GetRequiredKeyedService<IDurableQueue<TestJob>>(DurableTestHost.Queue);
+        string tag = new('T', 200_000);
+        var ids = new List<string>();
+        for (int n = 0; n < 3; n++)
+        {
+            ids.Add(await producer.EnqueueAsync(new TestJob(n, tag)));
+        }
+
+        using var page = await GetJsonAsync(app, $"{Prefix}/{DurableTestHost.Queue}/jobs?state=queued");
+
+        Assert.Equal(ids.AsEnumerable().Reverse(), page.RootElement.GetProperty("jobs").EnumerateArray().Select(j => j.GetProperty("id").GetString()!));
+        Assert.False(page.RootElement.GetProperty("payloadsShown").GetBoolean());
+        Assert.DoesNotContain("TTTT", page.RootElement.GetRawText(), StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public async Task FindJobs_DurableQueueTwoSearchesRunning_503WithRetryAfterUntilOneEnds()
+    {
+        await using var app = await StartDurableAsync();
+        var store = app.Services.GetRequiredService<DurableQueueRegistry>().Queues.Single().Store;
+        Assert.True(store.TryEnterSearch());
+        Assert.True(store.TryEnterSearch());
+        try
+        {
+            using var busy = await app.Client.GetAsync($"{Prefix}/{DurableTestHost.Queue}/jobs");
+
+            Assert.Equal(HttpStatusCode.ServiceUnavailable, busy.StatusCode);
+            Assert.Equal("application/problem+json", busy.Content.Headers.ContentType?.MediaType);
+            Assert.Equal(TimeSpan.FromSeconds(1), busy.Headers.RetryAfter?.Delta);
+        }
+        finally
+        {
+            store.ExitSearch();
+        }
+
+        using var page = await GetJsonAsync(app, $"{Prefix}/{DurableTestHost.Queue}/jobs");
+        store.ExitSearch();
+        Assert.Empty(page.RootElement.GetProperty("jobs").EnumerateArray());
+    }
+
+    private Task<TestApp> StartDurableAsync() =>
+        TestApp.StartAsync(
+            b =>
+            {
+                b.Services.AddSingleton(new JobLog());
+                b.Services.AddSingleton(new InstanceName("a"));
+                b.Services.AddRedisWarmup(o => o.Configuration = redis.Server.Configuration);
+                b.Services.AddWorkQueue().AddDurableQueue<TestJobHandler, TestJob>(
+                    DurableTestHost.Queue,
+                    configureDurable: d =>
+                    {
+                        d.KeyPrefix = DurableTestHost.NewPrefix();
+                        d.PollInterval = TimeSpan.FromMilliseconds(200);
+                    });
+            },
+            web => web.MapWorkQueueAdmin(Prefix));
 
     private static Task<TestApp> StartAsync(Action<WorkQueueAdminOptions>? configure = null) =>
         TestApp.StartAsync(
