@@ -125,7 +125,10 @@ public interface IDurableQueue<in TPayload>
     /// its poll interval, at most its heartbeat interval, or its heartbeat interval while paused; with no instance running, the last ones stay until one starts); dead letters stay in the
     /// dead-letter stream regardless.
     /// </remarks>
-    /// <param name="jobId">The id <c>EnqueueAsync</c> or <c>ScheduleAsync</c> returned.</param>
+    /// <param name="jobId">
+    /// The id <c>EnqueueAsync</c> or <c>ScheduleAsync</c> returned; or the stream id of a later entry of the job (its retry,
+    /// a hand-back) while that entry is in the stream, which names the same job (the answer carries the job's own id).
+    /// </param>
     /// <param name="cancellationToken">Cancels the wait for Redis's answer.</param>
     /// <returns>The job's status, or <see langword="null"/> when Redis knows no such job (unknown, or ended longer ago than the retention).</returns>
     /// <exception cref="ArgumentException"><paramref name="jobId"/> is empty or not a durable job id.</exception>
@@ -143,7 +146,10 @@ public interface IDurableQueue<in TPayload>
     /// and a warning logged where it ran. The cancel reaches a running job over Redis pub/sub: an instance that is not
     /// subscribed at that moment (its connection is being restored) does not see it, and its job runs to its end.
     /// </remarks>
-    /// <param name="jobId">The id <c>EnqueueAsync</c> or <c>ScheduleAsync</c> returned.</param>
+    /// <param name="jobId">
+    /// The id <c>EnqueueAsync</c> or <c>ScheduleAsync</c> returned; or the stream id of a later entry of the job (its retry,
+    /// a hand-back) while that entry is in the stream, which names the same job (the answer carries the job's own id).
+    /// </param>
     /// <param name="cancellationToken">Cancels the wait for Redis's answer (the cancel may still happen).</param>
     /// <returns>What the cancel did, and the job's status after it.</returns>
     /// <exception cref="ArgumentException"><paramref name="jobId"/> is empty or not a durable job id.</exception>

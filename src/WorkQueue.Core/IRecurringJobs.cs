@@ -70,10 +70,10 @@ public interface IRecurringJobs
     /// instance runs only the schedule it was given (in code, or by this method there).
     /// </summary>
     /// <typeparam name="THandler">The handler, resolved from a new service scope for each occurrence.</typeparam>
-    /// <param name="id">The job's id (case-insensitive).</param>
+    /// <param name="id">The job's id (case-insensitive; not starting with <c>@</c> or <c>~</c>).</param>
     /// <param name="cronExpression">A cron expression of five fields, or six with seconds first.</param>
     /// <param name="configure">Configures the job's options.</param>
-    /// <exception cref="ArgumentException"><paramref name="id"/> is empty, or the cron expression, time zone or queue is not valid; the message names it.</exception>
+    /// <exception cref="ArgumentException"><paramref name="id"/> is empty or starts with <c>@</c> or <c>~</c>, or the cron expression, time zone or queue is not valid; the message names it.</exception>
     void AddOrUpdate<THandler>(string id, string cronExpression, Action<RecurringJobOptions>? configure = null)
         where THandler : class, IJobHandler<RecurringOccurrence>;
 
@@ -84,10 +84,10 @@ public interface IRecurringJobs
     /// (<see cref="AddOrUpdate{THandler}(string, string, Action{RecurringJobOptions}?)"/>).
     /// </summary>
     /// <typeparam name="THandler">The handler, resolved from a new service scope for each occurrence.</typeparam>
-    /// <param name="id">The job's id (case-insensitive).</param>
+    /// <param name="id">The job's id (case-insensitive; not starting with <c>@</c> or <c>~</c>).</param>
     /// <param name="interval">The interval, from one second to 366 days.</param>
     /// <param name="configure">Configures the job's options.</param>
-    /// <exception cref="ArgumentException"><paramref name="id"/> is empty, or the queue is not valid.</exception>
+    /// <exception cref="ArgumentException"><paramref name="id"/> is empty or starts with <c>@</c> or <c>~</c>, or the queue is not valid.</exception>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="interval"/> is out of range.</exception>
     void AddOrUpdate<THandler>(string id, TimeSpan interval, Action<RecurringJobOptions>? configure = null)
         where THandler : class, IJobHandler<RecurringOccurrence>;

@@ -166,8 +166,13 @@ internal static class AdminEndpoints
 
         try
         {
-            string? newId = await store!.RequeueDeadLetterAsync(id).ConfigureAwait(false);
-            return newId is null ? UnknownDeadLetter(name, id) : TypedResults.Ok(new RequeuedState(name, id, newId));
+            var requeue = await store!.RequeueDeadLetterAsync(id).ConfigureAwait(false);
+            return requeue switch
+            {
+                { NewId: { } newId } => TypedResults.Ok(new RequeuedState(name, id, newId)),
+                { QueueFull: true } => QueueFull(name, id, store, http),
+                _ => UnknownDeadLetter(name, id),
+            };
         }
         catch (Exception ex) when (ex is StackExchange.Redis.RedisException or TimeoutException)
         {
@@ -197,7 +202,12 @@ internal static class AdminEndpoints
 
     public static Task<Results<Ok<DeadLetterBatchState>, ValidationProblem, ProblemHttpResult>> RequeueDeadLetters(string queue, DeadLetterBatchRequest? body, IWorkQueueProvider queues, HttpContext http) =>
         ActOnDeadLettersAsync(queue, body, queues, http, "requeue", async (store, id) =>
-            await store.RequeueDeadLetterAsync(id).ConfigureAwait(false) is { } newId ? new DeadLetterBatchItem(id, "requeued", newId) : new DeadLetterBatchItem(id, "not-found", null));
+            await store.RequeueDeadLetterAsync(id).ConfigureAwait(false) switch
+            {
+                { NewId: { } newId } => new DeadLetterBatchItem(id, "requeued", newId),
+                { QueueFull: true } => new DeadLetterBatchItem(id, QueueFullOutcome, null),
+                _ => new DeadLetterBatchItem(id, "not-found", null),
+            });
 
     public static Task<Results<Ok<DeadLetterBatchState>, ValidationProblem, ProblemHttpResult>> DeleteDeadLetters(string queue, DeadLetterBatchRequest? body, IWorkQueueProvider queues, HttpContext http) =>
         ActOnDeadLettersAsync(queue, body, queues, http, "delete", async (store, id) =>
@@ -245,7 +255,13 @@ internal static class AdminEndpoints
                 extensions: new Dictionary<string, object?> { ["done"] = results });
         }
 
-        return TypedResults.Ok(new DeadLetterBatchState(name, action, results.Count(r => r.Outcome != "not-found"), results.Count(r => r.Outcome == "not-found"), [.. results]));
+        int full = results.Count(r => r.Outcome == QueueFullOutcome);
+        if (full > 0)
+        {
+            http.Response.Headers.RetryAfter = RequeueRetryAfterSeconds;
+        }
+
+        return TypedResults.Ok(new DeadLetterBatchState(name, action, results.Count - full - results.Count(r => r.Outcome == "not-found"), results.Count(r => r.Outcome == "not-found"), full, [.. results]));
     }
 
     /// <summary>The most scheduled jobs one call lists by default, and at most.</summary>
@@ -731,6 +747,22 @@ internal static class AdminEndpoints
             title: "Invalid 'queue'.",
             detail: $"Queue '{queue}' keeps its jobs in memory: its dead letters are a record of what failed and hold no runnable job. Only a durable queue's dead letters can be requeued or deleted.",
             extensions: new Dictionary<string, object?> { ["errors"] = new Dictionary<string, string[]> { ["queue"] = [$"'{queue}' is not a durable queue."] } });
+
+    /// <summary>A bulk requeue's outcome for a dead letter the queue had no room for (it stays a dead letter).</summary>
+    private const string QueueFullOutcome = "queue-full";
+
+    /// <summary>The Retry-After (seconds) of a requeue refused for lack of room: long enough for some jobs to finish.</summary>
+    private const string RequeueRetryAfterSeconds = "5";
+
+    /// <summary>A requeue refused for lack of room, as an enqueue is refused: 503 with Retry-After, the dead letter kept.</summary>
+    private static ProblemHttpResult QueueFull(string queue, string id, RedisStreamStore store, HttpContext http)
+    {
+        http.Response.Headers.RetryAfter = RequeueRetryAfterSeconds;
+        return TypedResults.Problem(
+            statusCode: StatusCodes.Status503ServiceUnavailable,
+            title: "Queue full",
+            detail: $"Durable queue '{queue}' is full ({store.Capacity} unfinished jobs in Redis, its Capacity): dead letter '{id}' was not requeued and stays a dead letter; retry once jobs have finished.");
+    }
 
     private static ProblemHttpResult UnknownDeadLetter(string queue, string id) =>
         TypedResults.Problem(statusCode: StatusCodes.Status404NotFound, title: "Unknown dead letter", detail: $"Durable queue '{queue}' has no dead letter '{id}'.");

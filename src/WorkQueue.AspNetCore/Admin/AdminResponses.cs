@@ -257,11 +257,14 @@ internal sealed record RequeuedState(string Queue, string DeadLetterId, string N
 /// <summary>The body of a bulk dead-letter call: the dead letters to act on.</summary>
 internal sealed record DeadLetterBatchRequest(string[]? Ids);
 
-/// <summary>One dead letter of a bulk call: <c>requeued</c> (with the new job's id), <c>deleted</c> or <c>not-found</c>.</summary>
+/// <summary>
+/// One dead letter of a bulk call: <c>requeued</c> (with the new job's id), <c>deleted</c>, <c>not-found</c>, or
+/// <c>queue-full</c> (a requeue the queue had no room for under its capacity: it stays a dead letter).
+/// </summary>
 internal sealed record DeadLetterBatchItem(string DeadLetterId, string Outcome, string? NewId);
 
-/// <summary>What a bulk dead-letter call did: how many were acted on, how many were not found, and each one's outcome.</summary>
-internal sealed record DeadLetterBatchState(string Queue, string Action, int Done, int NotFound, DeadLetterBatchItem[] Results);
+/// <summary>What a bulk dead-letter call did: how many were acted on, not found, or refused for lack of room (a requeue), and each one's outcome.</summary>
+internal sealed record DeadLetterBatchState(string Queue, string Action, int Done, int NotFound, int QueueFull, DeadLetterBatchItem[] Results);
 
 /// <summary>Jobs running now (async jobs that await hold no thread), the concurrency limit, and continuations waiting for a thread.</summary>
 internal sealed record JobsState(int Running, int MaxConcurrency, int WaitingContinuations);

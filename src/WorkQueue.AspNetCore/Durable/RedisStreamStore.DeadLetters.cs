@@ -20,14 +20,22 @@ internal sealed partial class RedisStreamStore
     }
 
     /// <summary>
-    /// Puts a dead letter back on the queue as a new job (attempt 1), with its idempotency key if that is free; returns
-    /// its new stream id, or null when there is no such dead letter.
+    /// Puts a dead letter back on the queue as a new job (attempt 1), with its idempotency key if that is free, when the
+    /// queue has room for it under its <see cref="WorkQueueOptions.Capacity"/> as an enqueue would (counted in the same
+    /// script call); a full queue refuses it and the dead letter stays.
     /// </summary>
-    public async Task<string?> RequeueDeadLetterAsync(string id)
+    public async Task<DeadLetterRequeue> RequeueDeadLetterAsync(string id)
     {
-        var result = await Database.ScriptEvaluateAsync(DurableScripts.Requeue, [Keys.Stream, Keys.Dead, Keys.Delayed, Keys.Scheduled], [id, Keys.NudgeName]).ConfigureAwait(false);
-        return result.IsNull ? null : (string?)result;
+        var result = await Database.ScriptEvaluateAsync(
+            DurableScripts.Requeue,
+            [Keys.Stream, Keys.Dead, Keys.Delayed, Keys.Scheduled],
+            [RedisStreamKeys.Group, id, Keys.NudgeName, _options.Capacity]).ConfigureAwait(false);
+        string? newId = result.IsNull ? null : (string?)result;
+        return newId == NoRoom ? new DeadLetterRequeue(null, QueueFull: true) : new DeadLetterRequeue(newId, QueueFull: false);
     }
+
+    /// <summary>Gets the queue's capacity: its unfinished jobs in Redis, across all instances.</summary>
+    public int Capacity => _options.Capacity;
 
     /// <summary>Deletes a dead letter; returns whether it existed.</summary>
     public async Task<bool> DeleteDeadLetterAsync(string id) =>

@@ -67,15 +67,22 @@ internal sealed partial class RedisStreamStore
         }
     }
 
-    /// <summary>Reads a job's status from Redis, or <see langword="null"/> when Redis knows no such job (or its record expired).</summary>
+    /// <summary>
+    /// Reads a job's status from Redis, or <see langword="null"/> when Redis knows no such job (or its record expired).
+    /// <paramref name="jobId"/> may also be the stream id of a later entry of the job (a retry's, a hand-back's) while
+    /// that entry is in the stream: the status is the job's, under its own id.
+    /// </summary>
     public async Task<DurableJobStatus?> GetJobAsync(string jobId)
     {
         var reply = (RedisResult[])(await Database.ScriptEvaluateAsync(DurableScripts.Status, [Keys.Stream, Keys.Delayed, Keys.Scheduled], [RedisStreamKeys.Group, jobId]).ConfigureAwait(false))!;
-        return ToStatus(jobId, reply);
+
+        // Every answer but "unknown" ends with the job's id (see status.lua); the leading fields are read by position.
+        return reply.Length > 1 ? ToStatus((string)reply[^1]!, reply) : null;
     }
 
     /// <summary>
-    /// Cancels a job by id (see <see cref="DurableScripts.Cancel"/>); with <paramref name="scheduledOnly"/>, only a
+    /// Cancels a job by id (see <see cref="DurableScripts.Cancel"/>), or by the stream id of a later entry of it (a
+    /// retry's, a hand-back's) while that entry is in the stream; with <paramref name="scheduledOnly"/>, only a
     /// scheduled job that has not come due. A job cancelled here is counted in this process's metrics.
     /// </summary>
     public async Task<DurableJobCancelResult> CancelAsync(string jobId, bool scheduledOnly = false)
@@ -105,8 +112,10 @@ internal sealed partial class RedisStreamStore
             return new DurableJobCancelResult(outcome, null);
         }
 
-        _logger.TryLog(static (l, s) => Log.CancelAsked(l, s._queue, s.jobId, s.outcome), (_queue, jobId, outcome));
-        return new DurableJobCancelResult(outcome, await GetJobAsync(jobId).ConfigureAwait(false));
+        // The job's own id, which the script answers last: the id given may be a later entry's, gone after a cancel.
+        string job = (string?)reply[^1] ?? jobId;
+        _logger.TryLog(static (l, s) => Log.CancelAsked(l, s._queue, s.job, s.outcome), (_queue, job, outcome));
+        return new DurableJobCancelResult(outcome, await GetJobAsync(job).ConfigureAwait(false));
     }
 
     /// <summary>A cancel by id reached this process (the store's subscription): fires the token of the entry held here, or drops it unstarted.</summary>

@@ -23,12 +23,12 @@ public static class RecurringJobBuilderExtensions
     /// </summary>
     /// <typeparam name="THandler">The handler, resolved from a new service scope for each occurrence.</typeparam>
     /// <param name="builder">The builder from <c>AddWorkQueue</c>.</param>
-    /// <param name="id">The job's id, unique among recurring jobs (case-insensitive).</param>
+    /// <param name="id">The job's id, unique among recurring jobs (case-insensitive); it cannot start with <c>@</c> or <c>~</c> (reserved: a durable queue stores the job's shared schedule and pause under those prefixes).</param>
     /// <param name="cronExpression">A cron expression of five fields (<c>0 2 * * *</c>: 02:00 every day), or six with seconds first.</param>
     /// <param name="configure">Configures the job's options (queue, time zone).</param>
     /// <returns>The builder.</returns>
     /// <exception cref="ArgumentException">
-    /// <paramref name="id"/> is empty or already registered, or the cron expression or time zone is not valid; the message names it.
+    /// <paramref name="id"/> is empty, starts with <c>@</c> or <c>~</c>, or is already registered, or the cron expression or time zone is not valid; the message names it.
     /// (An unknown queue fails when the app starts.)
     /// </exception>
     public static IWorkQueueBuilder AddRecurringJob<THandler>(this IWorkQueueBuilder builder, string id, string cronExpression, Action<RecurringJobOptions>? configure = null)
@@ -45,11 +45,11 @@ public static class RecurringJobBuilderExtensions
     /// </summary>
     /// <typeparam name="THandler">The handler, resolved from a new service scope for each occurrence.</typeparam>
     /// <param name="builder">The builder from <c>AddWorkQueue</c>.</param>
-    /// <param name="id">The job's id, unique among recurring jobs (case-insensitive).</param>
+    /// <param name="id">The job's id, unique among recurring jobs (case-insensitive); it cannot start with <c>@</c> or <c>~</c> (reserved: a durable queue stores the job's shared schedule and pause under those prefixes).</param>
     /// <param name="interval">The interval, from one second to 366 days.</param>
     /// <param name="configure">Configures the job's options (queue).</param>
     /// <returns>The builder.</returns>
-    /// <exception cref="ArgumentException"><paramref name="id"/> is empty or already registered.</exception>
+    /// <exception cref="ArgumentException"><paramref name="id"/> is empty, starts with <c>@</c> or <c>~</c>, or is already registered.</exception>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="interval"/> is out of range.</exception>
     public static IWorkQueueBuilder AddRecurringJob<THandler>(this IWorkQueueBuilder builder, string id, TimeSpan interval, Action<RecurringJobOptions>? configure = null)
         where THandler : class, IJobHandler<RecurringOccurrence>

@@ -9,6 +9,14 @@ internal sealed record RecurringJobDefinition(string Id, RecurringSchedule Sched
         where THandler : class, IJobHandler<RecurringOccurrence>
     {
         ArgumentException.ThrowIfNullOrWhiteSpace(id);
+        if (id[0] is '@' or '~')
+        {
+            // A durable queue keeps a job's last occurrence under "{id}" beside its shared schedule ("@{id}") and pause
+            // ("~{id}") in one hash: "@x"'s last occurrence would be "x"'s schedule. Refused on every queue, so an id
+            // means the same on both kinds and a queue can become durable without renaming its jobs.
+            throw new ArgumentException($"A recurring job's id cannot start with '@' or '~' (reserved for what a durable queue stores beside the job): '{id}'.", nameof(id));
+        }
+
         var options = new RecurringJobOptions();
         configure?.Invoke(options);
         ArgumentException.ThrowIfNullOrWhiteSpace(options.Queue, nameof(RecurringJobOptions.Queue));

@@ -187,6 +187,55 @@ public sealed class DurableAdminEndpointsTests(RedisServerFixture redis) : IClas
     }
 
     [Fact]
+    public async Task Requeue_QueueAtCapacity_503WithRetryAfterAndBulkSaysQueueFull_DeadLettersKept()
+    {
+        var release = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        var log = new JobLog { Behavior = (_, _, _) => new ValueTask(release.Task) };
+        await using var app = await StartAsync(log, capacity: 2);
+        await using var redisClient = await DurableTestHost.ConnectAsync(redis.Server);
+        var db = redisClient.GetDatabase();
+        var ids = new List<string>();
+        for (int n = 0; n < 3; n++)
+        {
+            ids.Add((string)(await db.StreamAddAsync(DurableTestHost.DeadKey(app.Prefix), [new("j", $"1-{n}"), new("p", $"{{\"n\":{10 + n}}}"), new("a", "1"), new("t", "1000"), new("e", "boom"), new("r", "failed"), new("f", "1002")]))!);
+        }
+
+        // Two jobs running: the queue's two places are taken.
+        await Producer(app).EnqueueAsync(new TestJob(1));
+        await Producer(app).EnqueueAsync(new TestJob(2));
+        await log.WaitUntilAsync(() => log.Runs.Count == 2, "both jobs running");
+
+        using (var single = await SendAsync(app, HttpMethod.Post, $"{Prefix}/{Durable}/dead-letters/{ids[0]}/requeue"))
+        {
+            Assert.Equal(HttpStatusCode.ServiceUnavailable, single.StatusCode);
+            Assert.Equal(TimeSpan.FromSeconds(5), single.Headers.RetryAfter?.Delta);
+            using var problem = JsonDocument.Parse(await single.Content.ReadAsStringAsync());
+            Assert.Equal("Queue full", problem.RootElement.GetProperty("title").GetString());
+            Assert.Contains("(2 unfinished jobs in Redis, its Capacity)", problem.RootElement.GetProperty("detail").GetString(), StringComparison.Ordinal);
+        }
+
+        using (var bulk = await PostJsonAsync(app, $"{Prefix}/{Durable}/dead-letters/requeue", JsonSerializer.Serialize(new { ids = ids.Append("1-0") })))
+        {
+            Assert.Equal(HttpStatusCode.OK, bulk.StatusCode);
+            Assert.Equal(TimeSpan.FromSeconds(5), bulk.Headers.RetryAfter?.Delta);
+            using var json = JsonDocument.Parse(await bulk.Content.ReadAsStringAsync());
+            Assert.Equal((0, 1, 3), (json.RootElement.GetProperty("done").GetInt32(), json.RootElement.GetProperty("notFound").GetInt32(), json.RootElement.GetProperty("queueFull").GetInt32()));
+            Assert.Equal(["queue-full", "queue-full", "queue-full", "not-found"], json.RootElement.GetProperty("results").EnumerateArray().Select(r => r.GetProperty("outcome").GetString()));
+        }
+
+        Assert.Equal(3, (await DeadLettersAsync(app)).Length);
+        Assert.Equal(2, await db.StreamLengthAsync(DurableTestHost.StreamKey(app.Prefix)));
+
+        // Once the jobs finished there is room again.
+        release.SetResult();
+        await log.WaitUntilAsync(() => log.Completed == 2, "the two jobs");
+        await UntilAsync(app, $"{Prefix}/{Durable}", d => Long(d, "pending") == 0 && Long(d, "lag") == 0, "the two jobs acknowledged");
+        using var requeued = await SendAsync(app, HttpMethod.Post, $"{Prefix}/{Durable}/dead-letters/{ids[0]}/requeue");
+        Assert.Equal(HttpStatusCode.OK, requeued.StatusCode);
+        await log.WaitUntilAsync(() => log.Completed == 3, "the requeued job");
+    }
+
+    [Fact]
     public async Task BulkDelete_DeadLetters_RemovesThemWithoutRunningThem()
     {
         var log = new JobLog { Behavior = static (_, _, _) => throw new InvalidOperationException("always") };
@@ -347,7 +396,7 @@ public sealed class DurableAdminEndpointsTests(RedisServerFixture redis) : IClas
         Assert.Equal(1, log.CallsOf(4));
     }
 
-    private async Task<DurableApp> StartAsync(JobLog log, RedisServer? server = null)
+    private async Task<DurableApp> StartAsync(JobLog log, RedisServer? server = null, int capacity = 10_000)
     {
         string prefix = DurableTestHost.NewPrefix();
         var app = await TestApp.StartAsync(
@@ -363,6 +412,7 @@ public sealed class DurableAdminEndpointsTests(RedisServerFixture redis) : IClas
                         o.MinWorkers = 4;
                         o.MaxWorkers = 4;
                         o.Retry.MaxAttempts = 1;
+                        o.Capacity = capacity;
                     },
                     d =>
                     {

@@ -223,7 +223,7 @@ public sealed class DurableIdempotencyTests(RedisServerFixture redis) : IClassFi
         Assert.True(again.Created);
 
         // A requeue while another job holds the key runs without it; once the key is free, a requeue takes it back.
-        Assert.NotNull(await store.RequeueDeadLetterAsync(dead.Id!));
+        Assert.NotNull((await store.RequeueDeadLetterAsync(dead.Id!)).NewId);
         Assert.Equal($"{again.JobId}|{again.JobId}", (string?)await db.StringGetAsync(store.Keys.IdempotencyKey("doomed")));
         host.Control.Resume();
         await log.WaitUntilAsync(() => log.Completed == 1 && log.CallsOf(1) == 2, "job 2, and the requeued job failing again");
@@ -231,7 +231,7 @@ public sealed class DurableIdempotencyTests(RedisServerFixture redis) : IClassFi
 
         host.Control.Pause();
         var deadAgain = (await db.StreamRangeAsync(store.Keys.Dead)).Single();
-        Assert.NotNull(await store.RequeueDeadLetterAsync(deadAgain.Id!));
+        Assert.NotNull((await store.RequeueDeadLetterAsync(deadAgain.Id!)).NewId);
         var refused = await host.Producer.EnqueueAsync(new TestJob(3), Key("doomed"));
         Assert.Equal(new DurableEnqueueResult(first.JobId, Created: false), refused);
     }

@@ -253,6 +253,38 @@ public sealed class DurableJobsTests(RedisServerFixture redis) : IClassFixture<R
     }
 
     [Fact]
+    public async Task CancelAsync_RetriedJobByItsCurrentStreamId_CancelsTheJobUnderItsOwnId()
+    {
+        var log = new JobLog();
+        string prefix = DurableTestHost.NewPrefix();
+        await using var producer = await DurableTestHost.StartAsync(redis.Server, log, prefix, "p", configureDurable: d => d.Consume = false);
+        await using var client = await DurableTestHost.ConnectAsync(redis.Server);
+        var db = client.GetDatabase();
+        var keys = FindStore(producer).Keys;
+
+        // A keyed job E1 whose first attempt failed and whose retry is queued as E2 (field j = E1), as a consumer leaves it.
+        var (e1, e2) = await Scripts.ScriptState.RetriedAsync(db, keys, "order-7");
+        Assert.Equal((e1, JobState.Queued, 2), ((await producer.Producer.GetJobAsync(e2))!.Id, (await producer.Producer.GetJobAsync(e2))!.State, (await producer.Producer.GetJobAsync(e2))!.Attempt));
+
+        var result = await producer.Producer.CancelAsync(e2);
+
+        Assert.Equal(JobCancelOutcome.Canceled, result.Outcome);
+        Assert.Equal((e1, JobState.Canceled), (result.Job!.Id, result.Job.State));
+        var ended = (await producer.Producer.GetJobAsync(e1))!;
+        Assert.Equal((JobState.Canceled, 2), (ended.State, ended.Attempt));
+        Assert.Equal("boom", Assert.Single(ended.Attempts).Error);
+        Assert.False(await db.KeyExistsAsync(keys.JobLocation(e1)), "at:E1 is left");
+        Assert.False(await db.KeyExistsAsync(keys.JobRecord(e1)), "job:E1 is left");
+        Assert.False(await db.KeyExistsAsync(keys.JobRecord(e2)), "a record is written under E2");
+        Assert.True((await producer.Producer.EnqueueAsync(new TestJob(2), new JobOptions { IdempotencyKey = "order-7" })).Created, "the key is still held");
+
+        // It never runs: a consumer finds only the new job.
+        await using var consumer = await DurableTestHost.StartAsync(redis.Server, log, prefix, "c");
+        await log.WaitUntilAsync(() => log.Completed == 1, "the new job");
+        Assert.Equal((0, 1), (log.CallsOf(1), log.CallsOf(2)));
+    }
+
+    [Fact]
     public async Task CancelAsync_ScheduledAndRetryingJobs_RemovedFromTheDelayedSet()
     {
         var log = new JobLog { Behavior = static (job, _, _) => job.N == 2 ? throw new InvalidOperationException("fails") : ValueTask.CompletedTask };

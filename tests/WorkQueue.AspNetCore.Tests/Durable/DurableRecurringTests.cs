@@ -102,6 +102,23 @@ public sealed class DurableRecurringTests(RedisServerFixture redis) : IClassFixt
         Assert.Contains("AddDurableQueue<TickHandler, RecurringOccurrence>", ex.Message, StringComparison.Ordinal);
     }
 
+    [Theory]
+    [InlineData("@nightly")]
+    [InlineData("~nightly")]
+    public void AddRecurringJob_IdThatNamesAnotherJobsFieldInRedis_ThrowsNamingTheId(string id)
+    {
+        // "@nightly"'s last occurrence would be the field that holds "nightly"'s shared schedule (and "~nightly"'s its
+        // pause): every round that carried its offer failed in Lua, failing the enqueues sent with it.
+        var builder = new ServiceCollection().AddWorkQueue()
+            .AddDurableQueue<TickHandler, RecurringOccurrence>(Queue)
+            .AddRecurringJob<TickHandler>("nightly", "* * * * *", o => o.Queue = Queue);
+
+        var ex = Assert.Throws<ArgumentException>(() => builder.AddRecurringJob<TickHandler>(id, "* * * * *", o => o.Queue = Queue));
+
+        Assert.Equal("id", ex.ParamName);
+        Assert.Contains($"'{id}'", ex.Message, StringComparison.Ordinal);
+    }
+
     private async Task<IHost> StartAsync(OccurrenceLog log, string prefix, string instance, string cron, MissedOccurrencePolicy policy = MissedOccurrencePolicy.RunOnce)
     {
         var builder = Host.CreateApplicationBuilder();

@@ -174,6 +174,26 @@ public sealed class RecurringJobManagerTests
         Assert.Throws<ArgumentOutOfRangeException>(() => builder.AddRecurringJob<Recorder>("other", TimeSpan.FromMilliseconds(10)));
     }
 
+    [Theory]
+    [InlineData("@job")]
+    [InlineData("~job")]
+    public async Task AddRecurringJobAndAddOrUpdate_IdWithAReservedPrefix_FailNamingTheId(string id)
+    {
+        // A durable queue keeps a job's shared schedule under "@{id}" and its pause under "~{id}", beside "{id}" (its
+        // last occurrence), in one hash: "@job"'s last occurrence would be "job"'s schedule. Refused for every queue, so
+        // that an id means the same on both kinds.
+        var builder = new ServiceCollection().AddWorkQueue().AddRecurringJob<Recorder>("job", "0 2 * * *");
+        var registered = Assert.Throws<ArgumentException>(() => builder.AddRecurringJob<Recorder>(id, "0 2 * * *"));
+        Assert.Equal("id", registered.ParamName);
+        Assert.Contains($"'{id}'", registered.Message, StringComparison.Ordinal);
+
+        await using var harness = StartHost(b => b.AddRecurringJob<Recorder>("job", "0 3 * * *"));
+        var jobs = harness.Services.GetRequiredService<IRecurringJobs>();
+        var changed = Assert.Throws<ArgumentException>(() => jobs.AddOrUpdate<Recorder>(id, TimeSpan.FromMinutes(1)));
+        Assert.Equal("id", changed.ParamName);
+        Assert.Equal(["job"], jobs.GetAll().Select(j => j.Id));
+    }
+
     [Fact]
     public void AddRecurringJob_UnknownQueue_FailsAtStartNamingTheSetting()
     {

@@ -1236,7 +1236,8 @@
       const result = await api('POST', `${view.path}/${action}`, { ids });
       const verb = action === 'requeue' ? 'Requeued' : 'Deleted';
       const gone = result.notFound === 1 ? '1 was no longer there' : `${fmt(result.notFound)} were no longer there`;
-      setText(view.done, `${verb} ${fmt(result.done)} of ${deadLetters(ids.length)}${result.notFound > 0 ? `; ${gone}` : ''}.`);
+      const full = result.queueFull > 0 ? `; ${fmt(result.queueFull)} not requeued: the queue is full (retry once jobs have finished)` : '';
+      setText(view.done, `${verb} ${fmt(result.done)} of ${deadLetters(ids.length)}${result.notFound > 0 ? `; ${gone}` : ''}${full}.`);
     } catch (e) {
       view.messageFrom = 'action';
       // 503: Redis failed midway; the reload below shows what is left.

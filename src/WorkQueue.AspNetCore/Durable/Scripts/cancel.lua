@@ -7,22 +7,25 @@
 -- ENTRIESADDED one lower and MAXDELETEDID as it was: O(1), Redis 7.0 or later; before, Redis has no lag to keep).
 -- Nothing reads the deleted id of an entry no consumer was given. One delivered to a consumer (running, or in its
 -- prefetch) is marked in its record and its stream id published on the cancel channel, for the instance that holds
--- it. Returns { 1 } cancelled, { 2, consumer } asked, { 3 } already ended (its record says how), or { 0 } unknown.
+-- it. The id may be the job's or the stream id of any later entry of it still in the stream (a retry's, a hand-back's:
+-- see jobOf.lua); either way the job is cancelled, its record written under its own id. Returns { 1, job } cancelled,
+-- { 2, consumer, job } asked, { 3, job } already ended (its record says how), or { 0 } unknown; job is the job's id.
 --- @include "includes/now"
 --- @include "includes/keys"
 --- @include "includes/records"
 --- @include "includes/vanished"
 --- @include "includes/settled"
+--- @include "includes/jobOf"
 
-local job = ARGV[2]
+local job = jobOf(ARGV[2])
 local rec = recordOf(job)
-if isEnded(rec) then return { 3 } end
+if isEnded(rec) then return { 3, job } end
 local at = string.format('%.0f', now)
 local function canceled(id, attempt, enq, key)
   releaseKey(key, job, nil, 0)
   endRecord(job, id, 'C', header('C', '1', at, attempt or '1', enq or '0', '', '', '') .. historyOf(rec), at, tonumber(ARGV[3]))
   redis.pcall('DEL', atName(job))
-  return { 1 }
+  return { 1, job }
 end
 local function fromMember(member)
   local _, attempt, stamp, tail = string.match(member, '^([^|]*)|([^|]*)|([^|]*)|(.*)$')
@@ -49,8 +52,9 @@ if string.sub(where, 1, 1) == 'z' then
   local attempt, stamp, key = fromMember(due)
   return canceled('', attempt, stamp, key)
 end
-local entry = redis.call('XRANGE', KEYS[1], where, where)
-if #entry == 0 then return { 0 } end
+-- pcall: a location set by hand to something Redis cannot read as a stream id is no location.
+local entry = redis.pcall('XRANGE', KEYS[1], where, where)
+if type(entry) ~= 'table' or entry.err or #entry == 0 then return { 0 } end
 local f = {}
 local raw = entry[1][2]
 for i = 1, #raw, 2 do f[raw[i]] = raw[i + 1] end
@@ -63,7 +67,7 @@ if #held > 0 then
     redis.pcall('SET', recName(job), header('r', '1', '', f['a'] or '1', f['t'] or '0', '', '', ''), 'PX', ARGV[6])
   end
   redis.pcall('PUBLISH', ARGV[5], where)
-  return { 2, held[1][2] }
+  return { 2, held[1][2], job }
 end
 -- Completed and acknowledged, waiting for the trim: not queued (its key is the completed job's, kept for its retention).
 if settled(where) then return { 0 } end

@@ -5,9 +5,15 @@
 -- schedule. A registration in code (c, each start) is written unless the same schedule is registered, or a runtime
 -- change overrode that very schedule (so a restart keeps a runtime Remove or AddOrUpdate; a deploy with another
 -- schedule in code wins over both). A runtime change is always written; a removal also lifts the job's pause in the
--- store. Returns { generation, state, schedule, Redis's time (Unix ms) } as they are now.
+-- store. Returns { generation, state, schedule, Redis's time (Unix ms) } as they are now. An id starting with @ or ~
+-- names another job's schedule or pause field (the job's own fields are {id}, @{id} and ~{id}): refused with an error,
+-- nothing written (AddRecurringJob and AddOrUpdate refuse such ids first).
 --- @include "includes/now"
 
+local first = string.sub(ARGV[1], 1, 1)
+if first == '@' or first == '~' or ARGV[1] == '' then
+  return redis.error_reply('ERR recurring job id must not be empty nor start with @ or ~: ' .. ARGV[1])
+end
 local field = '@' .. ARGV[1]
 local record = redis.call('HGET', KEYS[1], field)
 local generation, state, current, base = 0, nil, nil, nil

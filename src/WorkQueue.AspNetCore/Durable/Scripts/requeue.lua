@@ -1,18 +1,25 @@
--- KEYS: stream, dead, delayed, scheduled. ARGV: dead-letter id, nudge channel. Puts a dead letter back on the queue
--- as a new job (attempt 1, same job id) and removes it from the dead letters. A dead letter that had an idempotency
--- key keeps it and takes it back when it is free (or stale); when another job holds it meanwhile, the requeued job
--- runs without holding it (and takes it if it is free when the job next moves: a retry or a hand-back). Returns the
--- new stream id, or nil when there is no such dead letter.
+-- KEYS: stream, dead, delayed, scheduled. ARGV: group, dead-letter id, nudge channel, capacity. Puts a dead letter back
+-- on the queue as a new job (attempt 1, same job id) and removes it from the dead letters, if the queue has room for
+-- it as an enqueue has (capacity - unfinished, see unfinished.lua, - the delayed set's retries and scheduled jobs, as
+-- the round computes it, in this same call). A dead letter that had an idempotency key keeps it and takes it back when
+-- it is free (or stale); when another job holds it meanwhile, the requeued job runs without holding it (and takes it
+-- if it is free when the job next moves: a retry or a hand-back). Returns the new stream id; '#' when the queue has no
+-- room (nothing written: the dead letter stays); nil when there is no such dead letter (an id that is not a whole
+-- stream id, {ms}-{n}, names none: XRANGE would read 1 as a range).
 --- @include "includes/now"
 --- @include "includes/keys"
 --- @include "includes/records"
+--- @include "includes/unfinished"
 
-local found = redis.call('XRANGE', KEYS[2], ARGV[1], ARGV[1])
-if #found == 0 then return false end
+if not string.match(ARGV[2], '^%d+%-%d+$') then return false end
+-- pcall: an id out of range names no dead letter.
+local found = redis.pcall('XRANGE', KEYS[2], ARGV[2], ARGV[2])
+if type(found) ~= 'table' or found.err or #found == 0 then return false end
+if tonumber(ARGV[4]) - unfinished() - redis.call('ZCARD', KEYS[3]) <= 0 then return '#' end
 local f = {}
 local raw = found[1][2]
 for i = 1, #raw, 2 do f[raw[i]] = raw[i + 1] end
-local job = f['j'] or ARGV[1]
+local job = f['j'] or ARGV[2]
 local key = f['k']
 local id
 if key then
@@ -24,12 +31,12 @@ if key then
 else
   id = redis.call('XADD', KEYS[1], '*', 'p', f['p'] or '', 't', string.format('%.0f', now), 'j', job)
 end
-redis.call('XDEL', KEYS[2], ARGV[1])
+redis.call('XDEL', KEYS[2], ARGV[2])
 -- The job lives again: its record (history kept, no expiry) and where it is now.
 redis.pcall('SET', atName(job), id)
 redis.pcall('ZREM', endedName('D'), job)
 local rec = recordOf(job)
 redis.pcall('HDEL', endedRecords(), job)
 if rec then redis.pcall('SET', recName(job), 'q' .. US .. (string.match(rec, '^[^\31]*\31[^\31]*(.*)$') or '')) end
-redis.call('PUBLISH', ARGV[2], 1)
+redis.call('PUBLISH', ARGV[3], 1)
 return id

@@ -3,18 +3,20 @@
 -- or '', due, attempt, enqueued at } scheduled; { 'R', record or '', due, attempt, enqueued at } waiting for a
 -- retry; { 'P', record or '', stream id, fields, consumer, ms since its consumer last claimed it, deliveries }
 -- delivered to a consumer; { 'Q', record or '', stream id, fields } queued; { '' } unknown (or ended longer ago than
--- the retention).
+-- the retention). Every reply but the unknown one ends with the job's id: the id may be the job's or the stream id of
+-- any later entry of it still in the stream (a retry's, a hand-back's: see jobOf.lua), which reads as its job.
 --- @include "includes/keys"
 --- @include "includes/records"
 --- @include "includes/vanished"
 --- @include "includes/settled"
+--- @include "includes/jobOf"
 
-local job = ARGV[2]
+local job = jobOf(ARGV[2])
 local rec = recordOf(job)
-if isEnded(rec) then return { 'E', rec } end
+if isEnded(rec) then return { 'E', rec, job } end
 local function fromMember(kind, member, score)
   local _, attempt, stamp = string.match(member, '^([^|]*)|([^|]*)|([^|]*)|')
-  return { kind, rec or '', score or '', attempt or '1', stamp or '0' }
+  return { kind, rec or '', score or '', attempt or '1', stamp or '0', job }
 end
 local member = redis.call('HGET', KEYS[3], job)
 if member then return fromMember('S', member, redis.call('ZSCORE', KEYS[2], member)) end
@@ -29,9 +31,10 @@ if string.sub(where, 1, 1) == 'z' then
   if not due then return { '' } end
   return fromMember('R', due, string.sub(where, 2))
 end
-local entry = redis.call('XRANGE', KEYS[1], where, where)
-if #entry == 0 then return { '' } end
+-- pcall: a location set by hand to something Redis cannot read as a stream id is no location.
+local entry = redis.pcall('XRANGE', KEYS[1], where, where)
+if type(entry) ~= 'table' or entry.err or #entry == 0 then return { '' } end
 local held = redis.call('XPENDING', KEYS[1], ARGV[1], where, where, 1)
-if #held > 0 then return { 'P', rec or '', where, entry[1][2], held[1][2], held[1][3], held[1][4] } end
+if #held > 0 then return { 'P', rec or '', where, entry[1][2], held[1][2], held[1][3], held[1][4], job } end
 if settled(where) then return { '' } end
-return { 'Q', rec or '', where, entry[1][2] }
+return { 'Q', rec or '', where, entry[1][2], job }

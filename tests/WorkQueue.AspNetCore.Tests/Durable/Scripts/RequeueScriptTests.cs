@@ -1,0 +1,94 @@
+using StackExchange.Redis;
+using WorkQueue.AspNetCore.Durable;
+using WorkQueue.AspNetCore.Tests.TestSupport;
+
+namespace WorkQueue.AspNetCore.Tests.Durable.Scripts;
+
+/// <summary>requeue.lua called directly with crafted keys and arguments, on a real redis-server.</summary>
+public sealed class RequeueScriptTests(RedisServerFixture redis) : IClassFixture<RedisServerFixture>
+{
+    [Fact]
+    public async Task Requeue_QueueAtCapacity_RefusedWithoutWriting()
+    {
+        await using var client = await DurableTestHost.ConnectAsync(redis.Server);
+        var db = client.GetDatabase();
+        var keys = ScriptState.NewQueue(db);
+        await db.StreamAddAsync(keys.Stream, [new("p", "{}"), new("t", "1000")]);
+        await db.StreamAddAsync(keys.Stream, [new("p", "{}"), new("t", "1000")]);
+        string dead = await DeadLetterAsync(db, keys, "1-1");
+        string before = await ScriptState.SnapshotAsync(db, keys);
+
+        // Room = capacity - (pending + undelivered) - delayed: 2 - 2 - 0.
+        Assert.Equal("#", (string?)Requeue(db, keys, dead, capacity: 2));
+        Assert.Equal(before, await ScriptState.SnapshotAsync(db, keys));
+
+        // One delivered and still running counts; one more of capacity makes room for exactly one.
+        await ScriptState.DeliverAsync(db, keys);
+        string? id = (string?)Requeue(db, keys, dead, capacity: 3);
+        Assert.Matches(@"^\d+-\d+$", id);
+        Assert.Equal(3, await db.StreamLengthAsync(keys.Stream));
+        Assert.Equal(0, await db.StreamLengthAsync(keys.Dead));
+        Assert.Equal(id, (string?)await db.StringGetAsync(keys.JobLocation("1-1")));
+    }
+
+    [Fact]
+    public async Task Requeue_DelayedJobsCountAndSettledEntriesDoNot()
+    {
+        await using var client = await DurableTestHost.ConnectAsync(redis.Server);
+        var db = client.GetDatabase();
+        var keys = ScriptState.NewQueue(db);
+
+        // Two settled entries waiting for the trim (delivered, acknowledged): not unfinished.
+        await db.StreamAddAsync(keys.Stream, [new("p", "{}"), new("t", "1000")]);
+        await db.StreamAddAsync(keys.Stream, [new("p", "{}"), new("t", "1000")]);
+        var delivered = await ScriptState.DeliverAsync(db, keys, 2);
+        await db.StreamAcknowledgeAsync(keys.Stream, RedisStreamKeys.Group, [.. delivered.Select(d => (RedisValue)d)]);
+
+        // Two waiting in the delayed set (a retry, a scheduled job): unfinished.
+        await db.SortedSetAddAsync(keys.Delayed, "1-1|2|1000|{}", 5_000_000_000_000);
+        await db.SortedSetAddAsync(keys.Delayed, "s5-1|1|1000|{}", 5_000_000_000_000);
+        string first = await DeadLetterAsync(db, keys, "7-1");
+        string second = await DeadLetterAsync(db, keys, "7-2");
+
+        Assert.Matches(@"^\d+-\d+$", (string?)Requeue(db, keys, first, capacity: 3));
+        Assert.Equal("#", (string?)Requeue(db, keys, second, capacity: 3));
+        Assert.Equal([second], (await db.StreamRangeAsync(keys.Dead)).Select(e => (string)e.Id!));
+    }
+
+    [Fact]
+    public async Task Requeue_UnknownDeadLetterInAFullQueue_AnswersNotFoundRatherThanFull()
+    {
+        await using var client = await DurableTestHost.ConnectAsync(redis.Server);
+        var db = client.GetDatabase();
+        var keys = ScriptState.NewQueue(db);
+        await db.StreamAddAsync(keys.Stream, [new("p", "{}"), new("t", "1000")]);
+
+        Assert.True(Requeue(db, keys, "1-0", capacity: 1).IsNull);
+    }
+
+    [Theory]
+    [InlineData("nope")]
+    [InlineData("-")]
+    [InlineData("+")]
+    [InlineData("1")]
+    [InlineData("")]
+    [InlineData("99999999999999999999999-0")]
+    [InlineData("1-0|x")]
+    public async Task Requeue_MalformedOrHostileId_AnswersNotFoundWithoutWriting(string id)
+    {
+        await using var client = await DurableTestHost.ConnectAsync(redis.Server);
+        var db = client.GetDatabase();
+        var keys = ScriptState.NewQueue(db);
+        await DeadLetterAsync(db, keys, "1-1");
+        string before = await ScriptState.SnapshotAsync(db, keys);
+
+        Assert.True(Requeue(db, keys, id, capacity: 100).IsNull);
+        Assert.Equal(before, await ScriptState.SnapshotAsync(db, keys));
+    }
+
+    private static async Task<string> DeadLetterAsync(IDatabase db, RedisStreamKeys keys, string job) =>
+        (string)(await db.StreamAddAsync(keys.Dead, [new("j", job), new("p", "{}"), new("a", "3"), new("t", "1000"), new("e", "boom"), new("r", "failed"), new("f", "1002")]))!;
+
+    private static RedisResult Requeue(IDatabase db, RedisStreamKeys keys, string id, int capacity) =>
+        db.ScriptEvaluate(DurableScripts.Requeue, [keys.Stream, keys.Dead, keys.Delayed, keys.Scheduled], [RedisStreamKeys.Group, id, keys.NudgeName, capacity]);
+}
