@@ -354,16 +354,17 @@ internal sealed class InvariantChecker(ScriptDriver driver, ReferenceModel model
         var keysSeen = new HashSet<string>(StringComparer.Ordinal);
         var pointersSeen = new HashSet<string>(StringComparer.Ordinal);
         var recordsSeen = new HashSet<string>(StringComparer.Ordinal);
-        foreach (string name in names)
-        {
-            string tail = name[_root.Length..];
-            if (fixedNames.Contains(tail))
-            {
-                continue;
-            }
+        var others = names.Where(n => !fixedNames.Contains(n[_root.Length..])).ToList();
 
-            string? value = _db.StringGet(name);
-            long ttl = (long)_db.Execute("PTTL", name);
+        // Read in one pipeline: a step's check must stay a few round trips however many names there are.
+        var values = others.Select(n => _db.StringGetAsync(n)).ToList();
+        var ttls = others.Select(n => _db.ExecuteAsync("PTTL", n)).ToList();
+        for (int i = 0; i < others.Count; i++)
+        {
+            string name = others[i];
+            string tail = name[_root.Length..];
+            string? value = values[i].GetAwaiter().GetResult();
+            long ttl = (long)ttls[i].GetAwaiter().GetResult();
             if (tail.StartsWith("key:", StringComparison.Ordinal))
             {
                 string key = tail[4..];

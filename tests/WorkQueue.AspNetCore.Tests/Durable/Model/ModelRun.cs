@@ -120,6 +120,7 @@ internal sealed class ModelRun
             ("succeed", holders.Count > 0 ? 14 : 0, () => Succeed(Pick(holders))),
             ("fail", holders.Count > 0 ? 10 : 0, () => Fail(Pick(holders))),
             ("cancel", _m.Jobs.Count > 0 ? 7 : 0, Cancel),
+            ("cancel-other-id", _ops.CancelByStreamId && _m.Jobs.Count > 0 ? 4 : 0, CancelByOtherId),
             ("settle-cancel", holders.Any(static i => i.Held.Any(static h => h.CancelDelivered)) ? 4 : 0, SettleCancel),
             ("heartbeat", holders.Count > 0 ? 3 : 0, () => Heartbeat(Pick(holders))),
             ("die", live.Count >= 2 ? 2 : 0, () => Die(Pick(live))),
@@ -561,12 +562,33 @@ internal sealed class ModelRun
         }
     }
 
-    private string Cancel()
+    private string Cancel() => CancelJob(Pick(_m.Jobs), null, _rng.Next(8) == 0);
+
+    /// <summary>
+    /// A cancel by one of a job's other ids (a stream id it had or has, its dead letter's id): kept out of the CI mix
+    /// (<see cref="ModelOps.CancelByStreamId"/>). The model expects either NotFound with nothing changed, or the job's
+    /// own cancel, exactly as by its job id.
+    /// </summary>
+    private string CancelByOtherId()
     {
-        var job = Pick(_m.Jobs);
-        bool scheduledOnly = _rng.Next(8) == 0;
-        var (code, consumer) = _d.Cancel(job.JobId, scheduledOnly);
+        var candidates = _m.Jobs.Where(j => OtherIds(j).Any()).ToList();
+        if (candidates.Count == 0)
+        {
+            return Cancel();
+        }
+
+        var job = Pick(candidates);
+        return CancelJob(job, Pick(OtherIds(job).ToList()), scheduledOnly: false);
+
+        IEnumerable<string> OtherIds(ModelJob j) =>
+            j.StreamIds.Where(id => id != j.JobId).Concat(j.DeadLetterId is { } dead && !_m.ById.ContainsKey(dead) ? [dead] : []);
+    }
+
+    private string CancelJob(ModelJob job, string? otherId, bool scheduledOnly)
+    {
+        var (code, consumer) = _d.Cancel(otherId ?? job.JobId, scheduledOnly);
         string before = job.ToString();
+        string how = otherId is null ? string.Empty : $" by its other id {otherId}";
         long expected = job switch
         {
             { IsEnded: true, RecordGone: false } => 3,
@@ -576,7 +598,12 @@ internal sealed class ModelRun
             { Place: Place.Running, Vanished: false } => 2,
             _ => 0,
         };
-        Expect(code == expected, $"cancel{(scheduledOnly ? " (scheduled only)" : string.Empty)} of {job}: expected {expected}, Redis answered {code}");
+        if (otherId is not null && code == 0)
+        {
+            return $"cancel {before}{how}: NotFound";
+        }
+
+        Expect(code == expected, $"cancel{(scheduledOnly ? " (scheduled only)" : string.Empty)} of {job}{how}: expected {expected}, Redis answered {code}");
         if (code == 1)
         {
             _m.ReleaseKey(job);
@@ -584,16 +611,10 @@ internal sealed class ModelRun
         }
         else if (code == 2)
         {
-            Expect(consumer == job.Consumer, $"cancel of {job}: Redis says {consumer} holds it");
-            if (!job.HasLiveRecord)
-            {
-                job.LiveRecordExpires = true;
-            }
-            else
-            {
-                job.LiveRecordExpires = false;
-            }
+            Expect(consumer == job.Consumer, $"cancel of {job}{how}: Redis says {consumer} holds it");
 
+            // A mark on a job with no record yet expires (a day); on a record (a failed attempt, a cancel before) it is rewritten without.
+            job.LiveRecordExpires = !job.HasLiveRecord;
             job.HasLiveRecord = true;
             job.CancelAsked = true;
 
@@ -604,7 +625,7 @@ internal sealed class ModelRun
             }
         }
 
-        return $"cancel{(scheduledOnly ? " scheduled-only" : string.Empty)} {before}: {code}";
+        return $"cancel{(scheduledOnly ? " scheduled-only" : string.Empty)} {before}{how}: {code}";
     }
 
     private string SettleCancel()
@@ -828,13 +849,192 @@ internal sealed class ModelRun
         return $"trim by {instance} to {cap}";
     }
 
-    private string RecurringOffer() => "recurring offer (not yet)";
+    /// <summary>One occurrence of a recurring job offered by one to three instances, each in a round of its own, as their timers would.</summary>
+    private string RecurringOffer()
+    {
+        string id = Pick(RecurringIds);
+        long fire = _nextFire.GetValueOrDefault(id, 1_700_000_000_000);
+        int roll = _rng.Next(10);
+        if (roll < 3)
+        {
+            // The next occurrence.
+            fire += 60_000;
+        }
+        else if (roll == 3)
+        {
+            // A late offer of an earlier one (an instance starting up that catches up, a slow timer).
+            fire -= 60_000;
+        }
 
-    private string RecurringPause() => "recurring pause (not yet)";
+        _nextFire[id] = Math.Max(fire, _nextFire.GetValueOrDefault(id, 1_700_000_000_000));
+        string schedule = _rng.Next(6) == 0 ? Schedules[1] : Schedules[0];
+        var live = _m.Instances.Where(static i => i.Alive).OrderBy(_ => _rng.Next()).Take(1 + _rng.Next(3)).ToList();
+        var notes = new List<string>();
+        foreach (var instance in live)
+        {
+            string payload = NextPayload(out int n);
+            var item = new EnqueueItem(payload, string.Create(CultureInfo.InvariantCulture, $"r{fire}|{schedule}|{id}"), string.Empty);
+            var reply = _d.Round(instance.Name, [item], [], 0, trim: false, Settings.MaxFinished);
+            notes.Add(instance.Name + ": " + string.Join(", ", ApplyEnqueues([(item, n)], reply)));
+        }
 
-    private string RecurringRegister() => "recurring register (not yet)";
+        return $"recurring offer {id} at {fire} on '{schedule}': {string.Join("; ", notes)}";
+    }
 
-    private string DataLoss() => "data loss (not yet)";
+    private ModelRecurring RecurringState(string id)
+    {
+        if (!_m.Recurring.TryGetValue(id, out var state))
+        {
+            _m.Recurring[id] = state = new ModelRecurring();
+        }
+
+        return state;
+    }
+
+    private string RecurringPause()
+    {
+        string id = Pick(RecurringIds);
+        var state = RecurringState(id);
+        bool paused = _rng.Next(3) == 0 ? state.Paused : !state.Paused;
+        _d.SetRecurringPaused(id, paused);
+        state.Paused = paused;
+        return $"recurring {(paused ? "pause" : "resume")} {id}";
+    }
+
+    /// <summary>A registration in code (c), a change at runtime (r) or a removal (x), as registerRecurring.lua decides.</summary>
+    private string RecurringRegister()
+    {
+        string id = Pick(RecurringIds);
+        string code = _rng.Next(10) switch { < 5 => "c", < 8 => "r", _ => "x" };
+        string schedule = _rng.Next(3) == 0 ? Schedules[1] : Schedules[0];
+        var state = RecurringState(id);
+        var record = state.Record;
+        long generation = record?.Generation ?? 0;
+        string? current = record?.Schedule;
+        string? kind = record?.State;
+        string @base = record?.Base ?? string.Empty;
+        var reply = _d.RegisterRecurring(id, code, schedule);
+        bool unchanged = code == "c" && ((kind == "c" && current == schedule) || (kind is "r" or "x" && @base == schedule));
+        if (!unchanged)
+        {
+            if (code == "c")
+            {
+                @base = schedule;
+            }
+            else
+            {
+                if (kind == "c")
+                {
+                    @base = current!;
+                }
+                else if (kind is null)
+                {
+                    @base = string.Empty;
+                }
+
+                if (code == "x" && current is not null)
+                {
+                    schedule = current;
+                }
+            }
+
+            state.Record = (generation + 1, code, schedule, @base);
+            if (code == "x")
+            {
+                state.Paused = false;
+            }
+        }
+
+        var now = state.Record!.Value;
+        Expect(
+            reply.Generation == now.Generation && reply.State == now.State && reply.Schedule == now.Schedule,
+            $"register {id} {code} '{schedule}': Redis answered {reply}, the model expected {now}");
+        return $"recurring register {id} {code}: {now}";
+    }
+
+    /// <summary>
+    /// Redis loses the queue's data (a restart without persistence, a flush: every key of the queue deleted), then the
+    /// recovery the store makes: the group made again with a new epoch, each live instance's heartbeat finding its held
+    /// entries gone, and some of them (those not started) stored again at once (a hand-back of lost entries).
+    /// </summary>
+    private string DataLoss()
+    {
+        var names = ((RedisResult[])_d.Db.Execute("KEYS", ((string)_keys.Stream!)[..^"stream".Length] + "*")!).Select(static r => (RedisKey)(string)r!).ToArray();
+        if (names.Length > 0)
+        {
+            _d.Db.KeyDelete(names);
+        }
+
+        int lost = 0;
+        foreach (var job in _m.Jobs)
+        {
+            if (job.Place == Place.Running && _m.HolderInstance(job) is { Alive: true })
+            {
+                // Held by a live instance: it runs on, in memory only, until its outcome (or the hand-back below) stores it.
+                job.HasLiveRecord = false;
+                job.LiveRecordExpires = false;
+                job.CancelAsked = false;
+                continue;
+            }
+
+            if (job.IsLive)
+            {
+                job.Place = Place.Lost;
+                lost++;
+            }
+            else if (job.IsEnded)
+            {
+                job.RecordGone = true;
+                job.EndedScore = null;
+            }
+
+            job.DeadLetterId = null;
+        }
+
+        foreach (var dead in _m.Instances.Where(static i => !i.Alive))
+        {
+            dead.Held.Clear();
+        }
+
+        _m.Queue.Clear();
+        _m.Keys.Clear();
+        _m.Recurring.Clear();
+        _m.ScheduledCounter = 0;
+
+        // New entries must not take an id a lost one had: wait for Redis's clock to pass every id seen (a millisecond or two).
+        long newest = _m.Jobs.SelectMany(static j => j.StreamIds).Select(static id => long.Parse(id.AsSpan(0, id.IndexOf('-')), CultureInfo.InvariantCulture)).DefaultIfEmpty(0).Max();
+        while (RedisNowMs() <= newest)
+        {
+            Thread.Yield();
+        }
+
+        var live = _m.Instances.Where(static i => i.Alive).ToList();
+        _d.CreateGroup(Pick(live).Name);
+        var notes = new List<string>();
+        foreach (var instance in live.Where(static i => i.Held.Count > 0))
+        {
+            var found = instance.Held.Where(static h => !h.Vanished).ToList();
+            var (claimsLost, gone) = _d.KeepAlive(instance.Name, [.. found.Select(static h => h.Held())]);
+            Expect(
+                claimsLost.Length == 0 && gone.SequenceEqual(found.Select(static h => h.StreamId!)),
+                $"heartbeat of {instance} after the loss: lost [{string.Join(" ", claimsLost)}], gone [{string.Join(" ", gone)}]; the model expected gone [{string.Join(" ", found.Select(static h => h.StreamId))}]");
+            foreach (var job in found)
+            {
+                job.Vanished = true;
+            }
+
+            var restore = instance.Held.Where(_ => _rng.Next(2) == 0).ToList();
+            notes.Add($"{instance}: {found.Count} found gone, {HandBack(instance, restore)}");
+        }
+
+        return $"data loss: {lost} lost; {string.Join("; ", notes)}";
+    }
+
+    private long RedisNowMs()
+    {
+        var time = (RedisResult[])_d.Db.Execute("TIME")!;
+        return (long.Parse((string)time[0]!, CultureInfo.InvariantCulture) * 1000) + (long.Parse((string)time[1]!, CultureInfo.InvariantCulture) / 1000);
+    }
 
     private static bool IsStreamId(string? id) => id is not null && RedisStreamStore.IsJobId(id) && id[0] != 's';
 
@@ -853,10 +1053,14 @@ internal sealed class ModelMismatchException(string message) : Exception(message
 /// <summary>A model run failed: the message has the seed, the step and the history.</summary>
 internal sealed class ModelFailedException(string message, Exception inner) : Exception(message, inner);
 
-/// <summary>Which operations a run includes beyond the default mix (see <see cref="DurableModelTests"/>).</summary>
+/// <summary>Which operations a run includes beyond the default mix (<c>WORKQUEUE_MODEL_OPS</c>, comma-separated names).</summary>
 internal sealed record ModelOps(IReadOnlyList<string> Extra)
 {
-    public bool DataLoss => true;
+    /// <summary>Gets a value indicating whether Redis loses the queue's data now and then (in the CI mix; <c>no-data-loss</c> leaves it out).</summary>
+    public bool DataLoss => !Has("no-data-loss");
+
+    /// <summary>Gets a value indicating whether jobs are also cancelled by their other ids (<c>cancel-stream-id</c>).</summary>
+    public bool CancelByStreamId => Has("cancel-stream-id");
 
     public bool Has(string name) => Extra.Contains(name, StringComparer.OrdinalIgnoreCase);
 }
