@@ -1059,7 +1059,13 @@ internal sealed record ModelOps(IReadOnlyList<string> Extra)
     /// <summary>Gets a value indicating whether Redis loses the queue's data now and then (in the CI mix; <c>no-data-loss</c> leaves it out).</summary>
     public bool DataLoss => !Has("no-data-loss");
 
-    /// <summary>Gets a value indicating whether jobs are also cancelled by their other ids (<c>cancel-stream-id</c>).</summary>
+    /// <summary>
+    /// Gets a value indicating whether jobs are also cancelled by their other ids (<c>cancel-stream-id</c>). Out of the CI
+    /// mix because of an open defect in cancel.lua: an id that is a moved job's current stream entry (retried, promoted,
+    /// handed back) is taken for a job id, so a queued one is deleted and ended under the entry's id (its <c>at:</c>
+    /// pointer left with no expiry, its key left naming the deleted entry, its status and cancel by job id NotFound), and
+    /// a running one gets its cancel mark as <c>job:{entry id}</c>, which a reclaim after its consumer dies does not see.
+    /// </summary>
     public bool CancelByStreamId => Has("cancel-stream-id");
 
     public bool Has(string name) => Extra.Contains(name, StringComparer.OrdinalIgnoreCase);
