@@ -1,0 +1,259 @@
+using System.Globalization;
+using StackExchange.Redis;
+using WorkQueue.AspNetCore.Durable;
+
+namespace WorkQueue.AspNetCore.Tests.Durable.Model;
+
+/// <summary>
+/// Drives the durable protocol's scripts (<see cref="DurableScripts"/>) one call at a time, with the KEYS and ARGV the
+/// store builds (<c>RedisStreamStore.*.cs</c>; each method names the code it mirrors). The store itself cannot be driven
+/// step by step: its thread interleaves heartbeats, reclaims, polls and outcomes by its own timers, and cancels reach
+/// it over pub/sub on other threads. Every write the store makes to Redis is one of these scripts, so the state Redis
+/// is left in after a sequence of them is what the model test checks.
+/// </summary>
+internal sealed class ScriptDriver(IDatabase db, RedisStreamKeys keys, ModelSettings settings)
+{
+    private const int RoundHeader = 13;
+    private long _rounds;
+
+    public IDatabase Db => db;
+
+    public RedisStreamKeys Keys => keys;
+
+    private RedisKey[] RoundKeys => [keys.Stream, keys.Delayed, keys.Scheduled, keys.Recurring, keys.Ids, keys.Epoch];
+
+    /// <summary>createGroup.lua, as <c>EnsureGroup</c> sends it; returns the epoch.</summary>
+    public string CreateGroup(string consumer) =>
+        (string)db.ScriptEvaluate(DurableScripts.CreateGroup, [keys.Stream, keys.Epoch], [RedisStreamKeys.Group, consumer])!;
+
+    /// <summary>
+    /// round.lua with its read, as <c>SendRound</c>/<c>RunRound</c>/<c>RoundAndRead</c> send it: the enqueues, the
+    /// acknowledgements (plain ones in the short form) and, with <paramref name="fetch"/> above 0, the script and an
+    /// <c>XREADGROUP</c> in one <c>MULTI</c>/<c>EXEC</c>.
+    /// </summary>
+    public RoundReply Round(string consumer, IReadOnlyList<EnqueueItem> enqueues, IReadOnlyList<HeldEntry> acks, int fetch, bool trim, long maxFinished)
+    {
+        int count = enqueues.Count;
+        bool plainEnqueues = count > 0 && enqueues.All(static e => e.Spec.Length == 0 && e.Key.Length == 0);
+        int keyed = acks.Count(static a => a.Key is not null);
+        var plainAck = acks.Select(static a => a.Attempt == 1 && !a.CancelRequested && a.JobId == a.StreamId).ToArray();
+        int plain = plainAck.Count(static p => p);
+        var args = new List<RedisValue>
+        {
+            RedisStreamKeys.Group,
+            consumer,
+            settings.Capacity,
+            keys.NudgeName,
+            fetch,
+            256,
+            plainEnqueues ? -count : count,
+            plain == 0 ? keyed : string.Create(CultureInfo.InvariantCulture, $"{keyed}|{plain}"),
+            settings.KeyRetentionMs,
+            settings.FinishedRetentionMs,
+            maxFinished,
+            trim ? 1 : 0,
+            count == 0 ? RedisValue.EmptyString : string.Create(CultureInfo.InvariantCulture, $"{consumer}|{++_rounds}"),
+        };
+        args.AddRange(enqueues.Select(static e => (RedisValue)e.Payload));
+        if (!plainEnqueues)
+        {
+            args.AddRange(enqueues.Select(static e => (RedisValue)e.Spec));
+            args.AddRange(enqueues.Select(static e => (RedisValue)e.Key));
+        }
+
+        foreach (var a in acks.Where(static a => a.Key is not null))
+        {
+            args.AddRange([a.Key, a.JobId, a.StreamId]);
+        }
+
+        for (int i = 0; i < acks.Count; i++)
+        {
+            if (plainAck[i])
+            {
+                args.AddRange([acks[i].StreamId, acks[i].EnqueuedAt, StartedAt(acks[i])]);
+            }
+        }
+
+        for (int i = 0; i < acks.Count; i++)
+        {
+            if (!plainAck[i])
+            {
+                var a = acks[i];
+                args.AddRange([a.StreamId, a.JobId == a.StreamId ? RedisValue.EmptyString : a.JobId, a.Attempt, a.EnqueuedAt, StartedAt(a), a.CancelRequested ? "1" : RedisValue.EmptyString]);
+            }
+        }
+
+        RedisResult[] result;
+        StreamEntry[] read = [];
+        if (fetch > 0)
+        {
+            var transaction = db.CreateTransaction();
+            var round = transaction.ScriptEvaluateAsync(DurableScripts.Round, RoundKeys, [.. args]);
+            var fetched = transaction.StreamReadGroupAsync(keys.Stream, RedisStreamKeys.Group, consumer, StreamPosition.NewMessages, fetch);
+            if (!transaction.Execute())
+            {
+                throw new InvalidOperationException("The round's MULTI/EXEC did not run.");
+            }
+
+            result = (RedisResult[])round.GetAwaiter().GetResult()!;
+            read = fetched.GetAwaiter().GetResult();
+        }
+        else
+        {
+            result = (RedisResult[])db.ScriptEvaluate(DurableScripts.Round, RoundKeys, [.. args])!;
+        }
+
+        return new RoundReply(
+            [.. ((RedisResult[])result[0]!).Select(static r => (string)r!)],
+            (string?)result[1],
+            (string?)result[2],
+            (long)result[3],
+            (long)result[4],
+            (string?)result[5],
+            (string?)result[6] ?? string.Empty,
+            (long)result[7],
+            [.. read.Select(static e => DurableEntry.Parse(e, deliveries: 1))]);
+    }
+
+    /// <summary>scheduleRetry.lua, as <c>Send</c> sends a retry (the member as <c>RetryMember</c> writes it).</summary>
+    public bool ScheduleRetry(string consumer, HeldEntry e, long delayMs, string error) =>
+        (long)db.ScriptEvaluate(
+            DurableScripts.ScheduleRetry,
+            [keys.Stream, keys.Delayed, keys.Epoch],
+            [RedisStreamKeys.Group, consumer, e.StreamId, delayMs, RetryMember(e), e.JobId, e.Key ?? string.Empty, e.Epoch, e.Vanished ? 1 : 0, keys.NudgeName,
+                e.Attempt, e.EnqueuedAt, StartedAt(e), error]) == 1;
+
+    /// <summary>deadLetter.lua, as <c>Send</c> sends a dead letter.</summary>
+    public bool DeadLetter(string consumer, HeldEntry e, string error, string reason) =>
+        (long)db.ScriptEvaluate(
+            DurableScripts.DeadLetter,
+            [keys.Stream, keys.Dead, keys.Epoch],
+            [RedisStreamKeys.Group, consumer, e.StreamId, e.JobId, e.Payload, e.Attempt, e.EnqueuedAt, error, reason, e.Key ?? string.Empty, e.Epoch, e.Vanished ? 1 : 0,
+                StartedAt(e), settings.FinishedRetentionMs, e.CancelRequested ? "1" : string.Empty]) == 1;
+
+    /// <summary>settleCanceled.lua, as <c>Send</c> sends a cancel honoured (or one that came before the job started).</summary>
+    public bool SettleCanceled(string consumer, HeldEntry e) =>
+        (long)db.ScriptEvaluate(
+            DurableScripts.SettleCanceled,
+            [keys.Stream, keys.Epoch],
+            [RedisStreamKeys.Group, consumer, e.StreamId, e.JobId, e.Attempt, e.EnqueuedAt, StartedAt(e), e.Key ?? string.Empty, e.Epoch, e.Vanished ? 1 : 0, settings.FinishedRetentionMs]) == 1;
+
+    /// <summary>release.lua, as <c>SendReleaseChunk</c> sends hand-backs; returns how many were handed back or ended.</summary>
+    public long Release(string consumer, IReadOnlyList<HeldEntry> entries)
+    {
+        var args = new List<RedisValue> { RedisStreamKeys.Group, consumer, keys.NudgeName, settings.FinishedRetentionMs };
+        foreach (var e in entries)
+        {
+            args.AddRange([e.StreamId, e.JobId, e.Payload, e.Attempt, e.EnqueuedAt, e.Key ?? string.Empty, e.Epoch, e.Vanished ? 1 : 0]);
+        }
+
+        return (long)db.ScriptEvaluate(DurableScripts.Release, [keys.Stream, keys.Epoch], [.. args]);
+    }
+
+    /// <summary>keepAlive.lua, as <c>KeepAlive</c> sends it: returns (ids no longer this consumer's, ids Redis lost).</summary>
+    public (string[] Lost, string[] Gone) KeepAlive(string consumer, IReadOnlyList<HeldEntry> entries)
+    {
+        var args = new List<RedisValue> { RedisStreamKeys.Group, consumer };
+        foreach (var e in entries)
+        {
+            args.AddRange([e.StreamId, e.Epoch]);
+        }
+
+        var result = (RedisResult[])db.ScriptEvaluate(DurableScripts.KeepAlive, [keys.Stream, keys.Epoch], [.. args])!;
+        return ([.. ((RedisResult[])result[0]!).Select(static r => (string)r!)], [.. ((RedisResult[])result[1]!).Select(static r => (string)r!)]);
+    }
+
+    /// <summary>reclaim.lua, as <c>Reclaim</c> sends it.</summary>
+    public ReclaimReply Reclaim(string consumer, long minIdleMs, string cursor, int count, int maxDeliveries)
+    {
+        var result = (RedisResult[])db.ScriptEvaluate(
+            DurableScripts.Reclaim,
+            [keys.Stream, keys.Dead, keys.Epoch],
+            [RedisStreamKeys.Group, consumer, minIdleMs, cursor, count, maxDeliveries, settings.FinishedRetentionMs])!;
+        var claimed = ((RedisResult[])result[1]!).Select(static raw => (RedisResult[])raw!).Select(static t => DurableEntry.Parse((string)t[0]!, t[1], (long)t[2])).ToList();
+        return new ReclaimReply((string)result[0]!, claimed, (long)result[2], (string?)result[3] ?? string.Empty);
+    }
+
+    /// <summary>cancel.lua, as <c>CancelAsync</c> sends it: returns the outcome code and the consumer when asked.</summary>
+    public (long Code, string? Consumer) Cancel(string jobId, bool scheduledOnly)
+    {
+        var reply = (RedisResult[])db.ScriptEvaluate(
+            DurableScripts.Cancel,
+            [keys.Stream, keys.Delayed, keys.Scheduled],
+            [RedisStreamKeys.Group, jobId, settings.FinishedRetentionMs, scheduledOnly ? 1 : 0, keys.CancelName, 86_400_000L])!;
+        return ((long)reply[0], reply.Length > 1 ? (string?)reply[1] : null);
+    }
+
+    /// <summary>requeue.lua, as <c>RequeueDeadLetterAsync</c> sends it: the new stream id, or null.</summary>
+    public string? Requeue(string deadId)
+    {
+        var result = db.ScriptEvaluate(DurableScripts.Requeue, [keys.Stream, keys.Dead, keys.Delayed, keys.Scheduled], [deadId, keys.NudgeName]);
+        return result.IsNull ? null : (string?)result;
+    }
+
+    /// <summary>As <c>DeleteDeadLetterAsync</c>.</summary>
+    public bool DeleteDeadLetter(string deadId) => db.StreamDelete(keys.Dead, [deadId]) == 1;
+
+    /// <summary>registerRecurring.lua, as <c>SetScheduleAsync</c> sends it: (generation, state, schedule).</summary>
+    public (long Generation, string State, string Schedule) RegisterRecurring(string id, string code, string schedule)
+    {
+        var reply = (RedisResult[])db.ScriptEvaluate(DurableScripts.RegisterRecurring, [keys.Recurring], [id, code, schedule])!;
+        return ((long)reply[0], (string)reply[1]!, (string?)reply[2] ?? string.Empty);
+    }
+
+    /// <summary>As <c>SetPausedAsync</c>.</summary>
+    public void SetRecurringPaused(string id, bool paused)
+    {
+        if (paused)
+        {
+            db.HashSet(keys.Recurring, "~" + id, "1");
+        }
+        else
+        {
+            db.HashDelete(keys.Recurring, "~" + id);
+        }
+    }
+
+    /// <summary>stats.lua, as <c>ReadStats</c> reads it.</summary>
+    public StatsReply Stats()
+    {
+        var r = (RedisResult[])db.ScriptEvaluate(DurableScripts.Stats, [keys.Stream, keys.Delayed, keys.Dead, keys.Scheduled], [RedisStreamKeys.Group])!;
+        return new StatsReply((long)r[0], (long)r[1], (long)r[2], (long)r[3], (long)r[4], (long)r[6]);
+    }
+
+    /// <summary>status.lua, as <c>GetJobAsync</c> reads it: the kind letter ('' unknown) and the whole reply.</summary>
+    public RedisResult[] Status(string jobId) =>
+        (RedisResult[])db.ScriptEvaluate(DurableScripts.Status, [keys.Stream, keys.Delayed, keys.Scheduled], [RedisStreamKeys.Group, jobId])!;
+
+    /// <summary>The delayed-set member of a retry, as <c>RetryMember</c> writes it.</summary>
+    public static string RetryMember(HeldEntry e) => e.Key is { } key
+        ? string.Create(CultureInfo.InvariantCulture, $"{e.JobId}|{e.Attempt + 1}|{e.EnqueuedAt}|\u0001{key}\u0001{e.Payload}")
+        : string.Create(CultureInfo.InvariantCulture, $"{e.JobId}|{e.Attempt + 1}|{e.EnqueuedAt}|{e.Payload}");
+
+    private static RedisValue StartedAt(HeldEntry e) => e.StartedAt > 0 ? e.StartedAt : RedisValue.EmptyString;
+}
+
+/// <summary>The settings a model run gives every instance (as one queue's options would).</summary>
+internal sealed record ModelSettings(long Capacity, long KeyRetentionMs, long FinishedRetentionMs, long MaxFinished, int MaxDeliveries, int Prefetch)
+{
+    /// <summary>A reclaim's minimum idle: far above any live consumer's entry; a dead consumer's entries are made that idle.</summary>
+    public const long ReclaimMinIdleMs = 100_000_000;
+
+    /// <summary>What a dead consumer's entries are made idle for (<c>XCLAIM ... IDLE</c>), standing for the time it has been dead.</summary>
+    public const long DeadIdleMs = 1_000_000_000;
+
+    /// <summary>A delay that never comes due within a run.</summary>
+    public const long FarMs = 10_000_000_000;
+}
+
+/// <summary>One enqueue of a round: its payload, its spec (see round.lua) and its idempotency key ('' none).</summary>
+internal sealed record EnqueueItem(string Payload, string Spec, string Key);
+
+/// <summary>An entry an instance holds, with what the store's <see cref="DurableEntry"/> would carry.</summary>
+internal sealed record HeldEntry(string StreamId, string JobId, string Payload, int Attempt, long EnqueuedAt, string? Key, string Epoch, bool Vanished, bool CancelRequested, long StartedAt);
+
+internal sealed record RoundReply(string[] Ids, string? EnqueueError, string? AckError, long NextDue, long TrimAgain, string? FetchError, string Epoch, long Now, List<DurableEntry> Fetched);
+
+internal sealed record ReclaimReply(string Cursor, List<DurableEntry> Claimed, long EndedAny, string Epoch);
+
+internal sealed record StatsReply(long Length, long DelayedRetries, long DeadLetters, long Pending, long Lag, long Scheduled);
