@@ -4,8 +4,8 @@
 # test fixture's). A failure prints its seed, step, the last 30 steps and what disagreed; replay it with
 #   WORKQUEUE_MODEL_SEED=<seed> WORKQUEUE_MODEL_STEPS=<step> scripts/durable-model.sh
 # Environment: WORKQUEUE_MODEL_SEEDS (random seeds, default 100), WORKQUEUE_MODEL_STEPS (steps per seed, default 3000),
-# WORKQUEUE_MODEL_SEED (replay these seeds, comma-separated, instead of random ones), WORKQUEUE_MODEL_OPS (operations kept
-# out of the CI mix, comma-separated: cancel-stream-id; no-data-loss leaves data loss out).
+# WORKQUEUE_MODEL_SEED (replay these seeds, comma-separated, instead of random ones), WORKQUEUE_MODEL_OPS (operations taken
+# out of the mix, comma-separated: no-cancel-stream-id, no-data-loss).
 # Usage: scripts/durable-model.sh
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."

@@ -565,9 +565,9 @@ internal sealed class ModelRun
     private string Cancel() => CancelJob(Pick(_m.Jobs), null, _rng.Next(8) == 0);
 
     /// <summary>
-    /// A cancel by one of a job's other ids (a stream id it had or has, its dead letter's id): kept out of the CI mix
-    /// (<see cref="ModelOps.CancelByStreamId"/>). The model expects either NotFound with nothing changed, or the job's
-    /// own cancel, exactly as by its job id.
+    /// A cancel by one of a job's other ids (a stream id it had or has, its dead letter's id; see
+    /// <see cref="ModelOps.CancelByStreamId"/>). By the entry a queued or running job is in now, the model expects the
+    /// job's own cancel, exactly as by its job id; by any other, either that or NotFound with nothing changed.
     /// </summary>
     private string CancelByOtherId()
     {
@@ -598,7 +598,10 @@ internal sealed class ModelRun
             { Place: Place.Running, Vanished: false } => 2,
             _ => 0,
         };
-        if (otherId is not null && code == 0)
+        // The entry a queued or running job is in now names it (its field j): a cancel by that id is the job's own cancel
+        // (issue 28 item 5). Any other id of it may be gone (trimmed, a settled entry) and read as NotFound.
+        bool current = otherId is not null && otherId == job.StreamId && job.InRedis && job.Place is Place.Queued or Place.Running;
+        if (otherId is not null && code == 0 && !current)
         {
             return $"cancel {before}{how}: NotFound";
         }
@@ -805,7 +808,14 @@ internal sealed class ModelRun
     {
         var job = Pick(_m.Jobs.Where(static j => j.DeadLetterId is not null).ToList());
         string dead = job.DeadLetterId!;
-        string? id = _d.Requeue(dead);
+        string? id = _d.Requeue(dead, Settings.Capacity);
+        if (Settings.Capacity - _m.Unfinished - _m.Delayed <= 0)
+        {
+            // A requeue honours the room as an enqueue does: refused without a write, the dead letter stays.
+            Expect(id == "#", $"requeue of {job}'s dead letter {dead} into a full queue (capacity {Settings.Capacity}, unfinished {_m.Unfinished}, delayed {_m.Delayed}): Redis answered '{id}'");
+            return $"requeue {job}'s dead letter {dead} -> full";
+        }
+
         Expect(id is not null && IsStreamId(id), $"requeue of {job}'s dead letter {dead}: Redis answered '{id}'");
         bool hadRecord = !job.RecordGone;
         job.Place = Place.Queued;
@@ -1060,13 +1070,10 @@ internal sealed record ModelOps(IReadOnlyList<string> Extra)
     public bool DataLoss => !Has("no-data-loss");
 
     /// <summary>
-    /// Gets a value indicating whether jobs are also cancelled by their other ids (<c>cancel-stream-id</c>). Out of the CI
-    /// mix because of an open defect in cancel.lua: an id that is a moved job's current stream entry (retried, promoted,
-    /// handed back) is taken for a job id, so a queued one is deleted and ended under the entry's id (its <c>at:</c>
-    /// pointer left with no expiry, its key left naming the deleted entry, its status and cancel by job id NotFound), and
-    /// a running one gets its cancel mark as <c>job:{entry id}</c>, which a reclaim after its consumer dies does not see.
+    /// Gets a value indicating whether jobs are also cancelled by their other ids (a stream id it had or has, its dead
+    /// letter's id): in the CI mix; <c>no-cancel-stream-id</c> leaves it out.
     /// </summary>
-    public bool CancelByStreamId => Has("cancel-stream-id");
+    public bool CancelByStreamId => !Has("no-cancel-stream-id");
 
     public bool Has(string name) => Extra.Contains(name, StringComparer.OrdinalIgnoreCase);
 }

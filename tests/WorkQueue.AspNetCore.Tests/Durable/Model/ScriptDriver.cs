@@ -184,10 +184,10 @@ internal sealed class ScriptDriver(IDatabase db, RedisStreamKeys keys, ModelSett
         return ((long)reply[0], reply.Length > 1 ? (string?)reply[1] : null);
     }
 
-    /// <summary>requeue.lua, as <c>RequeueDeadLetterAsync</c> sends it: the new stream id, or null.</summary>
-    public string? Requeue(string deadId)
+    /// <summary>requeue.lua, as <c>RequeueDeadLetterAsync</c> sends it: the new stream id, <c>#</c> when the queue has no room, or null.</summary>
+    public string? Requeue(string deadId, long capacity)
     {
-        var result = db.ScriptEvaluate(DurableScripts.Requeue, [keys.Stream, keys.Dead, keys.Delayed, keys.Scheduled], [deadId, keys.NudgeName]);
+        var result = db.ScriptEvaluate(DurableScripts.Requeue, [keys.Stream, keys.Dead, keys.Delayed, keys.Scheduled], [RedisStreamKeys.Group, deadId, keys.NudgeName, capacity]);
         return result.IsNull ? null : (string?)result;
     }
 
