@@ -23,22 +23,6 @@ namespace WorkQueue.AspNetCore.Durable;
 /// </remarks>
 internal sealed partial class RedisStreamStore
 {
-    /// <summary>
-    /// The round script's arguments before the payloads (their specs and keys): group, consumer, capacity, nudge channel,
-    /// fetch count, promote limit, payload count (negative: plain payloads, without specs and keys), keyed
-    /// acknowledgement count (with plain acknowledgements, <c>{keyed}|{plain}</c>), key retention (ms), finished-job
-    /// retention (ms), finished-job count cap, trim now (1 or 0), nudge tag.
-    /// </summary>
-    private const int RoundHeader = 13;
-
-    /// <summary>The round script's arguments per completed entry: stream id, job id, attempt, enqueued at, started at, cancel asked.</summary>
-    private const int AckFields = 6;
-
-    /// <summary>
-    /// The round script's arguments per plain completed entry (see <see cref="IsPlain"/>): stream id, enqueued at, started at.
-    /// </summary>
-    private const int PlainAckFields = 3;
-
     /// <summary>Sends this turn's round; returns whether it stored or acknowledged anything (there may be more).</summary>
     private bool SendRound(IDatabase db)
     {
@@ -94,69 +78,50 @@ internal sealed partial class RedisStreamStore
             }
         }
 
-        int full = (completed?.Count ?? 0) - plain;
-        var args = new RedisValue[RoundHeader + (plainEnqueues ? count : 3 * count) + (3 * keyed) + (PlainAckFields * plain) + (AckFields * full)];
-        args[0] = RedisStreamKeys.Group;
-        args[1] = ConsumerName;
-        args[2] = _options.Capacity;
-        args[3] = Keys.NudgeName;
-        args[4] = room;
-        args[5] = PromoteLimit;
-        args[6] = plainEnqueues ? -count : count;
-        args[7] = plain == 0 ? keyed : string.Create(CultureInfo.InvariantCulture, $"{keyed}|{plain}");
-        args[8] = (long)_options.IdempotencyKeyRetention.TotalMilliseconds;
-        args[9] = FinishedRetentionMs;
-        args[10] = _options.MaxFinishedJobs;
-        args[11] = trim ? 1 : 0;
+        var args = new RoundArguments(count, plainEnqueues, keyed, plain, (completed?.Count ?? 0) - plain);
+        args.SetSettings(
+            RedisStreamKeys.Group,
+            ConsumerName,
+            _options.Capacity,
+            Keys.NudgeName,
+            room,
+            PromoteLimit,
+            (long)_options.IdempotencyKeyRetention.TotalMilliseconds,
+            FinishedRetentionMs,
+            _options.MaxFinishedJobs,
+            trim);
         for (int i = 0; i < count; i++)
         {
-            args[RoundHeader + i] = enqueues![i].Payload;
-            if (!plainEnqueues)
-            {
-                args[RoundHeader + count + i] = enqueues[i].Spec;
-                args[RoundHeader + (2 * count) + i] = enqueues[i].Key;
-            }
+            args.AddEnqueue(enqueues![i].Payload, enqueues[i].Spec, enqueues[i].Key);
         }
 
         if (completed is not null)
         {
-            int at = RoundHeader + (plainEnqueues ? count : 3 * count);
-            foreach (var entry in completed)
-            {
-                if (entry.IdempotencyKey is { } key)
-                {
-                    args[at++] = key;
-                    args[at++] = entry.JobId;
-                    args[at++] = entry.StreamId;
-                }
-            }
-
-            // The plain acknowledgements' section, then the others', filled in one pass.
-            int plainAt = at;
-            int fullAt = at + (PlainAckFields * plain);
             for (int i = 0; i < completed.Count; i++)
             {
                 var entry = completed[i];
+                if (entry.IdempotencyKey is { } key)
+                {
+                    args.AddRelease(key, entry.JobId, entry.StreamId);
+                }
+
                 if (plainAcks![i])
                 {
-                    args[plainAt++] = entry.StreamId;
-                    args[plainAt++] = entry.EnqueuedAtMs;
-                    args[plainAt++] = StartedAt(entry);
+                    args.AddPlainAck(entry.StreamId, entry.EnqueuedAtMs, StartedAt(entry));
                 }
                 else
                 {
-                    args[fullAt++] = entry.StreamId;
-                    args[fullAt++] = entry.JobId == entry.StreamId ? RedisValue.EmptyString : entry.JobId;
-                    args[fullAt++] = entry.Attempt;
-                    args[fullAt++] = entry.EnqueuedAtMs;
-                    args[fullAt++] = StartedAt(entry);
-                    args[fullAt++] = entry.CancelRequested ? "1" : RedisValue.EmptyString;
+                    args.AddAck(entry.StreamId, entry.JobId, entry.Attempt, entry.EnqueuedAtMs, StartedAt(entry), entry.CancelRequested);
                 }
             }
         }
 
         long nudgeRound = enqueues is null ? 0 : _ownNudges.NextRound();
-        args[12] = nudgeRound == 0 ? RedisValue.EmptyString : NudgeTag(nudgeRound);
+        if (nudgeRound != 0)
+        {
+            args.NudgeTag = NudgeTag(nudgeRound);
+        }
+
         bool fetchedAll = false;
         try
         {
@@ -177,15 +142,15 @@ internal sealed partial class RedisStreamStore
         entry.Attempt == 1 && !entry.CancelRequested && entry.JobId == entry.StreamId;
 
     /// <summary>Sends the round and settles its parts; <paramref name="fetchedAll"/> tells whether its read took every undelivered entry.</summary>
-    private bool RunRound(IDatabase db, RedisValue[] args, List<PendingEnqueue>? enqueues, List<DurableEntry>? completed, int room, long now, bool trim, ref bool fetchedAll)
+    private bool RunRound(IDatabase db, RoundArguments args, List<PendingEnqueue>? enqueues, List<DurableEntry>? completed, int room, long now, bool trim, ref bool fetchedAll)
     {
-        RedisResult[] result;
+        RoundReply result;
         var sent = _clock.Start();
         StreamEntry[]? read = null;
         string? readError = null;
         try
         {
-            (result, read, readError) = room > 0 ? RoundAndRead(db, args, ref room) : ((RedisResult[])db.ScriptEvaluate(DurableScripts.Round, RoundKeys, args)!, null, null);
+            (result, read, readError) = room > 0 ? RoundAndRead(db, args, ref room) : (Round(db, args), null, null);
         }
         catch (Exception ex) when (ex is RedisException or TimeoutException)
         {
@@ -211,24 +176,24 @@ internal sealed partial class RedisStreamStore
             throw;
         }
 
-        _clock.Sample(sent, (long)result[7]);
+        _clock.Sample(sent, result.RedisTimeMs);
 
         if (trim)
         {
             _nextTrim = now + Ticks(TrimInterval);
-            long againMs = (long)result[4];
+            long againMs = result.TrimAgainMs;
             var idle = _durable.HeartbeatInterval;
             _nextIdleTrim = now + Ticks(againMs >= 0 && againMs < idle.TotalMilliseconds ? TimeSpan.FromMilliseconds(againMs) : idle);
         }
 
         // Each part is settled whatever the others' fate; a refused part fails the pass (backoff, readiness, log).
         bool stored = false;
-        string? enqueueError = PartError(result[1]);
-        string? ackError = PartError(result[2]);
-        string? fetchError = PartError(result[5]) ?? readError;
+        string? enqueueError = result.EnqueueError;
+        string? ackError = result.AckError;
+        string? fetchError = result.FetchError ?? readError;
         if (enqueues is not null)
         {
-            stored |= FinishEnqueues(enqueues, (RedisResult[])result[0]!, enqueueError);
+            stored |= FinishEnqueues(enqueues, result.EnqueueAnswers, enqueueError);
         }
 
         if (completed is not null)
@@ -240,7 +205,7 @@ internal sealed partial class RedisStreamStore
         {
             // Read after this round's adds, in the same MULTI/EXEC: a read short of the room took every undelivered entry.
             fetchedAll = fetchError is null && read is not null && read.Length < room;
-            FinishFetch(room, now, result[3], read ?? [], (string?)result[6] ?? string.Empty, fetchError);
+            FinishFetch(room, now, result.NextDue, read ?? [], result.Epoch, fetchError);
         }
 
         PartFailed(enqueueError);
@@ -266,7 +231,7 @@ internal sealed partial class RedisStreamStore
     /// consumer entries, which the caller's failure path takes back (<see cref="AdoptOwnIfNeeded"/>). A refused read
     /// (the group is gone) is that part's error.
     /// </summary>
-    private (RedisResult[] Result, StreamEntry[]? Read, string? ReadError) RoundAndRead(IDatabase db, RedisValue[] args, ref int room)
+    private (RoundReply Result, StreamEntry[]? Read, string? ReadError) RoundAndRead(IDatabase db, RoundArguments args, ref int room)
     {
         // EVALSHA by its hash: StackExchange.Redis sends a script text queued in a transaction as EVAL, the whole text
         // each time. The hash overload takes the keys and arguments as they are; the generic ExecuteAsync took them
@@ -278,16 +243,16 @@ internal sealed partial class RedisStreamStore
         }
 
         var transaction = db.CreateTransaction();
-        var round = transaction.ScriptEvaluateAsync(RoundSha, RoundKeys, args);
+        var round = transaction.ScriptEvaluateAsync(RoundSha, RoundKeys, args.Values);
 
         // The typed read, not ExecuteAsync("XREADGROUP", ...), which parses the command's name, boxes the arguments
         // and answers a tree of RedisResult to take apart again.
         var fetch = transaction.StreamReadGroupAsync(Keys.Stream, RedisStreamKeys.Group, ConsumerName, StreamPosition.NewMessages, room);
-        RedisResult[] result;
+        RoundReply result;
         try
         {
             transaction.Execute();
-            result = (RedisResult[])round.GetAwaiter().GetResult()!;
+            result = new RoundReply((RedisResult[])round.GetAwaiter().GetResult()!);
         }
         catch (RedisServerException ex) when (ex.Message.StartsWith("NOSCRIPT", StringComparison.Ordinal) || ex.Message.StartsWith("EXECABORT", StringComparison.Ordinal))
         {
@@ -299,9 +264,9 @@ internal sealed partial class RedisStreamStore
             _adoptOwn = true;
             _roundLoaded = false;
             room = 0;
-            args[4] = 0;
+            args.FetchCount = 0;
             string? readError = ex.Message.StartsWith("EXECABORT", StringComparison.Ordinal) ? QueueingError(fetch) ?? ex.Message : null;
-            return ((RedisResult[])db.ScriptEvaluate(DurableScripts.Round, RoundKeys, args)!, null, readError);
+            return (Round(db, args), null, readError);
         }
 
         try
@@ -318,7 +283,9 @@ internal sealed partial class RedisStreamStore
     private static string? QueueingError(Task fetch) =>
         fetch.IsFaulted ? fetch.Exception!.GetBaseException().Message : null;
 
-    private static string? PartError(RedisResult error) => error.IsNull ? null : (string?)error;
+    /// <summary>The round alone, without a read (the client sends it by hash, or as <c>EVAL</c> when Redis lacks it).</summary>
+    private RoundReply Round(IDatabase db, RoundArguments args) =>
+        new((RedisResult[])db.ScriptEvaluate(DurableScripts.Round, RoundKeys, args.Values)!);
 
     /// <summary>Redis answered and refused one part of the round: the pass fails as a stage's would (a missing group is made again).</summary>
     private void PartFailed(string? error)

@@ -73,7 +73,7 @@ public sealed class DurableEndedRecordTests(RedisServerFixture redis, ITestOutpu
         var result = (RedisResult[])(await db.ScriptEvaluateAsync(
             DurableScripts.Round,
             [keys.Stream, keys.Delayed, keys.Scheduled, keys.Recurring, keys.Ids, keys.Epoch],
-            [RedisStreamKeys.Group, "c", 1_000, keys.NudgeName, 0, 256, 0, 0, 0, 60_000, 10_000, 1, string.Empty]))!;
+            RoundArgs(keys, "c", 60_000, trim: true)))!;
 
         Assert.True(result[2].IsNull, $"The acknowledgement part failed: {result[2]}.");
         Assert.Equal(["new-C", "new-D", "new-S", "orphan-new"], (await db.HashKeysAsync(keys.EndedRecords)).Select(k => (string)k!).Order());
@@ -255,9 +255,14 @@ public sealed class DurableEndedRecordTests(RedisServerFixture redis, ITestOutpu
         Assert.Equal(Jobs, read.Length);
         await client.GetServer(client.GetEndPoints()[0]).ConfigResetStatisticsAsync();
 
-        var args = new List<RedisValue> { RedisStreamKeys.Group, "c", 1_000, keys.NudgeName, 0, 256, 0, 0, 0, 600_000, 10_000, 0, string.Empty };
-        args.AddRange(read.SelectMany(e => new RedisValue[] { e.Id, string.Empty, 1, 0, 1_700_000_000_000, string.Empty }));
-        var result = (RedisResult[])(await db.ScriptEvaluateAsync(DurableScripts.Round, [keys.Stream, keys.Delayed, keys.Scheduled, keys.Recurring, keys.Ids, keys.Epoch], [.. args]))!;
+        var args = new RoundArguments(0, false, releases: 0, plainAcks: 0, acks: Jobs);
+        args.SetSettings(RedisStreamKeys.Group, "c", 1_000, keys.NudgeName, 0, 256, 0, 600_000, 10_000, trim: false);
+        foreach (var e in read)
+        {
+            args.AddAck(e.Id!, e.Id!, 1, 0, 1_700_000_000_000, cancelRequested: false);
+        }
+
+        var result = (RedisResult[])(await db.ScriptEvaluateAsync(DurableScripts.Round, [keys.Stream, keys.Delayed, keys.Scheduled, keys.Recurring, keys.Ids, keys.Epoch], args.Values))!;
 
         Assert.True(result[2].IsNull, $"The acknowledgement part failed: {result[2]}.");
         var calls = await CommandCallsAsync(client);
@@ -286,7 +291,10 @@ public sealed class DurableEndedRecordTests(RedisServerFixture redis, ITestOutpu
 
         // The store puts a round's acknowledgements back when its reply is lost (RedisStreamStore.Round.cs) and sends
         // them again: the second run finds the entry acknowledged and the live record merged and gone.
-        RedisValue[] args = [RedisStreamKeys.Group, "c", 1_000, keys.NudgeName, 0, 256, 0, 0, 0, 600_000, 10_000, 0, string.Empty, id, string.Empty, 2, 0, 1_700_000_000_000, string.Empty];
+        var ack = new RoundArguments(0, false, releases: 0, plainAcks: 0, acks: 1);
+        ack.SetSettings(RedisStreamKeys.Group, "c", 1_000, keys.NudgeName, 0, 256, 0, 600_000, 10_000, trim: false);
+        ack.AddAck(id, id, 2, 0, 1_700_000_000_000, cancelRequested: false);
+        var args = ack.Values;
         RedisKey[] roundKeys = [keys.Stream, keys.Delayed, keys.Scheduled, keys.Recurring, keys.Ids, keys.Epoch];
         var first = (RedisResult[])(await db.ScriptEvaluateAsync(DurableScripts.Round, roundKeys, args))!;
         Assert.True(first[2].IsNull, $"The acknowledgement part failed: {first[2]}.");
@@ -324,7 +332,7 @@ public sealed class DurableEndedRecordTests(RedisServerFixture redis, ITestOutpu
         var result = (RedisResult[])(await db.ScriptEvaluateAsync(
             DurableScripts.Round,
             [keys.Stream, keys.Delayed, keys.Scheduled, keys.Recurring, keys.Ids, keys.Epoch],
-            [RedisStreamKeys.Group, "slow", 1_000, keys.NudgeName, 0, 256, 0, 0, 0, 600_000, 10_000, 0, string.Empty, id, string.Empty, 1, 0, 1_700_000_000_000, string.Empty]))!;
+            RoundArgs(keys, "slow", 600_000, trim: false, id)))!;
         Assert.True(result[2].IsNull, $"The acknowledgement part failed: {result[2]}.");
 
         var status = (RedisResult[])(await db.ScriptEvaluateAsync(DurableScripts.Status, [keys.Stream, keys.Delayed, keys.Scheduled], [RedisStreamKeys.Group, id]))!;
@@ -553,6 +561,19 @@ public sealed class DurableEndedRecordTests(RedisServerFixture redis, ITestOutpu
     }
 
     private static long Calls(Dictionary<string, long> calls, string command) => calls.TryGetValue(command, out long n) ? n : 0;
+
+    /// <summary>A round that only acknowledges <paramref name="ids"/> (attempt 1, no cancel) and trims when asked.</summary>
+    private static RedisValue[] RoundArgs(RedisStreamKeys keys, string consumer, long finishedMs, bool trim, params string[] ids)
+    {
+        var args = new RoundArguments(0, false, releases: 0, plainAcks: 0, acks: ids.Length);
+        args.SetSettings(RedisStreamKeys.Group, consumer, 1_000, keys.NudgeName, 0, 256, 0, finishedMs, 10_000, trim);
+        foreach (string id in ids)
+        {
+            args.AddAck(id, id, 1, 0, 1_700_000_000_000, cancelRequested: false);
+        }
+
+        return args.Values;
+    }
 
     private static RedisStreamStore FindStore(DurableTestHost host) =>
         host.Services.GetRequiredService<DurableQueueRegistry>().Queues.Single().Store;

@@ -237,14 +237,22 @@ public sealed class DurableRoundTests(RedisServerFixture redis) : IClassFixture<
 
         // A full batch of 16 KiB payloads (4 MiB) and a full batch of acknowledgements, with the default prefetch's fetch.
         // Each success recorded (finished-job retention 1 minute) and the ended-job lists trimmed in the same call.
-        var args = new List<RedisValue> { RedisStreamKeys.Group, "c", 1_000_000, keys.NudgeName, Prefetch, 256, batch, 0, 0, 60_000, 10_000, 1, "c|1" };
-        args.AddRange(Enumerable.Repeat((RedisValue)payload, batch));
-        args.AddRange(Enumerable.Repeat((RedisValue)string.Empty, batch));
-        args.AddRange(Enumerable.Repeat((RedisValue)string.Empty, batch));
-        args.AddRange(done.SelectMany(e => new RedisValue[] { e.Id, string.Empty, 1, 0, 1_700_000_000_000, string.Empty }));
+        var args = new RoundArguments(batch, plainEnqueues: false, releases: 0, plainAcks: 0, acks: batch);
+        args.SetSettings(RedisStreamKeys.Group, "c", 1_000_000, keys.NudgeName, Prefetch, 256, 0, 60_000, 10_000, trim: true);
+        args.NudgeTag = "c|1";
+        for (int i = 0; i < batch; i++)
+        {
+            args.AddEnqueue(payload, string.Empty, string.Empty);
+        }
+
+        foreach (var e in done)
+        {
+            args.AddAck(e.Id!, e.Id!, 1, 0, 1_700_000_000_000, cancelRequested: false);
+        }
+
         // As the store sends it: the script, then the read, in one MULTI/EXEC.
         var transaction = db.CreateTransaction();
-        var round = transaction.ScriptEvaluateAsync(DurableScripts.Round, [keys.Stream, keys.Delayed, keys.Scheduled, keys.Recurring, keys.Ids, keys.Epoch], [.. args]);
+        var round = transaction.ScriptEvaluateAsync(DurableScripts.Round, [keys.Stream, keys.Delayed, keys.Scheduled, keys.Recurring, keys.Ids, keys.Epoch], args.Values);
         var read = transaction.StreamReadGroupAsync(keys.Stream, RedisStreamKeys.Group, "c", StreamPosition.NewMessages, Prefetch);
         Assert.True(await transaction.ExecuteAsync());
         var result = (RedisResult[])(await round)!;
@@ -274,10 +282,22 @@ public sealed class DurableRoundTests(RedisServerFixture redis) : IClassFixture<
         RedisKey[] roundKeys = [keys.Stream, keys.Delayed, keys.Scheduled, keys.Recurring, keys.Ids, keys.Epoch];
         await db.StreamCreateConsumerGroupAsync(keys.Stream, RedisStreamKeys.Group, StreamPosition.Beginning, createStream: true);
 
-        // Three payloads alone (count -3: no specs, no keys), then three in the full form with empty specs and keys.
-        RedisValue[] Header(RedisValue count, RedisValue keyed) => [RedisStreamKeys.Group, "c", 1_000, keys.NudgeName, 0, 256, count, keyed, 0, 600_000, 10_000, 0, "c|1"];
-        var plain = (RedisResult[])(await db.ScriptEvaluateAsync(DurableScripts.Round, roundKeys, [.. Header(-3, 0), "p0", "p1", "p2"]))!;
-        var full = (RedisResult[])(await db.ScriptEvaluateAsync(DurableScripts.Round, roundKeys, [.. Header(3, 0), "p3", "p4", "p5", "", "", "", "", "", ""]))!;
+        // Three payloads alone (no specs, no keys), then three in the full form with empty specs and keys.
+        RedisValue[] Enqueues(bool plain, params string[] payloads)
+        {
+            var args = new RoundArguments(payloads.Length, plain, 0, 0, 0);
+            args.SetSettings(RedisStreamKeys.Group, "c", 1_000, keys.NudgeName, 0, 256, 0, 600_000, 10_000, trim: false);
+            args.NudgeTag = "c|1";
+            foreach (string p in payloads)
+            {
+                args.AddEnqueue(p, string.Empty, string.Empty);
+            }
+
+            return args.Values;
+        }
+
+        var plain = (RedisResult[])(await db.ScriptEvaluateAsync(DurableScripts.Round, roundKeys, Enqueues(true, "p0", "p1", "p2")))!;
+        var full = (RedisResult[])(await db.ScriptEvaluateAsync(DurableScripts.Round, roundKeys, Enqueues(false, "p3", "p4", "p5")))!;
         Assert.True(plain[1].IsNull && full[1].IsNull, $"An enqueue part failed: {plain[1]} / {full[1]}.");
         Assert.Equal(3, ((RedisResult[])plain[0]!).Length);
         var entries = await db.StreamRangeAsync(keys.Stream);
@@ -298,16 +318,18 @@ public sealed class DurableRoundTests(RedisServerFixture redis) : IClassFixture<
         // A plain acknowledgement's fields are not a key release: a key named like its stream id and holding its
         // times as job and place stays.
         await db.StringSetAsync(keys.IdempotencyKey(ids[0]), "1700000000000|1700000000100");
-        var acks = new List<RedisValue>(Header(0, "1|3")) { "held", ids[5], ids[5] };
+        var acks = new RoundArguments(0, false, releases: 1, plainAcks: 3, acks: 3);
+        acks.SetSettings(RedisStreamKeys.Group, "c", 1_000, keys.NudgeName, 0, 256, 0, 600_000, 10_000, trim: false);
+        acks.AddRelease("held", ids[5], ids[5]);
         for (int i = 0; i < 3; i++)
         {
-            acks.AddRange([ids[i], 1_700_000_000_000, 1_700_000_000_100]);
+            acks.AddPlainAck(ids[i], 1_700_000_000_000, 1_700_000_000_100);
         }
 
-        acks.AddRange([ids[3], string.Empty, 1, 1_700_000_000_000, 1_700_000_000_100, string.Empty]);
-        acks.AddRange([ids[4], "1690000000000-0", 2, 1_690_000_000_000, 1_700_000_000_100, string.Empty]);
-        acks.AddRange([ids[5], string.Empty, 1, 1_700_000_000_000, 1_700_000_000_100, "1"]);
-        var result = (RedisResult[])(await db.ScriptEvaluateAsync(DurableScripts.Round, roundKeys, [.. acks]))!;
+        acks.AddAck(ids[3], ids[3], 1, 1_700_000_000_000, 1_700_000_000_100, cancelRequested: false);
+        acks.AddAck(ids[4], "1690000000000-0", 2, 1_690_000_000_000, 1_700_000_000_100, cancelRequested: false);
+        acks.AddAck(ids[5], ids[5], 1, 1_700_000_000_000, 1_700_000_000_100, cancelRequested: true);
+        var result = (RedisResult[])(await db.ScriptEvaluateAsync(DurableScripts.Round, roundKeys, acks.Values))!;
 
         Assert.True(result[2].IsNull, $"The acknowledgement part failed: {result[2]}.");
         Assert.Equal(0, (await db.StreamPendingAsync(keys.Stream, RedisStreamKeys.Group)).PendingMessageCount);
