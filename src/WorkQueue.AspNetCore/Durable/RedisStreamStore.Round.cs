@@ -10,14 +10,18 @@ namespace WorkQueue.AspNetCore.Durable;
 /// (and under <c>appendfsync always</c> for its own fsync).
 /// </summary>
 /// <remarks>
-/// The three parts stay as isolated as three calls were. Redis refusing a command ends only its part (the script
-/// catches it and reports it): refused enqueues fail exactly the callers not stored, refused acknowledgements are put
-/// back for a later turn, a refused fetch is tried again; the other parts of the same call are settled as usual. Only
-/// a call that fails as a whole (Redis unreachable, no answer in time, the script refused) touches all three, as it
-/// would have touched three calls made then: the batch's callers are told (and, when Redis cannot be reached, every
-/// queued caller, see <see cref="Stage"/>), the acknowledgements are put back, and the fetch is tried again. If Redis
-/// ran the call and only its reply was lost, what the fetch read is pending here unheld: it is taken back once Redis
-/// answers (<see cref="AdoptOwnIfNeeded"/>), so it runs then, not after a claim timeout. Each round also answers
+/// The parts stay as isolated as separate calls were, and each answers per element (see <c>round.lua</c>): an element the
+/// script cannot read fails alone, a write Redis refuses ends its part only, and the reply says exactly which enqueues
+/// were stored (each caller is told its own outcome) and whether the acknowledgements were applied (applied ones are
+/// forgotten here, refused ones put back for a later turn, unreadable ones dropped and logged); a refused fetch is tried
+/// again. The script fails as a whole only before its first write, so a call Redis answered with an error stored and
+/// acknowledged nothing: its callers are told the job was not stored (and, when Redis cannot be reached, every queued
+/// caller, see <see cref="Stage"/>). A call whose answer never came (a timeout, a
+/// connection dropped after sending it) leaves the outcome unknown: its callers get
+/// <see cref="EnqueueOutcomeUnknownException"/> (not "not stored"), its acknowledgements are put back (sending one
+/// again is harmless: the script finds it acknowledged and records nothing twice), and the fetch is tried again. If
+/// Redis ran the call and only its reply was lost, what the fetch read is pending here unheld: it is taken back once
+/// Redis answers (<see cref="AdoptOwnIfNeeded"/>), so it runs then, not after a claim timeout. Each round also answers
 /// Redis's time, from which <see cref="RedisClockOffset"/> measures how far Redis's clock is from this process's (durable
 /// recurring jobs fire on Redis's clock).
 /// </remarks>
@@ -125,7 +129,7 @@ internal sealed partial class RedisStreamStore
         bool fetchedAll = false;
         try
         {
-            return RunRound(db, args, enqueues, completed, room, now, trim, ref fetchedAll);
+            return RunRound(db, args, enqueues, completed, plainAcks, room, now, trim, ref fetchedAll);
         }
         finally
         {
@@ -142,7 +146,7 @@ internal sealed partial class RedisStreamStore
         entry.Attempt == 1 && !entry.CancelRequested && entry.JobId == entry.StreamId;
 
     /// <summary>Sends the round and settles its parts; <paramref name="fetchedAll"/> tells whether its read took every undelivered entry.</summary>
-    private bool RunRound(IDatabase db, RoundArguments args, List<PendingEnqueue>? enqueues, List<DurableEntry>? completed, int room, long now, bool trim, ref bool fetchedAll)
+    private bool RunRound(IDatabase db, RoundArguments args, List<PendingEnqueue>? enqueues, List<DurableEntry>? completed, bool[]? plainAcks, int room, long now, bool trim, ref bool fetchedAll)
     {
         RoundReply result;
         var sent = _clock.Start();
@@ -193,12 +197,12 @@ internal sealed partial class RedisStreamStore
         string? fetchError = result.FetchError ?? readError;
         if (enqueues is not null)
         {
-            stored |= FinishEnqueues(enqueues, result.EnqueueAnswers, enqueueError);
+            stored |= FinishEnqueues(enqueues, result.EnqueueAnswers);
         }
 
         if (completed is not null)
         {
-            stored |= FinishCompleted(completed, ackError);
+            stored |= FinishCompleted(completed, plainAcks!, result.AcksApplied, result.InvalidAcks);
         }
 
         if (room > 0)
@@ -210,6 +214,7 @@ internal sealed partial class RedisStreamStore
 
         PartFailed(enqueueError);
         PartFailed(ackError);
+        PartFailed(result.TrimError);
         PartFailed(fetchError);
         return stored;
     }

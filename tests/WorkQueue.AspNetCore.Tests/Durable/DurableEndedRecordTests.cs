@@ -70,12 +70,12 @@ public sealed class DurableEndedRecordTests(RedisServerFixture redis, ITestOutpu
         await db.HashSetAsync(keys.EndedRecords, [new("orphan-old", Record("S", now - 120_000)), new("orphan-new", Record("S", now))]);
 
         // A round with nothing to store, acknowledge or fetch, that trims: retention 1 minute, cap 10,000.
-        var result = (RedisResult[])(await db.ScriptEvaluateAsync(
+        var result = new RoundReply((RedisResult[])(await db.ScriptEvaluateAsync(
             DurableScripts.Round,
             [keys.Stream, keys.Delayed, keys.Scheduled, keys.Recurring, keys.Ids, keys.Epoch],
-            RoundArgs(keys, "c", 60_000, trim: true)))!;
+            RoundArgs(keys, "c", 60_000, trim: true)))!);
 
-        Assert.True(result[2].IsNull, $"The acknowledgement part failed: {result[2]}.");
+        Assert.True(result.AckError is null, $"The acknowledgement part failed: {result.AckError}.");
         Assert.Equal(["new-C", "new-D", "new-S", "orphan-new"], (await db.HashKeysAsync(keys.EndedRecords)).Select(k => (string)k!).Order());
         foreach (var list in new[] { keys.Succeeded, keys.DeadLettered, keys.Canceled })
         {
@@ -262,9 +262,9 @@ public sealed class DurableEndedRecordTests(RedisServerFixture redis, ITestOutpu
             args.AddAck(e.Id!, e.Id!, 1, 0, 1_700_000_000_000, cancelRequested: false);
         }
 
-        var result = (RedisResult[])(await db.ScriptEvaluateAsync(DurableScripts.Round, [keys.Stream, keys.Delayed, keys.Scheduled, keys.Recurring, keys.Ids, keys.Epoch], args.Values))!;
+        var result = new RoundReply((RedisResult[])(await db.ScriptEvaluateAsync(DurableScripts.Round, [keys.Stream, keys.Delayed, keys.Scheduled, keys.Recurring, keys.Ids, keys.Epoch], args.Values))!);
 
-        Assert.True(result[2].IsNull, $"The acknowledgement part failed: {result[2]}.");
+        Assert.True(result.AckError is null, $"The acknowledgement part failed: {result.AckError}.");
         var calls = await CommandCallsAsync(client);
         output.WriteLine($"{Jobs} successes in one round: {string.Join(", ", calls.OrderBy(c => c.Key).Select(c => $"{c.Key} {c.Value}"))}");
         Assert.Equal(1, Calls(calls, "hset"));
@@ -296,15 +296,15 @@ public sealed class DurableEndedRecordTests(RedisServerFixture redis, ITestOutpu
         ack.AddAck(id, id, 2, 0, 1_700_000_000_000, cancelRequested: false);
         var args = ack.Values;
         RedisKey[] roundKeys = [keys.Stream, keys.Delayed, keys.Scheduled, keys.Recurring, keys.Ids, keys.Epoch];
-        var first = (RedisResult[])(await db.ScriptEvaluateAsync(DurableScripts.Round, roundKeys, args))!;
-        Assert.True(first[2].IsNull, $"The acknowledgement part failed: {first[2]}.");
+        var first = new RoundReply((RedisResult[])(await db.ScriptEvaluateAsync(DurableScripts.Round, roundKeys, args))!);
+        Assert.True(first.AckError is null, $"The acknowledgement part failed: {first.AckError}.");
         string recorded = (string)(await db.HashGetAsync(keys.EndedRecords, id))!;
         double? listed = await db.SortedSetScoreAsync(keys.Succeeded, id);
         Assert.Contains("first try", recorded, StringComparison.Ordinal);
 
-        var second = (RedisResult[])(await db.ScriptEvaluateAsync(DurableScripts.Round, roundKeys, args))!;
+        var second = new RoundReply((RedisResult[])(await db.ScriptEvaluateAsync(DurableScripts.Round, roundKeys, args))!);
 
-        Assert.True(second[2].IsNull, $"The acknowledgement part failed: {second[2]}.");
+        Assert.True(second.AckError is null, $"The acknowledgement part failed: {second.AckError}.");
         Assert.Equal(recorded, (string)(await db.HashGetAsync(keys.EndedRecords, id))!);
         Assert.Equal(listed, await db.SortedSetScoreAsync(keys.Succeeded, id));
     }
@@ -329,11 +329,11 @@ public sealed class DurableEndedRecordTests(RedisServerFixture redis, ITestOutpu
 
         // Then "slow"'s run returns normally: its completion is acknowledged in its next round (acknowledged even if
         // another consumer reclaimed the entry, see RedisStreamStore.Completed), after the entry was settled elsewhere.
-        var result = (RedisResult[])(await db.ScriptEvaluateAsync(
+        var result = new RoundReply((RedisResult[])(await db.ScriptEvaluateAsync(
             DurableScripts.Round,
             [keys.Stream, keys.Delayed, keys.Scheduled, keys.Recurring, keys.Ids, keys.Epoch],
-            RoundArgs(keys, "slow", 600_000, trim: false, id)))!;
-        Assert.True(result[2].IsNull, $"The acknowledgement part failed: {result[2]}.");
+            RoundArgs(keys, "slow", 600_000, trim: false, id)))!);
+        Assert.True(result.AckError is null, $"The acknowledgement part failed: {result.AckError}.");
 
         var status = (RedisResult[])(await db.ScriptEvaluateAsync(DurableScripts.Status, [keys.Stream, keys.Delayed, keys.Scheduled], [RedisStreamKeys.Group, id]))!;
         Assert.Equal("R", (string)status[0]!);

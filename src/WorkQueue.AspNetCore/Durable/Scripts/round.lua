@@ -39,10 +39,18 @@
 --   is the next command of the same MULTI/EXEC (see RedisStreamStore.Round.cs): as atomic as reading here, and its
 --   reply goes to the client as Redis wrote it, where a read in the script was converted to Lua tables and back
 --   (about 2 us an entry, more than the read itself).
--- Returns { new ids, enqueue error or nil, acknowledgement error or nil, ms until the next delayed job is due or -1,
--- ms until the ended-job lists next need a trim (after one: 0 when it dropped members, else until the oldest member
--- passes the retention, -1 when every list is empty; -1 without one), promotion error or nil, epoch ('' without a
--- fetch), Redis's time (Unix ms) }.
+-- Every part reads all its elements before its first write, and answers per element: an element that cannot be
+-- read (a malformed spec, id or number) fails alone, the others go on. Each part runs protected: a fault in one (a
+-- bug) is that part's error, reported with what it had done up to then, and the parts after it still run; so the
+-- script itself fails only before its first write (its header unreadable), and a reply always says exactly which
+-- elements were applied.
+-- Returns { the answer to each enqueue, in order (a new job id; !{holder}; #: no room; '', -{generation},
+-- ^{generation}|{schedule}, ~: a recurring offer refused, see above; ?{why}: not stored, why), the enqueue part's
+-- error or nil, 1 when the acknowledgements were applied (else 0), the positions (from 1, plain ones first) of the
+-- acknowledgements left out as unreadable, the acknowledgement part's error or nil, ms until the next delayed job is
+-- due or -1, ms until the ended-job lists next need a trim (after one: 0 when it dropped members, else until the
+-- oldest member passes the retention, -1 when every list is empty; -1 without one), the trim's error or nil, the
+-- fetch's error or nil, epoch ('' without a fetch), Redis's time (Unix ms) }.
 --- @include "includes/now"
 --- @include "includes/round/enqueue"
 --- @include "includes/round/acknowledge"
@@ -54,14 +62,35 @@
 local function section(at)
   return { first = tonumber(ARGV[at]), count = tonumber(ARGV[at + 1]) }
 end
+local enqueues, releases, plains, acks = section(13), section(15), section(17), section(19)
 
-local ids, enqueueError = enqueue(tonumber(ARGV[12]), section(13))
-local ackError = acknowledge(section(15), section(17), section(19))
-local trimAgain = -1
-if ARGV[10] == '1' then trimAgain = trimEnded() end
+local ok, thrown = pcall(enqueue, tonumber(ARGV[12]), enqueues)
+local enqueueError = enqueued.error
+if not ok then
+  -- The answers recorded stand (each was recorded with its write); the others were not stored.
+  enqueueError = faultText(thrown)
+  for j = 1, enqueues.count do
+    if not enqueued.answers[j] then enqueued.answers[j] = '?' .. enqueueError end
+  end
+end
+
+local ackError
+ok, ackError = pcall(acknowledge, releases, plains, acks)
+if not ok then ackError = faultText(ackError) end
+
+local trimAgain, trimError = -1, false
+if ARGV[10] == '1' then
+  ok, trimAgain = pcall(trimEnded)
+  if not ok then trimAgain, trimError = -1, faultText(trimAgain) end
+end
+
 local nextDue, fetchError, epoch = -1, false, ''
 if tonumber(ARGV[5]) > 0 then
-  nextDue, fetchError = promote(tonumber(ARGV[6]))
-  epoch = epochOf(KEYS[6], ARGV[2])
+  local promoted, due, err = pcall(promote, tonumber(ARGV[6]))
+  if promoted then nextDue, fetchError = due, err else fetchError = faultText(due) end
+  local read, e = pcall(epochOf, KEYS[6], ARGV[2])
+  if read then epoch = e end
 end
-return { ids, enqueueError, ackError, nextDue, trimAgain, fetchError, epoch, now }
+local applied = 0
+if acknowledged.applied then applied = 1 end
+return { enqueued.answers, enqueueError, applied, acknowledged.invalid, ackError, nextDue, trimAgain, trimError, fetchError, epoch, now }
