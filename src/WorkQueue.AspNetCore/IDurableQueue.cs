@@ -33,6 +33,9 @@ public interface IDurableQueue<in TPayload>
     /// The queue is full and rejecting (or the wait for space passed <see cref="WorkQueueOptions.EnqueueTimeout"/>), or
     /// Redis could not be reached (<see cref="RejectionReason.StoreUnavailable"/>, with the cause as the inner exception).
     /// </exception>
+    /// <exception cref="EnqueueOutcomeUnknownException">
+    /// The job was sent but Redis's answer never came (a timeout, a dropped connection): it may or may not be stored.
+    /// </exception>
     /// <exception cref="OperationCanceledException"><paramref name="cancellationToken"/> was cancelled before Redis had the job.</exception>
     ValueTask<string> EnqueueAsync(TPayload payload, CancellationToken cancellationToken = default);
 
@@ -63,6 +66,10 @@ public interface IDurableQueue<in TPayload>
     /// <exception cref="ArgumentException"><paramref name="options"/> is not valid: an empty key, one longer than <see cref="JobOptions.MaxKeyLength"/> or with control characters, both a delay and a time (the message names the setting).</exception>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="options"/> has a delay longer than 100 years.</exception>
     /// <exception cref="JobRejectedException">As <see cref="EnqueueAsync(TPayload, CancellationToken)"/>.</exception>
+    /// <exception cref="EnqueueOutcomeUnknownException">
+    /// As <see cref="EnqueueAsync(TPayload, CancellationToken)"/>; enqueuing again with the same key is safe: it stores at
+    /// most one job, and answers the stored one's id.
+    /// </exception>
     /// <exception cref="OperationCanceledException"><paramref name="cancellationToken"/> was cancelled before Redis had the job.</exception>
     ValueTask<DurableEnqueueResult> EnqueueAsync(TPayload payload, JobOptions options, CancellationToken cancellationToken = default);
 #pragma warning restore RS0026

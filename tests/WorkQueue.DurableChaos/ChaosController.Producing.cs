@@ -78,7 +78,7 @@ internal sealed partial class ChaosController
                     await queue.EnqueueAsync(new ChaosJob(n), timeout);
                     break;
                 }
-                catch (JobRejectedException ex) when (ex.Reason == RejectionReason.StoreUnavailable)
+                catch (Exception ex) when (ex is JobRejectedException { Reason: RejectionReason.StoreUnavailable } or EnqueueOutcomeUnknownException)
                 {
                     // Not acknowledged: it may or may not be in Redis (a reply lost with the connection), so it is sent
                     // again. A second copy can only make a duplicate run.

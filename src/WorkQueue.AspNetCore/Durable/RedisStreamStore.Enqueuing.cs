@@ -133,42 +133,35 @@ internal sealed partial class RedisStreamStore
 
     /// <summary>
     /// Completes a batch's enqueues with what Redis answered each, in order: a new id, the holder of its idempotency key,
-    /// or <see cref="NoRoom"/> (the queue is full). Those after the answers were refused (<paramref name="error"/>: those
-    /// callers are told so, and only they). Returns whether any was answered.
+    /// <see cref="NoRoom"/> (the queue is full), or <see cref="RoundReply.NotStoredPrefix"/> and why it was not stored
+    /// (Redis refused it or an earlier write, a key of another type, a spec the script cannot read): each caller is told
+    /// its own outcome. Returns whether any was answered.
     /// </summary>
-    private bool FinishEnqueues(List<PendingEnqueue> batch, RedisResult[] ids, string? error)
+    private bool FinishEnqueues(List<PendingEnqueue> batch, RedisResult[] answers)
     {
+        Debug.Assert(answers.Length == batch.Count, "The round answers every enqueue.");
         List<PendingEnqueue>? full = null;
         int answered = 0;
-        for (int i = 0; i < ids.Length; i++)
+        for (int i = 0; i < batch.Count; i++)
         {
-            string id = (string)ids[i]!;
-            if (id == NoRoom)
+            string? id = i < answers.Length ? (string?)answers[i] : null;
+            if (id is null)
+            {
+                // Never so (the script answers each one): if it were, whether it was stored is not known.
+                batch[i].Fail(OutcomeUnknown(new RedisException("The round did not answer this enqueue.")));
+            }
+            else if (id == NoRoom)
             {
                 (full ??= []).Add(batch[i]);
+            }
+            else if (id.Length > 0 && id[0] == RoundReply.NotStoredPrefix)
+            {
+                batch[i].Fail(new JobRejectedException(_queue, RejectionReason.StoreUnavailable, $"Durable queue '{_queue}': Redis did not take the job ({id[1..]})."));
             }
             else
             {
                 batch[i].Complete(id);
                 answered++;
-            }
-        }
-
-        if (ids.Length < batch.Count)
-        {
-            if (error is not null)
-            {
-                // Redis answered and refused the first job not stored, so neither it nor those behind it were stored.
-                var rejection = new JobRejectedException(_queue, RejectionReason.StoreUnavailable, $"Durable queue '{_queue}': Redis did not take the job ({error}).");
-                for (int i = ids.Length; i < batch.Count; i++)
-                {
-                    batch[i].Fail(rejection);
-                }
-            }
-            else
-            {
-                Debug.Fail("The round answers every enqueue unless Redis refused one.");
-                (full ??= []).AddRange(batch.Skip(ids.Length));
             }
         }
 
@@ -204,20 +197,36 @@ internal sealed partial class RedisStreamStore
         return answered > 0;
     }
 
-    /// <summary>The call that carried the batch failed as a whole: each of its callers is told so.</summary>
+    /// <summary>
+    /// The call that carried the batch failed as a whole: each of its callers is told that the job was not stored when
+    /// that is known (Redis answered with an error: the round fails as a whole only before its first write; or the call
+    /// was never sent), else that the outcome is unknown (<see cref="EnqueueOutcomeUnknownException"/>).
+    /// </summary>
     private void FailEnqueues(List<PendingEnqueue> batch, Exception ex)
     {
-        // After a timeout the script may have run: the caller is told so, and an enqueue it repeats may run twice
-        // (at least once: never zero times).
-        string outcome = ex is RedisTimeoutException or TimeoutException
-            ? $"Redis did not answer in time, so the job may or may not have been stored ({ex.Message})"
-            : $"Redis did not take the job ({ex.Message})";
-        var rejection = new JobRejectedException(_queue, RejectionReason.StoreUnavailable, $"Durable queue '{_queue}': {outcome}.", ex);
+        Exception error = SentWithoutAnswer(ex)
+            ? OutcomeUnknown(ex)
+            : new JobRejectedException(_queue, RejectionReason.StoreUnavailable, $"Durable queue '{_queue}': Redis did not take the job ({ex.Message}).", ex);
         foreach (var pending in batch)
         {
-            pending.Fail(rejection);
+            pending.Fail(error);
         }
     }
+
+    /// <summary>
+    /// Whether a call that failed with <paramref name="ex"/> may have run in Redis: it was sent and no answer came (a
+    /// timeout, a connection dropped). An error Redis answered, or a call still waiting to be sent, did not run.
+    /// </summary>
+    private static bool SentWithoutAnswer(Exception ex) => ex switch
+    {
+        RedisServerException => false,
+        RedisTimeoutException timeout => timeout.Commandstatus is not (CommandStatus.WaitingToBeSent or CommandStatus.WaitingInBacklog),
+        RedisConnectionException connection => connection.CommandStatus is not (CommandStatus.WaitingToBeSent or CommandStatus.WaitingInBacklog),
+        _ => true,
+    };
+
+    private EnqueueOutcomeUnknownException OutcomeUnknown(Exception ex) =>
+        new(_queue, $"Durable queue '{_queue}': Redis did not answer, so the job may or may not have been stored ({ex.Message}). Enqueuing it again may store it twice, unless it has an idempotency key.", ex);
 
     /// <summary>
     /// Takes the next batch: while jobs wait for room, new ones queue behind them (first come, first stored) and

@@ -10,35 +10,23 @@ namespace WorkQueue.AspNetCore.Durable;
 /// (and under <c>appendfsync always</c> for its own fsync).
 /// </summary>
 /// <remarks>
-/// The three parts stay as isolated as three calls were. Redis refusing a command ends only its part (the script
-/// catches it and reports it): refused enqueues fail exactly the callers not stored, refused acknowledgements are put
-/// back for a later turn, a refused fetch is tried again; the other parts of the same call are settled as usual. Only
-/// a call that fails as a whole (Redis unreachable, no answer in time, the script refused) touches all three, as it
-/// would have touched three calls made then: the batch's callers are told (and, when Redis cannot be reached, every
-/// queued caller, see <see cref="Stage"/>), the acknowledgements are put back, and the fetch is tried again. If Redis
-/// ran the call and only its reply was lost, what the fetch read is pending here unheld: it is taken back once Redis
-/// answers (<see cref="AdoptOwnIfNeeded"/>), so it runs then, not after a claim timeout. Each round also answers
+/// The parts stay as isolated as separate calls were, and each answers per element (see <c>round.lua</c>): an element the
+/// script cannot read fails alone, a write Redis refuses ends its part only, and the reply says exactly which enqueues
+/// were stored (each caller is told its own outcome) and whether the acknowledgements were applied (applied ones are
+/// forgotten here, refused ones put back for a later turn, unreadable ones dropped and logged); a refused fetch is tried
+/// again. The script fails as a whole only before its first write, so a call Redis answered with an error stored and
+/// acknowledged nothing: its callers are told the job was not stored (and, when Redis cannot be reached, every queued
+/// caller, see <see cref="Stage"/>). A call whose answer never came (a timeout, a
+/// connection dropped after sending it) leaves the outcome unknown: its callers get
+/// <see cref="EnqueueOutcomeUnknownException"/> (not "not stored"), its acknowledgements are put back (sending one
+/// again is harmless: the script finds it acknowledged and records nothing twice), and the fetch is tried again. If
+/// Redis ran the call and only its reply was lost, what the fetch read is pending here unheld: it is taken back once
+/// Redis answers (<see cref="AdoptOwnIfNeeded"/>), so it runs then, not after a claim timeout. Each round also answers
 /// Redis's time, from which <see cref="RedisClockOffset"/> measures how far Redis's clock is from this process's (durable
 /// recurring jobs fire on Redis's clock).
 /// </remarks>
 internal sealed partial class RedisStreamStore
 {
-    /// <summary>
-    /// The round script's arguments before the payloads (their specs and keys): group, consumer, capacity, nudge channel,
-    /// fetch count, promote limit, payload count (negative: plain payloads, without specs and keys), keyed
-    /// acknowledgement count (with plain acknowledgements, <c>{keyed}|{plain}</c>), key retention (ms), finished-job
-    /// retention (ms), finished-job count cap, trim now (1 or 0), nudge tag.
-    /// </summary>
-    private const int RoundHeader = 13;
-
-    /// <summary>The round script's arguments per completed entry: stream id, job id, attempt, enqueued at, started at, cancel asked.</summary>
-    private const int AckFields = 6;
-
-    /// <summary>
-    /// The round script's arguments per plain completed entry (see <see cref="IsPlain"/>): stream id, enqueued at, started at.
-    /// </summary>
-    private const int PlainAckFields = 3;
-
     /// <summary>Sends this turn's round; returns whether it stored or acknowledged anything (there may be more).</summary>
     private bool SendRound(IDatabase db)
     {
@@ -94,73 +82,54 @@ internal sealed partial class RedisStreamStore
             }
         }
 
-        int full = (completed?.Count ?? 0) - plain;
-        var args = new RedisValue[RoundHeader + (plainEnqueues ? count : 3 * count) + (3 * keyed) + (PlainAckFields * plain) + (AckFields * full)];
-        args[0] = RedisStreamKeys.Group;
-        args[1] = ConsumerName;
-        args[2] = _options.Capacity;
-        args[3] = Keys.NudgeName;
-        args[4] = room;
-        args[5] = PromoteLimit;
-        args[6] = plainEnqueues ? -count : count;
-        args[7] = plain == 0 ? keyed : string.Create(CultureInfo.InvariantCulture, $"{keyed}|{plain}");
-        args[8] = (long)_options.IdempotencyKeyRetention.TotalMilliseconds;
-        args[9] = FinishedRetentionMs;
-        args[10] = _options.MaxFinishedJobs;
-        args[11] = trim ? 1 : 0;
+        var args = new RoundArguments(count, plainEnqueues, keyed, plain, (completed?.Count ?? 0) - plain);
+        args.SetSettings(
+            RedisStreamKeys.Group,
+            ConsumerName,
+            _options.Capacity,
+            Keys.NudgeName,
+            room,
+            PromoteLimit,
+            (long)_options.IdempotencyKeyRetention.TotalMilliseconds,
+            FinishedRetentionMs,
+            _options.MaxFinishedJobs,
+            trim);
         for (int i = 0; i < count; i++)
         {
-            args[RoundHeader + i] = enqueues![i].Payload;
-            if (!plainEnqueues)
-            {
-                args[RoundHeader + count + i] = enqueues[i].Spec;
-                args[RoundHeader + (2 * count) + i] = enqueues[i].Key;
-            }
+            args.AddEnqueue(enqueues![i].Payload, enqueues[i].Spec, enqueues[i].Key);
         }
 
         if (completed is not null)
         {
-            int at = RoundHeader + (plainEnqueues ? count : 3 * count);
-            foreach (var entry in completed)
-            {
-                if (entry.IdempotencyKey is { } key)
-                {
-                    args[at++] = key;
-                    args[at++] = entry.JobId;
-                    args[at++] = entry.StreamId;
-                }
-            }
-
-            // The plain acknowledgements' section, then the others', filled in one pass.
-            int plainAt = at;
-            int fullAt = at + (PlainAckFields * plain);
             for (int i = 0; i < completed.Count; i++)
             {
                 var entry = completed[i];
+                if (entry.IdempotencyKey is { } key)
+                {
+                    args.AddRelease(key, entry.JobId, entry.StreamId);
+                }
+
                 if (plainAcks![i])
                 {
-                    args[plainAt++] = entry.StreamId;
-                    args[plainAt++] = entry.EnqueuedAtMs;
-                    args[plainAt++] = StartedAt(entry);
+                    args.AddPlainAck(entry.StreamId, entry.EnqueuedAtMs, StartedAt(entry));
                 }
                 else
                 {
-                    args[fullAt++] = entry.StreamId;
-                    args[fullAt++] = entry.JobId == entry.StreamId ? RedisValue.EmptyString : entry.JobId;
-                    args[fullAt++] = entry.Attempt;
-                    args[fullAt++] = entry.EnqueuedAtMs;
-                    args[fullAt++] = StartedAt(entry);
-                    args[fullAt++] = entry.CancelRequested ? "1" : RedisValue.EmptyString;
+                    args.AddAck(entry.StreamId, entry.JobId, entry.Attempt, entry.EnqueuedAtMs, StartedAt(entry), entry.CancelRequested);
                 }
             }
         }
 
         long nudgeRound = enqueues is null ? 0 : _ownNudges.NextRound();
-        args[12] = nudgeRound == 0 ? RedisValue.EmptyString : NudgeTag(nudgeRound);
+        if (nudgeRound != 0)
+        {
+            args.NudgeTag = NudgeTag(nudgeRound);
+        }
+
         bool fetchedAll = false;
         try
         {
-            return RunRound(db, args, enqueues, completed, room, now, trim, ref fetchedAll);
+            return RunRound(db, args, enqueues, completed, plainAcks, room, now, trim, ref fetchedAll);
         }
         finally
         {
@@ -177,15 +146,15 @@ internal sealed partial class RedisStreamStore
         entry.Attempt == 1 && !entry.CancelRequested && entry.JobId == entry.StreamId;
 
     /// <summary>Sends the round and settles its parts; <paramref name="fetchedAll"/> tells whether its read took every undelivered entry.</summary>
-    private bool RunRound(IDatabase db, RedisValue[] args, List<PendingEnqueue>? enqueues, List<DurableEntry>? completed, int room, long now, bool trim, ref bool fetchedAll)
+    private bool RunRound(IDatabase db, RoundArguments args, List<PendingEnqueue>? enqueues, List<DurableEntry>? completed, bool[]? plainAcks, int room, long now, bool trim, ref bool fetchedAll)
     {
-        RedisResult[] result;
+        RoundReply result;
         var sent = _clock.Start();
         StreamEntry[]? read = null;
         string? readError = null;
         try
         {
-            (result, read, readError) = room > 0 ? RoundAndRead(db, args, ref room) : ((RedisResult[])db.ScriptEvaluate(DurableScripts.Round, RoundKeys, args)!, null, null);
+            (result, read, readError) = room > 0 ? RoundAndRead(db, args, ref room) : (Round(db, args), null, null);
         }
         catch (Exception ex) when (ex is RedisException or TimeoutException)
         {
@@ -211,40 +180,41 @@ internal sealed partial class RedisStreamStore
             throw;
         }
 
-        _clock.Sample(sent, (long)result[7]);
+        _clock.Sample(sent, result.RedisTimeMs);
 
         if (trim)
         {
             _nextTrim = now + Ticks(TrimInterval);
-            long againMs = (long)result[4];
+            long againMs = result.TrimAgainMs;
             var idle = _durable.HeartbeatInterval;
             _nextIdleTrim = now + Ticks(againMs >= 0 && againMs < idle.TotalMilliseconds ? TimeSpan.FromMilliseconds(againMs) : idle);
         }
 
         // Each part is settled whatever the others' fate; a refused part fails the pass (backoff, readiness, log).
         bool stored = false;
-        string? enqueueError = PartError(result[1]);
-        string? ackError = PartError(result[2]);
-        string? fetchError = PartError(result[5]) ?? readError;
+        string? enqueueError = result.EnqueueError;
+        string? ackError = result.AckError;
+        string? fetchError = result.FetchError ?? readError;
         if (enqueues is not null)
         {
-            stored |= FinishEnqueues(enqueues, (RedisResult[])result[0]!, enqueueError);
+            stored |= FinishEnqueues(enqueues, result.EnqueueAnswers);
         }
 
         if (completed is not null)
         {
-            stored |= FinishCompleted(completed, ackError);
+            stored |= FinishCompleted(completed, plainAcks!, result.AcksApplied, result.InvalidAcks);
         }
 
         if (room > 0)
         {
             // Read after this round's adds, in the same MULTI/EXEC: a read short of the room took every undelivered entry.
             fetchedAll = fetchError is null && read is not null && read.Length < room;
-            FinishFetch(room, now, result[3], read ?? [], (string?)result[6] ?? string.Empty, fetchError);
+            FinishFetch(room, now, result.NextDue, read ?? [], result.Epoch, fetchError);
         }
 
         PartFailed(enqueueError);
         PartFailed(ackError);
+        PartFailed(result.TrimError);
         PartFailed(fetchError);
         return stored;
     }
@@ -266,7 +236,7 @@ internal sealed partial class RedisStreamStore
     /// consumer entries, which the caller's failure path takes back (<see cref="AdoptOwnIfNeeded"/>). A refused read
     /// (the group is gone) is that part's error.
     /// </summary>
-    private (RedisResult[] Result, StreamEntry[]? Read, string? ReadError) RoundAndRead(IDatabase db, RedisValue[] args, ref int room)
+    private (RoundReply Result, StreamEntry[]? Read, string? ReadError) RoundAndRead(IDatabase db, RoundArguments args, ref int room)
     {
         // EVALSHA by its hash: StackExchange.Redis sends a script text queued in a transaction as EVAL, the whole text
         // each time. The hash overload takes the keys and arguments as they are; the generic ExecuteAsync took them
@@ -278,16 +248,16 @@ internal sealed partial class RedisStreamStore
         }
 
         var transaction = db.CreateTransaction();
-        var round = transaction.ScriptEvaluateAsync(RoundSha, RoundKeys, args);
+        var round = transaction.ScriptEvaluateAsync(RoundSha, RoundKeys, args.Values);
 
         // The typed read, not ExecuteAsync("XREADGROUP", ...), which parses the command's name, boxes the arguments
         // and answers a tree of RedisResult to take apart again.
         var fetch = transaction.StreamReadGroupAsync(Keys.Stream, RedisStreamKeys.Group, ConsumerName, StreamPosition.NewMessages, room);
-        RedisResult[] result;
+        RoundReply result;
         try
         {
             transaction.Execute();
-            result = (RedisResult[])round.GetAwaiter().GetResult()!;
+            result = new RoundReply((RedisResult[])round.GetAwaiter().GetResult()!);
         }
         catch (RedisServerException ex) when (ex.Message.StartsWith("NOSCRIPT", StringComparison.Ordinal) || ex.Message.StartsWith("EXECABORT", StringComparison.Ordinal))
         {
@@ -299,9 +269,9 @@ internal sealed partial class RedisStreamStore
             _adoptOwn = true;
             _roundLoaded = false;
             room = 0;
-            args[4] = 0;
+            args.FetchCount = 0;
             string? readError = ex.Message.StartsWith("EXECABORT", StringComparison.Ordinal) ? QueueingError(fetch) ?? ex.Message : null;
-            return ((RedisResult[])db.ScriptEvaluate(DurableScripts.Round, RoundKeys, args)!, null, readError);
+            return (Round(db, args), null, readError);
         }
 
         try
@@ -318,7 +288,9 @@ internal sealed partial class RedisStreamStore
     private static string? QueueingError(Task fetch) =>
         fetch.IsFaulted ? fetch.Exception!.GetBaseException().Message : null;
 
-    private static string? PartError(RedisResult error) => error.IsNull ? null : (string?)error;
+    /// <summary>The round alone, without a read (the client sends it by hash, or as <c>EVAL</c> when Redis lacks it).</summary>
+    private RoundReply Round(IDatabase db, RoundArguments args) =>
+        new((RedisResult[])db.ScriptEvaluate(DurableScripts.Round, RoundKeys, args.Values)!);
 
     /// <summary>Redis answered and refused one part of the round: the pass fails as a stage's would (a missing group is made again).</summary>
     private void PartFailed(string? error)

@@ -70,7 +70,17 @@ internal sealed partial class RedisStreamStore : IRecurringOccurrenceStore
         string spec = occurrence.IsTriggeredManually
             ? string.Empty
             : "r" + occurrence.ScheduledFor.ToUnixTimeMilliseconds().ToString(CultureInfo.InvariantCulture) + "|" + schedule + "|" + occurrence.RecurringJobId.ToLowerInvariant();
-        string id = await EnqueueAsync(payload, spec, cancellationToken).ConfigureAwait(false);
+        string id;
+        try
+        {
+            id = await EnqueueAsync(payload, spec, cancellationToken).ConfigureAwait(false);
+        }
+        catch (EnqueueOutcomeUnknownException ex)
+        {
+            // What the recurring jobs offer again: the occurrence's claim makes a repeat of a stored offer a no-op.
+            throw new JobRejectedException(_queue, RejectionReason.StoreUnavailable, ex.Message, ex);
+        }
+
         return id switch
         {
             "" => new RecurringOffer(RecurringOfferOutcome.EnqueuedElsewhere),

@@ -262,24 +262,61 @@ internal sealed partial class RedisStreamStore
     }
 
     /// <summary>
-    /// Redis acknowledged and deleted them (<paramref name="error"/> is <see langword="null"/>): they are no longer held
-    /// here. Otherwise they are put back and sent again by a later turn (acknowledging twice is harmless); if this
-    /// process dies first, they are reclaimed and run again (at least once). Returns whether they were acknowledged.
+    /// Settles a round's acknowledgements by what Redis did with each: applied (<paramref name="applied"/>) ones are no
+    /// longer held here; refused ones are put back and sent again by a later turn (acknowledging twice is harmless; if
+    /// this process dies first, they are reclaimed and run again: at least once). One the script could not read
+    /// (<paramref name="invalid"/>: positions from 1, plain ones first as <paramref name="plain"/> says) would be refused
+    /// every time: it is dropped here and logged, and stays pending in Redis, where it is reclaimed after the claim
+    /// timeout and runs again. Returns whether any was acknowledged.
     /// </summary>
-    private bool FinishCompleted(List<DurableEntry> entries, string? error)
+    private bool FinishCompleted(List<DurableEntry> entries, bool[] plain, bool applied, RedisResult[] invalid)
     {
-        if (error is not null)
+        HashSet<DurableEntry>? dropped = null;
+        if (invalid.Length > 0)
         {
-            PutBackCompleted(entries);
-            return false;
+            dropped = [.. invalid.Select(p => InSectionOrder(entries, plain, (int)p))];
+            foreach (var entry in dropped)
+            {
+                Forget(entry);
+                _logger.TryLog(static (l, s) => Log.AcknowledgementUnreadable(l, s._queue, s.StreamId, s.JobId), (_queue, entry.StreamId, entry.JobId));
+            }
         }
 
         foreach (var entry in entries)
         {
-            Forget(entry);
+            if (dropped?.Contains(entry) == true)
+            {
+                continue;
+            }
+
+            if (applied)
+            {
+                Forget(entry);
+            }
+            else
+            {
+                _completed.Enqueue(entry);
+            }
         }
 
-        return true;
+        return applied && entries.Count > (dropped?.Count ?? 0);
+    }
+
+    /// <summary>The acknowledgement at <paramref name="position"/> (from 1) as the round sent them: the plain ones first, then the others.</summary>
+    private static DurableEntry InSectionOrder(List<DurableEntry> entries, bool[] plain, int position)
+    {
+        int plainCount = plain.Count(static p => p);
+        bool wantPlain = position <= plainCount;
+        int skip = wantPlain ? position - 1 : position - plainCount - 1;
+        for (int i = 0; i < entries.Count; i++)
+        {
+            if (plain[i] == wantPlain && skip-- == 0)
+            {
+                return entries[i];
+            }
+        }
+
+        throw new InvalidOperationException($"The round named acknowledgement {position} of {entries.Count}.");
     }
 
     private void PutBackCompleted(List<DurableEntry> entries)

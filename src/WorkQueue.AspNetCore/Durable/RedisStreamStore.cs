@@ -465,6 +465,9 @@ internal sealed partial class RedisStreamStore : IJobStore
         [LoggerMessage(513, LogLevel.Warning, "Durable queue '{Queue}': {Count} of {Total} job(s) handed back were not: they are no longer this consumer's in Redis: another consumer reclaimed them after this one missed its heartbeats (and runs them there), or they were settled elsewhere.", EventName = "DurableHandBackRefused")]
         public static partial void HandBackRefused(ILogger logger, string queue, int count, int total);
 
+        [LoggerMessage(516, LogLevel.Error, "Durable queue '{Queue}': the acknowledgement of entry {StreamId} (job {JobId}) could not be read by the round script and was dropped; the entry stays pending in Redis and runs again once reclaimed.", EventName = "DurableAcknowledgementUnreadable")]
+        public static partial void AcknowledgementUnreadable(ILogger logger, string queue, string streamId, string jobId);
+
         [LoggerMessage(514, LogLevel.Warning, "Durable queue '{Queue}': job {JobId} was asked to cancel but ignored its token: {Outcome}.", EventName = "DurableJobCancelIgnored")]
         public static partial void CancelIgnored(ILogger logger, string queue, string jobId, string outcome);
 

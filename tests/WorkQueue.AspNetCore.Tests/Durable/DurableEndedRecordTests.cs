@@ -70,12 +70,12 @@ public sealed class DurableEndedRecordTests(RedisServerFixture redis, ITestOutpu
         await db.HashSetAsync(keys.EndedRecords, [new("orphan-old", Record("S", now - 120_000)), new("orphan-new", Record("S", now))]);
 
         // A round with nothing to store, acknowledge or fetch, that trims: retention 1 minute, cap 10,000.
-        var result = (RedisResult[])(await db.ScriptEvaluateAsync(
+        var result = new RoundReply((RedisResult[])(await db.ScriptEvaluateAsync(
             DurableScripts.Round,
             [keys.Stream, keys.Delayed, keys.Scheduled, keys.Recurring, keys.Ids, keys.Epoch],
-            [RedisStreamKeys.Group, "c", 1_000, keys.NudgeName, 0, 256, 0, 0, 0, 60_000, 10_000, 1, string.Empty]))!;
+            RoundArgs(keys, "c", 60_000, trim: true)))!);
 
-        Assert.True(result[2].IsNull, $"The acknowledgement part failed: {result[2]}.");
+        Assert.True(result.AckError is null, $"The acknowledgement part failed: {result.AckError}.");
         Assert.Equal(["new-C", "new-D", "new-S", "orphan-new"], (await db.HashKeysAsync(keys.EndedRecords)).Select(k => (string)k!).Order());
         foreach (var list in new[] { keys.Succeeded, keys.DeadLettered, keys.Canceled })
         {
@@ -255,11 +255,16 @@ public sealed class DurableEndedRecordTests(RedisServerFixture redis, ITestOutpu
         Assert.Equal(Jobs, read.Length);
         await client.GetServer(client.GetEndPoints()[0]).ConfigResetStatisticsAsync();
 
-        var args = new List<RedisValue> { RedisStreamKeys.Group, "c", 1_000, keys.NudgeName, 0, 256, 0, 0, 0, 600_000, 10_000, 0, string.Empty };
-        args.AddRange(read.SelectMany(e => new RedisValue[] { e.Id, string.Empty, 1, 0, 1_700_000_000_000, string.Empty }));
-        var result = (RedisResult[])(await db.ScriptEvaluateAsync(DurableScripts.Round, [keys.Stream, keys.Delayed, keys.Scheduled, keys.Recurring, keys.Ids, keys.Epoch], [.. args]))!;
+        var args = new RoundArguments(0, false, releases: 0, plainAcks: 0, acks: Jobs);
+        args.SetSettings(RedisStreamKeys.Group, "c", 1_000, keys.NudgeName, 0, 256, 0, 600_000, 10_000, trim: false);
+        foreach (var e in read)
+        {
+            args.AddAck(e.Id!, e.Id!, 1, 0, 1_700_000_000_000, cancelRequested: false);
+        }
 
-        Assert.True(result[2].IsNull, $"The acknowledgement part failed: {result[2]}.");
+        var result = new RoundReply((RedisResult[])(await db.ScriptEvaluateAsync(DurableScripts.Round, [keys.Stream, keys.Delayed, keys.Scheduled, keys.Recurring, keys.Ids, keys.Epoch], args.Values))!);
+
+        Assert.True(result.AckError is null, $"The acknowledgement part failed: {result.AckError}.");
         var calls = await CommandCallsAsync(client);
         output.WriteLine($"{Jobs} successes in one round: {string.Join(", ", calls.OrderBy(c => c.Key).Select(c => $"{c.Key} {c.Value}"))}");
         Assert.Equal(1, Calls(calls, "hset"));
@@ -286,17 +291,20 @@ public sealed class DurableEndedRecordTests(RedisServerFixture redis, ITestOutpu
 
         // The store puts a round's acknowledgements back when its reply is lost (RedisStreamStore.Round.cs) and sends
         // them again: the second run finds the entry acknowledged and the live record merged and gone.
-        RedisValue[] args = [RedisStreamKeys.Group, "c", 1_000, keys.NudgeName, 0, 256, 0, 0, 0, 600_000, 10_000, 0, string.Empty, id, string.Empty, 2, 0, 1_700_000_000_000, string.Empty];
+        var ack = new RoundArguments(0, false, releases: 0, plainAcks: 0, acks: 1);
+        ack.SetSettings(RedisStreamKeys.Group, "c", 1_000, keys.NudgeName, 0, 256, 0, 600_000, 10_000, trim: false);
+        ack.AddAck(id, id, 2, 0, 1_700_000_000_000, cancelRequested: false);
+        var args = ack.Values;
         RedisKey[] roundKeys = [keys.Stream, keys.Delayed, keys.Scheduled, keys.Recurring, keys.Ids, keys.Epoch];
-        var first = (RedisResult[])(await db.ScriptEvaluateAsync(DurableScripts.Round, roundKeys, args))!;
-        Assert.True(first[2].IsNull, $"The acknowledgement part failed: {first[2]}.");
+        var first = new RoundReply((RedisResult[])(await db.ScriptEvaluateAsync(DurableScripts.Round, roundKeys, args))!);
+        Assert.True(first.AckError is null, $"The acknowledgement part failed: {first.AckError}.");
         string recorded = (string)(await db.HashGetAsync(keys.EndedRecords, id))!;
         double? listed = await db.SortedSetScoreAsync(keys.Succeeded, id);
         Assert.Contains("first try", recorded, StringComparison.Ordinal);
 
-        var second = (RedisResult[])(await db.ScriptEvaluateAsync(DurableScripts.Round, roundKeys, args))!;
+        var second = new RoundReply((RedisResult[])(await db.ScriptEvaluateAsync(DurableScripts.Round, roundKeys, args))!);
 
-        Assert.True(second[2].IsNull, $"The acknowledgement part failed: {second[2]}.");
+        Assert.True(second.AckError is null, $"The acknowledgement part failed: {second.AckError}.");
         Assert.Equal(recorded, (string)(await db.HashGetAsync(keys.EndedRecords, id))!);
         Assert.Equal(listed, await db.SortedSetScoreAsync(keys.Succeeded, id));
     }
@@ -321,11 +329,11 @@ public sealed class DurableEndedRecordTests(RedisServerFixture redis, ITestOutpu
 
         // Then "slow"'s run returns normally: its completion is acknowledged in its next round (acknowledged even if
         // another consumer reclaimed the entry, see RedisStreamStore.Completed), after the entry was settled elsewhere.
-        var result = (RedisResult[])(await db.ScriptEvaluateAsync(
+        var result = new RoundReply((RedisResult[])(await db.ScriptEvaluateAsync(
             DurableScripts.Round,
             [keys.Stream, keys.Delayed, keys.Scheduled, keys.Recurring, keys.Ids, keys.Epoch],
-            [RedisStreamKeys.Group, "slow", 1_000, keys.NudgeName, 0, 256, 0, 0, 0, 600_000, 10_000, 0, string.Empty, id, string.Empty, 1, 0, 1_700_000_000_000, string.Empty]))!;
-        Assert.True(result[2].IsNull, $"The acknowledgement part failed: {result[2]}.");
+            RoundArgs(keys, "slow", 600_000, trim: false, id)))!);
+        Assert.True(result.AckError is null, $"The acknowledgement part failed: {result.AckError}.");
 
         var status = (RedisResult[])(await db.ScriptEvaluateAsync(DurableScripts.Status, [keys.Stream, keys.Delayed, keys.Scheduled], [RedisStreamKeys.Group, id]))!;
         Assert.Equal("R", (string)status[0]!);
@@ -553,6 +561,19 @@ public sealed class DurableEndedRecordTests(RedisServerFixture redis, ITestOutpu
     }
 
     private static long Calls(Dictionary<string, long> calls, string command) => calls.TryGetValue(command, out long n) ? n : 0;
+
+    /// <summary>A round that only acknowledges <paramref name="ids"/> (attempt 1, no cancel) and trims when asked.</summary>
+    private static RedisValue[] RoundArgs(RedisStreamKeys keys, string consumer, long finishedMs, bool trim, params string[] ids)
+    {
+        var args = new RoundArguments(0, false, releases: 0, plainAcks: 0, acks: ids.Length);
+        args.SetSettings(RedisStreamKeys.Group, consumer, 1_000, keys.NudgeName, 0, 256, 0, finishedMs, 10_000, trim);
+        foreach (string id in ids)
+        {
+            args.AddAck(id, id, 1, 0, 1_700_000_000_000, cancelRequested: false);
+        }
+
+        return args.Values;
+    }
 
     private static RedisStreamStore FindStore(DurableTestHost host) =>
         host.Services.GetRequiredService<DurableQueueRegistry>().Queues.Single().Store;

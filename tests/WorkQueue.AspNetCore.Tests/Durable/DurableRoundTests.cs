@@ -209,8 +209,8 @@ public sealed class DurableRoundTests(RedisServerFixture redis) : IClassFixture<
         // connection reads a reply just before the pause, so at most 2.5 s pass without one (the rule needs 5).
         await host.Services.GetRequiredService<IConnectionMultiplexer>().GetDatabase().PingAsync();
         await redisClient.GetServer(redisClient.GetEndPoints()[0]).ExecuteAsync("CLIENT", "PAUSE", "2500", "ALL");
-        var rejected = await Assert.ThrowsAsync<JobRejectedException>(async () => await host.Producer.EnqueueAsync(new TestJob(1)));
-        Assert.Contains("may or may not have been stored", rejected.Message, StringComparison.Ordinal);
+        var unknown = await Assert.ThrowsAsync<EnqueueOutcomeUnknownException>(async () => await host.Producer.EnqueueAsync(new TestJob(1)));
+        Assert.Contains("may or may not have been stored", unknown.Message, StringComparison.Ordinal);
 
         await log.WaitUntilAsync(() => log.Completed == 2, "job 1, taken back without waiting 5 minutes for a reclaim");
         Assert.Equal(1, log.CallsOf(1));
@@ -237,32 +237,40 @@ public sealed class DurableRoundTests(RedisServerFixture redis) : IClassFixture<
 
         // A full batch of 16 KiB payloads (4 MiB) and a full batch of acknowledgements, with the default prefetch's fetch.
         // Each success recorded (finished-job retention 1 minute) and the ended-job lists trimmed in the same call.
-        var args = new List<RedisValue> { RedisStreamKeys.Group, "c", 1_000_000, keys.NudgeName, Prefetch, 256, batch, 0, 0, 60_000, 10_000, 1, "c|1" };
-        args.AddRange(Enumerable.Repeat((RedisValue)payload, batch));
-        args.AddRange(Enumerable.Repeat((RedisValue)string.Empty, batch));
-        args.AddRange(Enumerable.Repeat((RedisValue)string.Empty, batch));
-        args.AddRange(done.SelectMany(e => new RedisValue[] { e.Id, string.Empty, 1, 0, 1_700_000_000_000, string.Empty }));
+        var args = new RoundArguments(batch, plainEnqueues: false, releases: 0, plainAcks: 0, acks: batch);
+        args.SetSettings(RedisStreamKeys.Group, "c", 1_000_000, keys.NudgeName, Prefetch, 256, 0, 60_000, 10_000, trim: true);
+        args.NudgeTag = "c|1";
+        for (int i = 0; i < batch; i++)
+        {
+            args.AddEnqueue(payload, string.Empty, string.Empty);
+        }
+
+        foreach (var e in done)
+        {
+            args.AddAck(e.Id!, e.Id!, 1, 0, 1_700_000_000_000, cancelRequested: false);
+        }
+
         // As the store sends it: the script, then the read, in one MULTI/EXEC.
         var transaction = db.CreateTransaction();
-        var round = transaction.ScriptEvaluateAsync(DurableScripts.Round, [keys.Stream, keys.Delayed, keys.Scheduled, keys.Recurring, keys.Ids, keys.Epoch], [.. args]);
+        var round = transaction.ScriptEvaluateAsync(DurableScripts.Round, [keys.Stream, keys.Delayed, keys.Scheduled, keys.Recurring, keys.Ids, keys.Epoch], args.Values);
         var read = transaction.StreamReadGroupAsync(keys.Stream, RedisStreamKeys.Group, "c", StreamPosition.NewMessages, Prefetch);
         Assert.True(await transaction.ExecuteAsync());
-        var result = (RedisResult[])(await round)!;
+        var result = new RoundReply((RedisResult[])(await round)!);
 
-        Assert.Equal(batch, ((RedisResult[])result[0]!).Length);
-        Assert.True(result[1].IsNull && result[2].IsNull && result[5].IsNull, $"A part failed: {result[1]} / {result[2]} / {result[5]}.");
-        Assert.Equal(-1, (long)result[3]);
+        Assert.Equal(batch, result.EnqueueAnswers.Length);
+        Assert.True(result.EnqueueError is null && result.AckError is null && result.FetchError is null && result.AcksApplied, $"A part failed: {result.EnqueueError} / {result.AckError} / {result.FetchError}.");
+        Assert.Equal(-1, (long)result.NextDue);
         var fetched = await read;
         Assert.Equal(Prefetch, fetched.Length);
-        Assert.Equal((string?)((RedisResult[])result[0]!)[0], (string?)fetched[0].Id);
+        Assert.Equal((string?)result.EnqueueAnswers[0], (string?)fetched[0].Id);
         Assert.Equal(batch, await db.StreamLengthAsync(keys.Stream));
         Assert.Equal(Prefetch, (await db.StreamPendingAsync(keys.Stream, RedisStreamKeys.Group)).PendingMessageCount);
         Assert.Equal(batch, await db.SortedSetLengthAsync(keys.Succeeded));
         Assert.True(await db.HashExistsAsync(keys.EndedRecords, (string)done[^1].Id!));
 
         // The group was made without an epoch: the fetch writes one, and the entries it read carry it.
-        Assert.Equal((string?)result[6], (string?)await db.StringGetAsync(keys.Epoch));
-        Assert.False(string.IsNullOrEmpty((string?)result[6]));
+        Assert.Equal(result.Epoch, (string?)await db.StringGetAsync(keys.Epoch));
+        Assert.False(string.IsNullOrEmpty(result.Epoch));
     }
 
     [Fact]
@@ -274,12 +282,24 @@ public sealed class DurableRoundTests(RedisServerFixture redis) : IClassFixture<
         RedisKey[] roundKeys = [keys.Stream, keys.Delayed, keys.Scheduled, keys.Recurring, keys.Ids, keys.Epoch];
         await db.StreamCreateConsumerGroupAsync(keys.Stream, RedisStreamKeys.Group, StreamPosition.Beginning, createStream: true);
 
-        // Three payloads alone (count -3: no specs, no keys), then three in the full form with empty specs and keys.
-        RedisValue[] Header(RedisValue count, RedisValue keyed) => [RedisStreamKeys.Group, "c", 1_000, keys.NudgeName, 0, 256, count, keyed, 0, 600_000, 10_000, 0, "c|1"];
-        var plain = (RedisResult[])(await db.ScriptEvaluateAsync(DurableScripts.Round, roundKeys, [.. Header(-3, 0), "p0", "p1", "p2"]))!;
-        var full = (RedisResult[])(await db.ScriptEvaluateAsync(DurableScripts.Round, roundKeys, [.. Header(3, 0), "p3", "p4", "p5", "", "", "", "", "", ""]))!;
-        Assert.True(plain[1].IsNull && full[1].IsNull, $"An enqueue part failed: {plain[1]} / {full[1]}.");
-        Assert.Equal(3, ((RedisResult[])plain[0]!).Length);
+        // Three payloads alone (no specs, no keys), then three in the full form with empty specs and keys.
+        RedisValue[] Enqueues(bool plain, params string[] payloads)
+        {
+            var args = new RoundArguments(payloads.Length, plain, 0, 0, 0);
+            args.SetSettings(RedisStreamKeys.Group, "c", 1_000, keys.NudgeName, 0, 256, 0, 600_000, 10_000, trim: false);
+            args.NudgeTag = "c|1";
+            foreach (string p in payloads)
+            {
+                args.AddEnqueue(p, string.Empty, string.Empty);
+            }
+
+            return args.Values;
+        }
+
+        var plain = new RoundReply((RedisResult[])(await db.ScriptEvaluateAsync(DurableScripts.Round, roundKeys, Enqueues(true, "p0", "p1", "p2")))!);
+        var full = new RoundReply((RedisResult[])(await db.ScriptEvaluateAsync(DurableScripts.Round, roundKeys, Enqueues(false, "p3", "p4", "p5")))!);
+        Assert.True(plain.EnqueueError is null && full.EnqueueError is null, $"An enqueue part failed: {plain.EnqueueError} / {full.EnqueueError}.");
+        Assert.Equal(3, plain.EnqueueAnswers.Length);
         var entries = await db.StreamRangeAsync(keys.Stream);
         Assert.Equal(new string?[] { "p0", "p1", "p2", "p3", "p4", "p5" }, entries.Select(e => (string?)e["p"]).ToArray());
         static string Shape(StreamEntry e) => string.Join(",", e.Values.Where(v => v.Name != "p" && v.Name != "t").Select(v => $"{v.Name}={v.Value}"));
@@ -298,18 +318,20 @@ public sealed class DurableRoundTests(RedisServerFixture redis) : IClassFixture<
         // A plain acknowledgement's fields are not a key release: a key named like its stream id and holding its
         // times as job and place stays.
         await db.StringSetAsync(keys.IdempotencyKey(ids[0]), "1700000000000|1700000000100");
-        var acks = new List<RedisValue>(Header(0, "1|3")) { "held", ids[5], ids[5] };
+        var acks = new RoundArguments(0, false, releases: 1, plainAcks: 3, acks: 3);
+        acks.SetSettings(RedisStreamKeys.Group, "c", 1_000, keys.NudgeName, 0, 256, 0, 600_000, 10_000, trim: false);
+        acks.AddRelease("held", ids[5], ids[5]);
         for (int i = 0; i < 3; i++)
         {
-            acks.AddRange([ids[i], 1_700_000_000_000, 1_700_000_000_100]);
+            acks.AddPlainAck(ids[i], 1_700_000_000_000, 1_700_000_000_100);
         }
 
-        acks.AddRange([ids[3], string.Empty, 1, 1_700_000_000_000, 1_700_000_000_100, string.Empty]);
-        acks.AddRange([ids[4], "1690000000000-0", 2, 1_690_000_000_000, 1_700_000_000_100, string.Empty]);
-        acks.AddRange([ids[5], string.Empty, 1, 1_700_000_000_000, 1_700_000_000_100, "1"]);
-        var result = (RedisResult[])(await db.ScriptEvaluateAsync(DurableScripts.Round, roundKeys, [.. acks]))!;
+        acks.AddAck(ids[3], ids[3], 1, 1_700_000_000_000, 1_700_000_000_100, cancelRequested: false);
+        acks.AddAck(ids[4], "1690000000000-0", 2, 1_690_000_000_000, 1_700_000_000_100, cancelRequested: false);
+        acks.AddAck(ids[5], ids[5], 1, 1_700_000_000_000, 1_700_000_000_100, cancelRequested: true);
+        var result = new RoundReply((RedisResult[])(await db.ScriptEvaluateAsync(DurableScripts.Round, roundKeys, acks.Values))!);
 
-        Assert.True(result[2].IsNull, $"The acknowledgement part failed: {result[2]}.");
+        Assert.True(result.AckError is null, $"The acknowledgement part failed: {result.AckError}.");
         Assert.Equal(0, (await db.StreamPendingAsync(keys.Stream, RedisStreamKeys.Group)).PendingMessageCount);
         string Record(string job) => (string)db.HashGet(keys.EndedRecords, job)!;
         string plainRecord = Record(ids[3]);
@@ -341,6 +363,85 @@ public sealed class DurableRoundTests(RedisServerFixture redis) : IClassFixture<
         Assert.Equal(0, (await db.StreamPendingAsync(DurableTestHost.StreamKey(prefix), "workers")).PendingMessageCount);
     }
 
+    [Theory]
+    [InlineData("dX")]
+    [InlineData("a12x")]
+    [InlineData("r1|bad")]
+    [InlineData("q")]
+    public async Task ElementTheScriptCannotRead_InTheMiddleOfABatch_FailsAlone_AndEveryOtherProducerIsToldWhatRedisHas(string badSpec)
+    {
+        await using var batch = await BatchHost.StartAsync(redis.Server);
+
+        // 200 enqueues queued at once travel in a few rounds; the bad one, 101st, rides in one with others before it.
+        var outcomes = await batch.EnqueueAsync(200, n => n == 100 ? badSpec : string.Empty);
+
+        await batch.AssertToldWhatRedisHasAsync(outcomes);
+        Assert.IsType<JobRejectedException>(outcomes[100].Error);
+        Assert.All(outcomes.Where((_, n) => n != 100), o => Assert.NotNull(o.Id));
+    }
+
+    [Fact]
+    public async Task RecurringHashOfAnotherType_FailsOnlyTheRecurringOffers_AndEveryOtherProducerIsToldWhatRedisHas()
+    {
+        await using var batch = await BatchHost.StartAsync(redis.Server);
+        await batch.Db.StringSetAsync(batch.Keys.Recurring, "not a hash");
+        long fire = DateTimeOffset.UtcNow.ToUnixTimeMilliseconds();
+
+        var outcomes = await batch.EnqueueAsync(200, n => n % 50 == 25 ? $"r{fire}|* * * * *|job{n}" : string.Empty);
+
+        await batch.AssertToldWhatRedisHasAsync(outcomes);
+        Assert.All(outcomes.Where((_, n) => n % 50 == 25), o => Assert.Contains("WRONGTYPE", Assert.IsType<JobRejectedException>(o.Error).Message, StringComparison.Ordinal));
+        Assert.All(outcomes.Where((_, n) => n % 50 != 25), o => Assert.NotNull(o.Id));
+    }
+
+    [Fact]
+    public async Task ScheduledHashOfAnotherType_FailsOnlyTheDelayedEnqueues_NoJobIsStoredWhereItCannotBeListed()
+    {
+        await using var batch = await BatchHost.StartAsync(redis.Server);
+        await batch.Db.StringSetAsync(batch.Keys.Scheduled, "not a hash");
+
+        var outcomes = await batch.EnqueueAsync(200, n => n % 50 == 25 ? "d600000" : string.Empty);
+
+        await batch.AssertToldWhatRedisHasAsync(outcomes);
+        Assert.All(outcomes.Where((_, n) => n % 50 == 25), o => Assert.IsType<JobRejectedException>(o.Error));
+        Assert.All(outcomes.Where((_, n) => n % 50 != 25), o => Assert.NotNull(o.Id));
+        Assert.Equal(0, await batch.Db.SortedSetLengthAsync(batch.Keys.Delayed));
+    }
+
+    [Fact]
+    public async Task MalformedDueRetry_FailsNeitherTheEnqueuesNorTheAcknowledgementsOfTheRoundsThatPromote()
+    {
+        string prefix = DurableTestHost.NewPrefix();
+        var log = new JobLog();
+        await using var redisClient = await DurableTestHost.ConnectAsync(redis.Server);
+        var db = redisClient.GetDatabase();
+
+        // A due member no script wrote (by hand, or an older version's): every round that fetches promotes due retries.
+        await db.SortedSetAddAsync(DurableTestHost.DelayedKey(prefix), "garbage", 0);
+        await using var host = await DurableTestHost.StartAsync(redis.Server, log, prefix, configureDurable: d => d.PollInterval = TimeSpan.FromMilliseconds(50));
+
+        var told = await Task.WhenAll(Enumerable.Range(0, 100).Select(async n =>
+        {
+            try
+            {
+                await host.Producer.EnqueueAsync(new TestJob(n));
+                return true;
+            }
+            catch (JobRejectedException)
+            {
+                return false;
+            }
+        }));
+
+        // Every job a producer was told is stored runs once; none it was told is not stored runs at all.
+        await log.WaitUntilAsync(() => log.Completed >= told.Count(t => t), "the jobs told stored");
+        await Eventually.HoldsAsync(async () => (await db.StreamPendingAsync(DurableTestHost.StreamKey(prefix), "workers")).PendingMessageCount == 0, "every acknowledgement to land");
+        Assert.All(Enumerable.Range(0, 100), n => Assert.Equal(told[n] ? 1 : 0, log.CallsOf(n)));
+        Assert.All(told, Assert.True);
+        Assert.Equal(0, await db.SortedSetLengthAsync(DurableTestHost.DelayedKey(prefix)));
+        Assert.Equal("garbage", (string?)(await db.StreamRangeAsync(DurableTestHost.DeadKey(prefix))).Single()["p"]);
+    }
+
     private static int Count(List<JobRejectedException> refusals)
     {
         lock (refusals)
@@ -348,6 +449,80 @@ public sealed class DurableRoundTests(RedisServerFixture redis) : IClassFixture<
             return refusals.Count;
         }
     }
+
+    /// <summary>
+    /// A producing (not consuming) host whose store the test drives with specs of its choice, so that every stored job
+    /// stays in the stream (or the delayed set) for the test to compare with what each producer was told.
+    /// </summary>
+    private sealed class BatchHost : IAsyncDisposable
+    {
+        private readonly ConnectionMultiplexer _admin;
+
+        private BatchHost(DurableTestHost host, ConnectionMultiplexer admin)
+        {
+            Host = host;
+            _admin = admin;
+            Store = host.Services.GetRequiredService<DurableQueueRegistry>().Queues.Single().Store;
+        }
+
+        public DurableTestHost Host { get; }
+
+        public RedisStreamStore Store { get; }
+
+        public RedisStreamKeys Keys => Store.Keys;
+
+        public IDatabase Db => _admin.GetDatabase();
+
+        public static async Task<BatchHost> StartAsync(RedisServer redis)
+        {
+            var admin = await DurableTestHost.ConnectAsync(redis);
+            var host = await DurableTestHost.StartAsync(redis, new JobLog(), DurableTestHost.NewPrefix(), configureDurable: d => d.Consume = false);
+            return new BatchHost(host, admin);
+        }
+
+        /// <summary>Queues <paramref name="count"/> enqueues at once (payload <c>{"n":i}</c>), then waits for each one's outcome.</summary>
+        public async Task<EnqueueOutcome[]> EnqueueAsync(int count, Func<int, string> spec)
+        {
+            var pending = Enumerable.Range(0, count).Select(n => Store.EnqueueAsync(Payload(n), spec(n), CancellationToken.None).AsTask()).ToArray();
+            var outcomes = new EnqueueOutcome[count];
+            for (int n = 0; n < count; n++)
+            {
+                try
+                {
+                    outcomes[n] = new EnqueueOutcome(await pending[n].WaitAsync(TimeSpan.FromSeconds(30)), null);
+                }
+                catch (Exception ex) when (ex is not TimeoutException)
+                {
+                    outcomes[n] = new EnqueueOutcome(null, ex);
+                }
+            }
+
+            return outcomes;
+        }
+
+        /// <summary>Each producer told its job is stored has it in Redis (stream or delayed set); each told otherwise has not.</summary>
+        public async Task AssertToldWhatRedisHasAsync(EnqueueOutcome[] outcomes)
+        {
+            var stored = (await Db.StreamRangeAsync(Keys.Stream)).Select(e => (string)e["p"]!).ToList();
+            stored.AddRange((await Db.SortedSetRangeByRankAsync(Keys.Delayed)).Select(m => ((string)m!)[(((string)m!).IndexOf("|{", StringComparison.Ordinal) + 1)..]));
+            var wrong = Enumerable.Range(0, outcomes.Length)
+                .Where(n => (outcomes[n].Id is not null) != stored.Contains(Payload(n)))
+                .Select(n => $"{n}: told {(outcomes[n].Id is null ? "not stored (" + outcomes[n].Error!.Message + ")" : "stored")}, Redis {(stored.Contains(Payload(n)) ? "has it" : "has not")}")
+                .ToList();
+            Assert.True(wrong.Count == 0, $"{wrong.Count} producers were told otherwise than Redis has: {string.Join("; ", wrong.Take(5))}");
+        }
+
+        public async ValueTask DisposeAsync()
+        {
+            await Host.DisposeAsync();
+            await _admin.DisposeAsync();
+        }
+
+        private static string Payload(int n) => $"{{\"n\":{n}}}";
+    }
+
+    /// <summary>What one producer was told: the job's id, or the error.</summary>
+    private sealed record EnqueueOutcome(string? Id, Exception? Error);
 
     /// <summary>A host connected as a user whose permissions the test changes while it runs; its own key prefix.</summary>
     private sealed class AclHost : IAsyncDisposable

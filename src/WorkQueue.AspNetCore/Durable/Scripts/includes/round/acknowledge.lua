@@ -1,0 +1,134 @@
+-- acknowledge(releases, plains, acks): the round's acknowledgements. Reads three sections of ARGV: key releases
+-- { key, job id, stream id } of completed entries that hold a key; plain completed entries { stream id, enqueued at,
+-- started at } (their job id their stream id, attempt 1, no cancel); other completed entries { stream id, job id (''
+-- when the same), attempt, enqueued at, started at, '1' when a cancel reached it (else '') }; ARGV[1] the group,
+-- ARGV[2] the consumer, ARGV[7] the key retention, ARGV[8] the finished-job retention (0: no records); KEYS[1] the
+-- stream. Every element is read before the XACK: one that cannot be read (a malformed id or number) is left out, its
+-- position (plain ones first, then the others, from 1) listed in acknowledged.invalid; a release that cannot be
+-- read is skipped (the key is stale once its job is gone, and the next enqueue takes it). The valid ones are
+-- acknowledged in one XACK, all or none: acknowledged.applied tells which, as soon as it is known, so a fault after
+-- it still reports them applied. Returns Redis's refusal of the XACK, or false (acknowledged: what follows it is
+-- best effort).
+--- @include "../now"
+--- @include "../try"
+--- @include "../keys"
+--- @include "../records"
+--- @include "../trim"
+
+-- What the round's acknowledgement part did (read by round.lua, also after a fault).
+local acknowledged = { applied = false, invalid = {} }
+
+local function isStreamId(s) return string.match(s, '^%d+%-%d+$') ~= nil end
+local function isJobId(s) return string.match(s, '^s?%d+%-%d+$') ~= nil end
+local function isMs(s) return string.match(s, '^%d+$') ~= nil end
+local function isMsOrNone(s) return s == '' or isMs(s) end
+
+local function acknowledge(releases, plains, acks)
+  local plainAcks = plains.count
+  if plainAcks + acks.count == 0 then return false end
+  local retention, finished = tonumber(ARGV[7]), tonumber(ARGV[8])
+  -- One pass over the acknowledgements reads each and gathers the valid ones' ids, job ids, ARGV indexes and, with
+  -- records kept, their live record names: the plain ones first, then the others.
+  local done, jobs, names, from, plain, n = {}, {}, {}, {}, {}, 0
+  for k = 1, plainAcks do
+    local i = plains.first + 3 * (k - 1)
+    local id = ARGV[i]
+    if isStreamId(id) and isMs(ARGV[i + 1]) and isMsOrNone(ARGV[i + 2]) then
+      n = n + 1
+      done[n], jobs[n], from[n], plain[n] = id, id, i, true
+      if finished > 0 then names[n] = recNames .. id end
+    else
+      acknowledged.invalid[#acknowledged.invalid + 1] = k
+    end
+  end
+  for k = 1, acks.count do
+    local i = acks.first + 6 * (k - 1)
+    local id, job = ARGV[i], ARGV[i + 1]
+    if job == '' then job = id end
+    local cancel = ARGV[i + 5]
+    if isStreamId(id) and isJobId(job) and isMs(ARGV[i + 2]) and isMs(ARGV[i + 3]) and isMsOrNone(ARGV[i + 4]) and (cancel == '' or cancel == '1') then
+      n = n + 1
+      done[n], jobs[n], from[n], plain[n] = id, job, i, false
+      if finished > 0 then names[n] = recNames .. job end
+    else
+      acknowledged.invalid[#acknowledged.invalid + 1] = plainAcks + k
+    end
+  end
+  if n == 0 then return false end
+  local acked, err = try('XACK', KEYS[1], ARGV[1], unpack(done))
+  if err then return err end
+  acknowledged.applied = true
+  for k = 1, releases.count do
+    local i = releases.first + 3 * (k - 1)
+    local key, job, at = ARGV[i], ARGV[i + 1], ARGV[i + 2]
+    if key ~= '' and not string.find(key, '%c') and isJobId(job) and isStreamId(at) then releaseKey(key, job, at, retention) end
+  end
+  local stamp = string.format('%.0f', now)
+  -- An entry that was no longer pending was settled before: by this very acknowledgement sent again after a
+  -- lost reply, or elsewhere (reclaimed, then retried, dead-lettered, handed back, cancelled). Its job's fate
+  -- was written then, and its live record and location may be a later attempt's: left alone when the job has
+  -- ended or moved on. Only looked at when XACK counted fewer than it was given (rare).
+  local stale = {}
+  if type(acked) == 'number' and acked < n then
+    for k = 1, n do
+      local id, job = done[k], jobs[k]
+      local at = redis.pcall('GET', atName(job))
+      stale[k] = isEnded(recordOf(job)) or (type(at) == 'string' and at ~= id)
+    end
+  end
+  if finished > 0 then
+    -- One read of the round's live records (a retried, moved or cancel-asked job has one; most have none), then
+    -- one HSET and one ZADD for all: a live record's history and cancel flag are merged in and its string deleted.
+    local records, listed, merged, r = {}, {}, {}, 0
+    local old = redis.pcall('MGET', unpack(names))
+    if type(old) ~= 'table' or old.err then
+      old = {}
+      for k, name in ipairs(names) do old[k] = redis.pcall('GET', name) end
+    end
+    -- The parts every record of the round shares, joined once.
+    local ended, consumer = US .. stamp .. US, US .. ARGV[2] .. US
+    for k = 1, n do
+      local id, job, cancel, attempt, enq, started = done[k], jobs[k], '', '1'
+      local i = from[k]
+      if plain[k] then
+        enq, started = ARGV[i + 1], ARGV[i + 2]
+      else
+        attempt, enq, started, cancel = ARGV[i + 2], ARGV[i + 3], ARGV[i + 4], ARGV[i + 5]
+      end
+      if not stale[k] then
+        local prior = old[k]
+        if type(prior) == 'string' then
+          if cancel == '' and cancelOf(prior) == '1' then cancel = '1' end
+          merged[#merged + 1] = names[k]
+        else
+          prior = nil
+        end
+        local rec = 'S' .. US .. cancel .. ended .. attempt .. US .. enq .. consumer .. started .. US
+        if prior then rec = rec .. historyOf(prior) end
+        r = r + 2
+        records[r - 1] = job
+        records[r] = rec
+        listed[r - 1] = stamp
+        listed[r] = job
+        if job ~= id then redis.pcall('DEL', atName(job)) end
+      end
+    end
+    if r > 0 then
+      redis.pcall('HSET', endedRecords(), unpack(records))
+      redis.pcall('ZADD', endedName('S'), unpack(listed))
+    end
+    if #merged > 0 then redis.pcall('DEL', unpack(merged)) end
+  else
+    -- A plain acknowledgement (its job id its stream id, attempt 1, no cancel) has no live record to delete.
+    for k = 1, n do
+      local i = from[k]
+      local id, job, cancel = ARGV[i], jobs[k], ARGV[i + 5]
+      if not plain[k] and not stale[k] then
+        if job ~= id or ARGV[i + 2] ~= '1' or cancel == '1' then redis.pcall('DEL', recName(job)) end
+        if job ~= id then redis.pcall('DEL', atName(job)) end
+      end
+    end
+  end
+  trimSettled()
+  return false
+end
