@@ -198,11 +198,11 @@ internal sealed class ModelRun
         return $"enqueue by {instance}: {string.Join(", ", outcome)}{FetchNote(fetch, reply)}";
     }
 
-    private static string FetchNote(int fetch, RoundReply reply) =>
+    private static string FetchNote(int fetch, ModelRoundReply reply) =>
         fetch == 0 ? string.Empty : $"; fetched {reply.Fetched.Count} of {fetch}: [{string.Join(" ", reply.Fetched.Select(static e => e.JobId))}]";
 
     /// <summary>The enqueue part of a round, in order, as round.lua does it: the model's answer for each, checked against Redis's.</summary>
-    private List<string> ApplyEnqueues(List<(EnqueueItem Item, int N)> items, RoundReply reply)
+    private List<string> ApplyEnqueues(List<(EnqueueItem Item, int N)> items, ModelRoundReply reply)
     {
         Expect(reply.EnqueueError is null, $"the enqueue part failed: {reply.EnqueueError}");
         Expect(reply.Ids.Length == items.Count, $"{reply.Ids.Length} answers for {items.Count} enqueues");
@@ -345,7 +345,7 @@ internal sealed class ModelRun
     }
 
     /// <summary>The fetch part of a round: due delayed jobs promoted in order, then the read of the first undelivered ones.</summary>
-    private void ApplyFetch(ModelInstance instance, int fetch, RoundReply reply)
+    private void ApplyFetch(ModelInstance instance, int fetch, ModelRoundReply reply)
     {
         if (fetch == 0)
         {
@@ -440,6 +440,9 @@ internal sealed class ModelRun
         bool trim = _rng.Next(4) == 0;
         var reply = _d.Round(instance.Name, [], [.. acks.Select(static j => j.Held())], fetch, trim, Settings.MaxFinished);
         Expect(reply.AckError is null, $"the acknowledgement part failed: {reply.AckError}");
+        Expect(acks.Count == 0 || reply.AcksApplied, "the round says its acknowledgements were not applied");
+        Expect(reply.InvalidAcks == 0, $"the round left out {reply.InvalidAcks} acknowledgements as unreadable");
+        Expect(reply.TrimError is null, $"the trim part failed: {reply.TrimError}");
         foreach (var job in acks)
         {
             instance.Held.Remove(job);

@@ -13,7 +13,6 @@ namespace WorkQueue.AspNetCore.Tests.Durable.Model;
 /// </summary>
 internal sealed class ScriptDriver(IDatabase db, RedisStreamKeys keys, ModelSettings settings)
 {
-    private const int RoundHeader = 13;
     private long _rounds;
 
     public IDatabase Db => db;
@@ -27,60 +26,46 @@ internal sealed class ScriptDriver(IDatabase db, RedisStreamKeys keys, ModelSett
         (string)db.ScriptEvaluate(DurableScripts.CreateGroup, [keys.Stream, keys.Epoch], [RedisStreamKeys.Group, consumer])!;
 
     /// <summary>
-    /// round.lua with its read, as <c>SendRound</c>/<c>RunRound</c>/<c>RoundAndRead</c> send it: the enqueues, the
-    /// acknowledgements (plain ones in the short form) and, with <paramref name="fetch"/> above 0, the script and an
-    /// <c>XREADGROUP</c> in one <c>MULTI</c>/<c>EXEC</c>.
+    /// round.lua with its read, as <c>SendRound</c>/<c>RunRound</c>/<c>RoundAndRead</c> send it: the arguments built by the
+    /// store's own <see cref="RoundArguments"/> (the enqueues, the key releases, the acknowledgements, plain ones in the
+    /// short form), the reply read by its <see cref="RoundReply"/>, and with <paramref name="fetch"/> above 0 the script
+    /// and an <c>XREADGROUP</c> in one <c>MULTI</c>/<c>EXEC</c>.
     /// </summary>
-    public RoundReply Round(string consumer, IReadOnlyList<EnqueueItem> enqueues, IReadOnlyList<HeldEntry> acks, int fetch, bool trim, long maxFinished)
+    public ModelRoundReply Round(string consumer, IReadOnlyList<EnqueueItem> enqueues, IReadOnlyList<HeldEntry> acks, int fetch, bool trim, long maxFinished)
     {
         int count = enqueues.Count;
         bool plainEnqueues = count > 0 && enqueues.All(static e => e.Spec.Length == 0 && e.Key.Length == 0);
         int keyed = acks.Count(static a => a.Key is not null);
         var plainAck = acks.Select(static a => a.Attempt == 1 && !a.CancelRequested && a.JobId == a.StreamId).ToArray();
         int plain = plainAck.Count(static p => p);
-        var args = new List<RedisValue>
+        var args = new RoundArguments(count, plainEnqueues, keyed, plain, acks.Count - plain);
+        args.SetSettings(RedisStreamKeys.Group, consumer, (int)Math.Min(int.MaxValue, settings.Capacity), keys.NudgeName, fetch, 256, settings.KeyRetentionMs, settings.FinishedRetentionMs, (int)Math.Min(int.MaxValue, maxFinished), trim);
+        foreach (var e in enqueues)
         {
-            RedisStreamKeys.Group,
-            consumer,
-            settings.Capacity,
-            keys.NudgeName,
-            fetch,
-            256,
-            plainEnqueues ? -count : count,
-            plain == 0 ? keyed : string.Create(CultureInfo.InvariantCulture, $"{keyed}|{plain}"),
-            settings.KeyRetentionMs,
-            settings.FinishedRetentionMs,
-            maxFinished,
-            trim ? 1 : 0,
-            count == 0 ? RedisValue.EmptyString : string.Create(CultureInfo.InvariantCulture, $"{consumer}|{++_rounds}"),
-        };
-        args.AddRange(enqueues.Select(static e => (RedisValue)e.Payload));
-        if (!plainEnqueues)
-        {
-            args.AddRange(enqueues.Select(static e => (RedisValue)e.Spec));
-            args.AddRange(enqueues.Select(static e => (RedisValue)e.Key));
-        }
-
-        foreach (var a in acks.Where(static a => a.Key is not null))
-        {
-            args.AddRange([a.Key, a.JobId, a.StreamId]);
+            args.AddEnqueue(e.Payload, e.Spec, e.Key);
         }
 
         for (int i = 0; i < acks.Count; i++)
         {
+            var a = acks[i];
+            if (a.Key is not null)
+            {
+                args.AddRelease(a.Key, a.JobId, a.StreamId);
+            }
+
             if (plainAck[i])
             {
-                args.AddRange([acks[i].StreamId, acks[i].EnqueuedAt, StartedAt(acks[i])]);
+                args.AddPlainAck(a.StreamId, a.EnqueuedAt, StartedAt(a));
+            }
+            else
+            {
+                args.AddAck(a.StreamId, a.JobId, a.Attempt, a.EnqueuedAt, StartedAt(a), a.CancelRequested);
             }
         }
 
-        for (int i = 0; i < acks.Count; i++)
+        if (count > 0)
         {
-            if (!plainAck[i])
-            {
-                var a = acks[i];
-                args.AddRange([a.StreamId, a.JobId == a.StreamId ? RedisValue.EmptyString : a.JobId, a.Attempt, a.EnqueuedAt, StartedAt(a), a.CancelRequested ? "1" : RedisValue.EmptyString]);
-            }
+            args.NudgeTag = string.Create(CultureInfo.InvariantCulture, $"{consumer}|{++_rounds}");
         }
 
         RedisResult[] result;
@@ -88,7 +73,7 @@ internal sealed class ScriptDriver(IDatabase db, RedisStreamKeys keys, ModelSett
         if (fetch > 0)
         {
             var transaction = db.CreateTransaction();
-            var round = transaction.ScriptEvaluateAsync(DurableScripts.Round, RoundKeys, [.. args]);
+            var round = transaction.ScriptEvaluateAsync(DurableScripts.Round, RoundKeys, args.Values);
             var fetched = transaction.StreamReadGroupAsync(keys.Stream, RedisStreamKeys.Group, consumer, StreamPosition.NewMessages, fetch);
             if (!transaction.Execute())
             {
@@ -100,18 +85,22 @@ internal sealed class ScriptDriver(IDatabase db, RedisStreamKeys keys, ModelSett
         }
         else
         {
-            result = (RedisResult[])db.ScriptEvaluate(DurableScripts.Round, RoundKeys, [.. args])!;
+            result = (RedisResult[])db.ScriptEvaluate(DurableScripts.Round, RoundKeys, args.Values)!;
         }
 
-        return new RoundReply(
-            [.. ((RedisResult[])result[0]!).Select(static r => (string)r!)],
-            (string?)result[1],
-            (string?)result[2],
-            (long)result[3],
-            (long)result[4],
-            (string?)result[5],
-            (string?)result[6] ?? string.Empty,
-            (long)result[7],
+        var reply = new RoundReply(result);
+        return new ModelRoundReply(
+            [.. reply.EnqueueAnswers.Select(static r => (string)r!)],
+            reply.EnqueueError,
+            reply.AcksApplied,
+            reply.InvalidAcks.Length,
+            reply.AckError,
+            reply.NextDue.IsNull ? -1 : (long)reply.NextDue,
+            reply.TrimAgainMs,
+            reply.TrimError,
+            reply.FetchError,
+            reply.Epoch,
+            reply.RedisTimeMs,
             [.. read.Select(static e => DurableEntry.Parse(e, deliveries: 1))]);
     }
 
@@ -252,7 +241,8 @@ internal sealed record EnqueueItem(string Payload, string Spec, string Key);
 /// <summary>An entry an instance holds, with what the store's <see cref="DurableEntry"/> would carry.</summary>
 internal sealed record HeldEntry(string StreamId, string JobId, string Payload, int Attempt, long EnqueuedAt, string? Key, string Epoch, bool Vanished, bool CancelRequested, long StartedAt);
 
-internal sealed record RoundReply(string[] Ids, string? EnqueueError, string? AckError, long NextDue, long TrimAgain, string? FetchError, string Epoch, long Now, List<DurableEntry> Fetched);
+/// <summary>What the model reads of a round's reply (<see cref="RoundReply"/>) and of its read.</summary>
+internal sealed record ModelRoundReply(string[] Ids, string? EnqueueError, bool AcksApplied, int InvalidAcks, string? AckError, long NextDue, long TrimAgain, string? TrimError, string? FetchError, string Epoch, long Now, List<DurableEntry> Fetched);
 
 internal sealed record ReclaimReply(string Cursor, List<DurableEntry> Claimed, long EndedAny, string Epoch);
 
