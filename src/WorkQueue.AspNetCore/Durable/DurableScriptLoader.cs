@@ -16,14 +16,20 @@ internal static class DurableScriptLoader
 
     /// <summary>Loads script <paramref name="name"/> (<c>Durable/Scripts/{name}.lua</c>) with its includes expanded.</summary>
     /// <exception cref="InvalidOperationException">The script, or a file it includes, is not in the assembly.</exception>
-    public static string Load(string name)
+    public static string Load(string name) => Load(name, new HashSet<string>(StringComparer.Ordinal));
+
+    /// <summary>
+    /// Loads script <paramref name="name"/> with its includes expanded, adding to <paramref name="files"/> the resource
+    /// name of each file it is made of (the script's own first).
+    /// </summary>
+    public static string Load(string name, ISet<string> files)
     {
         var text = new StringBuilder();
-        Expand(Root + name + ".lua", text, new HashSet<string>(StringComparer.Ordinal));
+        Expand(Root + name + ".lua", text, files);
         return text.ToString();
     }
 
-    private static void Expand(string path, StringBuilder text, HashSet<string> included)
+    private static void Expand(string path, StringBuilder text, ISet<string> included)
     {
         if (!included.Add(path))
         {

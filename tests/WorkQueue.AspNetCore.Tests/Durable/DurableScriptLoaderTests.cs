@@ -61,13 +61,17 @@ public sealed class DurableScriptLoaderTests(RedisServerFixture redis) : IClassF
     public void Include_EveryFile_IsHeadedAndUsed()
     {
         var includes = Resources().Where(r => r.StartsWith(Root + "includes/", StringComparison.Ordinal)).ToList();
-        var everything = string.Concat(Resources().Select(Read));
+        var used = new HashSet<string>(StringComparer.Ordinal);
+        foreach (var row in Scripts())
+        {
+            DurableScriptLoader.Load(row.Data, used);
+        }
 
         Assert.NotEmpty(includes);
         foreach (var include in includes)
         {
             Assert.NotEqual("", Header(include));
-            Assert.Contains($"@include \"{include[(Root.Length + "includes/".Length)..^".lua".Length]}\"", everything.Replace("@include \"includes/", "@include \"", StringComparison.Ordinal));
+            Assert.Contains(include, used);
         }
     }
 
