@@ -72,9 +72,9 @@ end
 -- Completed and acknowledged, waiting for the trim: not queued (its key is the completed job's, kept for its retention).
 if settled(where) then return { 0 } end
 -- Queued, ahead of the group: no consumer holds it, so it cannot be acknowledged, and a tombstone at or ahead of
--- the group's position costs the group its lag (see Unsettled). The stream's counters are set back as if the
+-- the group's position costs the group its lag (see includes/unfinished.lua). The stream's counters are set back as if the
 -- entry had never been added: one entry fewer added, and the deleted id from before (0-1 for none: 0-0 cannot
--- be set). Nothing reads the deleted id of an entry no consumer was given (see Vanished).
+-- be set). Nothing reads the deleted id of an entry no consumer was given (see includes/vanished.lua).
 local okInfo, info = pcall(redis.call, 'XINFO', 'STREAM', KEYS[1])
 redis.call('XDEL', KEYS[1], where)
 if okInfo then

@@ -33,7 +33,7 @@
 --   grow with history;
 -- * when asked, the trim of the ended-job lists (includes/round/trimEnded.lua): each list's oldest members, ended
 --   before the retention or beyond the count cap, their records with them, and a sweep of 128 fields of the ended
---   hash for records older than the retention that no list holds (see the remarks);
+--   hash for records older than the retention that no list holds (see DurableScripts.cs and docs/durable.md, In Redis);
 -- * the fetch, when asked (includes/round/promote.lua): moves due retries and scheduled jobs to the stream (their
 --   keys with them) and answers the epoch the entries are read under (see epoch.lua). The read itself (XREADGROUP)
 --   is the next command of the same MULTI/EXEC (see RedisStreamStore.Round.cs): as atomic as reading here, and its

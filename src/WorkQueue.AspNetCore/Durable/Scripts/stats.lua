@@ -24,6 +24,6 @@ if p then
     end
   end
 end
--- Settled entries wait for the trim (see Trim): the stream's unsettled entries are pending + lag, when known.
+-- Settled entries wait for the trim (see includes/trim.lua): the stream's unsettled entries are pending + lag, when known.
 if lag >= 0 then length = pending + lag end
 return { length, delayed - scheduled, dead, pending, lag, consumers, scheduled }

@@ -1,5 +1,5 @@
 -- KEYS: stream, delayed, scheduled. ARGV: group, job id. Returns where a job is, without writing anything: { 'E',
--- record } ended (see the remarks: in the ended hash, or a record string the previous version wrote); { 'S', record
+-- record } ended (in the ended hash, or a record string the previous version wrote); { 'S', record
 -- or '', due, attempt, enqueued at } scheduled; { 'R', record or '', due, attempt, enqueued at } waiting for a
 -- retry; { 'P', record or '', stream id, fields, consumer, ms since its consumer last claimed it, deliveries }
 -- delivered to a consumer; { 'Q', record or '', stream id, fields } queued; { '' } unknown (or ended longer ago than

@@ -18,7 +18,7 @@ local function holderOf(name)
 end
 -- Whether the job a key names still waits or runs where the key says. A key whose job is gone by other means
 -- than these scripts (an entry deleted by hand) is stale, and the next enqueue with it takes it. A settled entry
--- waiting in the stream for the trim (see Trim) would read as there, but names no key: each script that settles
+-- waiting in the stream for the trim (see includes/trim.lua) would read as there, but names no key: each script that settles
 -- an entry moves or frees its key in the same step (only a key set by hand can name one; the trim frees it). Among many
 -- members due in the same millisecond it reads 64 and, not finding the job, counts it as there: such a key is
 -- freed once they come due.

@@ -1,4 +1,4 @@
--- The helpers of job records (KEYS[1] is the queue's stream; see the remarks): recName(job), atName(job),
+-- The helpers of job records (KEYS[1] is the queue's stream; see DurableScripts.cs and docs/durable.md, In Redis): recName(job), atName(job),
 -- endedName(state), endedRecords() (the hash of ended records), recordOf(job) (the ended record, else the live one;
 -- nil when none), historyOf(rec), cancelOf(rec), isEnded(rec), header(...), endRecord(job, id, state, rec, at,
 -- retention) and delayedMember(job, score) (KEYS[2] is the delayed set).

@@ -37,7 +37,7 @@ local function vanished(id, epochKey, epoch)
   end
   if not deleted then return false end
   if not before(deleted, id) then return false end
-  -- Trimmed rather than deleted (see Trim): delivered to the group, and below the stream's first entry.
+  -- Trimmed rather than deleted (see includes/trim.lua): delivered to the group, and below the stream's first entry.
   if length == 0 or (type(first) == 'table' and before(id, first[1])) then
     local _, last = groupState()
     if last and not before(last, id) then return false end

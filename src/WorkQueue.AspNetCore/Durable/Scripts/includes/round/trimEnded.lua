@@ -1,4 +1,4 @@
--- trimEnded(): trims the ended-job lists and sweeps the ended hash (see the remarks of DurableScripts.cs). Reads
+-- trimEnded(): trims the ended-job lists and sweeps the ended hash (see DurableScripts.cs and docs/durable.md, In Redis). Reads
 -- ARGV[8] the finished-job retention (ms) and ARGV[9] the finished-job count cap; KEYS[1] the stream (the lists'
 -- names are built from it). Returns the ms until the lists next need a trim: 0 when it dropped members (there may
 -- be more), else until the oldest member passes the retention, -1 when every list is empty.
