@@ -195,12 +195,14 @@ internal static class AdminEndpoints
     /// <summary>The most dead letters one bulk call acts on.</summary>
     internal const int MaxBulkDeadLetters = 1_000;
 
-    public static Task<Results<Ok<DeadLetterBatchState>, ValidationProblem, ProblemHttpResult>> RequeueDeadLetters(string queue, DeadLetterBatchRequest? body, IWorkQueueProvider queues, HttpContext http) =>
-        ActOnDeadLettersAsync(queue, body, queues, http, "requeue", async (store, id) =>
+    // The body is read by the handler, not bound: a [FromBody] parameter makes routing answer 415 for another content
+    // type before the endpoint's access checks run (its inferred IAcceptsMetadata), and binding parses the body first.
+    public static Task<Results<Ok<DeadLetterBatchState>, ValidationProblem, ProblemHttpResult>> RequeueDeadLetters(string queue, IWorkQueueProvider queues, HttpContext http) =>
+        ActOnDeadLettersAsync(queue, queues, http, "requeue", async (store, id) =>
             await store.RequeueDeadLetterAsync(id).ConfigureAwait(false) is { } newId ? new DeadLetterBatchItem(id, "requeued", newId) : new DeadLetterBatchItem(id, "not-found", null));
 
-    public static Task<Results<Ok<DeadLetterBatchState>, ValidationProblem, ProblemHttpResult>> DeleteDeadLetters(string queue, DeadLetterBatchRequest? body, IWorkQueueProvider queues, HttpContext http) =>
-        ActOnDeadLettersAsync(queue, body, queues, http, "delete", async (store, id) =>
+    public static Task<Results<Ok<DeadLetterBatchState>, ValidationProblem, ProblemHttpResult>> DeleteDeadLetters(string queue, IWorkQueueProvider queues, HttpContext http) =>
+        ActOnDeadLettersAsync(queue, queues, http, "delete", async (store, id) =>
             new DeadLetterBatchItem(id, await store.DeleteDeadLetterAsync(id).ConfigureAwait(false) ? "deleted" : "not-found", null));
 
     /// <summary>
@@ -209,25 +211,43 @@ internal static class AdminEndpoints
     /// on; a Redis failure midway answers 503 with what was done so far in the problem's <c>done</c>.
     /// </summary>
     private static async Task<Results<Ok<DeadLetterBatchState>, ValidationProblem, ProblemHttpResult>> ActOnDeadLettersAsync(
-        string queue, DeadLetterBatchRequest? body, IWorkQueueProvider queues, HttpContext http, string action, Func<RedisStreamStore, string, Task<DeadLetterBatchItem>> act)
+        string queue, IWorkQueueProvider queues, HttpContext http, string action, Func<RedisStreamStore, string, Task<DeadLetterBatchItem>> act)
     {
         if (FindDurableStore(queue, queues, http, out string name, out var store) is { } problem)
         {
             return problem;
         }
 
-        string[] ids = body?.Ids ?? [];
-        if (ids.Length == 0 || ids.Length > MaxBulkDeadLetters)
+        JsonElement body;
+        try
         {
-            return Invalid("ids", $"\"ids\" must list 1 to {MaxBulkDeadLetters} dead-letter ids; it listed {ids.Length}.");
+            using var document = await JsonDocument.ParseAsync(http.Request.Body, default, http.RequestAborted).ConfigureAwait(false);
+            body = document.RootElement.Clone();
+        }
+        catch (JsonException ex)
+        {
+            return Invalid("body", $"The body is not valid JSON: {ex.Message}");
         }
 
-        int badAt = Array.FindIndex(ids, id => id is null || !IsStreamId(id));
+        if (body.ValueKind != JsonValueKind.Object)
+        {
+            return Invalid("body", "The body must be a JSON object: {\"ids\": [\"1732500000000-0\", ...]}.");
+        }
+
+        JsonElement[] items = TryGetProperty(body, "ids", out var list) && list.ValueKind == JsonValueKind.Array ? [.. list.EnumerateArray()] : [];
+        if (items.Length == 0 || items.Length > MaxBulkDeadLetters)
+        {
+            return Invalid("ids", $"\"ids\" must list 1 to {MaxBulkDeadLetters} dead-letter ids; it listed {items.Length}.");
+        }
+
+        int badAt = Array.FindIndex(items, id => id.ValueKind != JsonValueKind.String || !IsStreamId(id.GetString()!));
         if (badAt >= 0)
         {
-            return Invalid("ids", $"\"ids\" must hold dead-letter ids such as 1732500000000-0; '{ids[badAt] ?? "null"}' is not one.");
+            string sent = items[badAt].ValueKind == JsonValueKind.String ? items[badAt].GetString()! : items[badAt].GetRawText();
+            return Invalid("ids", $"\"ids\" must hold dead-letter ids such as 1732500000000-0; '{sent}' is not one.");
         }
 
+        string[] ids = [.. items.Select(id => id.GetString()!)];
         var results = new List<DeadLetterBatchItem>(ids.Length);
         try
         {

@@ -254,9 +254,6 @@ internal sealed record DurableDeadLetterState(
 
 internal sealed record RequeuedState(string Queue, string DeadLetterId, string NewId);
 
-/// <summary>The body of a bulk dead-letter call: the dead letters to act on.</summary>
-internal sealed record DeadLetterBatchRequest(string[]? Ids);
-
 /// <summary>One dead letter of a bulk call: <c>requeued</c> (with the new job's id), <c>deleted</c> or <c>not-found</c>.</summary>
 internal sealed record DeadLetterBatchItem(string DeadLetterId, string Outcome, string? NewId);
 

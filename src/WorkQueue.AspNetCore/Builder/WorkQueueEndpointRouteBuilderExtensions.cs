@@ -39,7 +39,8 @@ public static partial class WorkQueueEndpointRouteBuilderExtensions
     /// <c>.RequireAuthorization(...)</c> on the returned builder), the endpoints answer direct loopback clients only and
     /// refuse others with 403, including loopback requests that carry forwarding headers (<c>X-Forwarded-For</c>,
     /// <c>Forwarded</c>, ...). Behind a reverse proxy on the same host, only an authorization policy protects them; a
-    /// warning is logged at startup when forwarded-headers handling is on and no policy is required.
+    /// warning is logged at startup when forwarded-headers handling is on and no policy is required. The check runs before a
+    /// route binds or reads anything: a refused client gets 403 whatever its body.
     /// </para>
     /// <para>
     /// The state-changing calls (<c>PUT .../workers</c>, <c>POST .../pause</c>, <c>POST .../resume</c>, requeue, delete and job cancel) need
@@ -76,7 +77,7 @@ public static partial class WorkQueueEndpointRouteBuilderExtensions
         }
 
         var group = endpoints.MapGroup(prefix).WithTags("WorkQueue").WithMetadata(new AdminEndpointMetadata(prefix, options.ShowPayloads, options.MaxPayloadLength));
-        group.AddEndpointFilter(LoopbackOnlyFilter.InvokeAsync);
+        AdminRequestGate.Add(group, LoopbackOnlyFilter.FindRefusal);
         group.MapGet("/", AdminEndpoints.GetAll);
         group.MapGet("/history", AdminEndpoints.GetHistory);
         group.MapGet("/recurring", AdminEndpoints.GetRecurring);

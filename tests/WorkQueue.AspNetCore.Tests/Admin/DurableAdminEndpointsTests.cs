@@ -213,7 +213,10 @@ public sealed class DurableAdminEndpointsTests(RedisServerFixture redis) : IClas
     [InlineData("""{"ids":["not-an-id"]}""", "ids")]
     [InlineData("""{"ids":["1-0",null]}""", "ids")]
     [InlineData("TOO_MANY", "ids")]
-    public async Task BulkDeadLetters_BadIds_400NamingIds(string body, string field)
+    [InlineData("""{"ids":[5]}""", "ids")]
+    [InlineData("{not json", "body")]
+    [InlineData("""["1-0"]""", "body")]
+    public async Task BulkDeadLetters_BadBody_400NamingTheField(string body, string field)
     {
         await using var app = await StartAsync(new JobLog());
         if (body == "TOO_MANY")
