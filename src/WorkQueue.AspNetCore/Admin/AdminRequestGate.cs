@@ -4,8 +4,8 @@ using Microsoft.AspNetCore.Http;
 namespace WorkQueue.AspNetCore.Admin;
 
 /// <summary>
-/// Puts an access check in front of every endpoint of a group, so that a request is refused before anything of it is
-/// bound or read.
+/// Puts an access check in front of endpoints (one, or every endpoint of a group), so that a request is refused before
+/// anything of it is bound or read.
 /// </summary>
 /// <remarks>
 /// An endpoint filter is not early enough: it runs inside the request delegate that <c>RequestDelegateFactory</c>
@@ -18,11 +18,11 @@ namespace WorkQueue.AspNetCore.Admin;
 /// </remarks>
 internal static class AdminRequestGate
 {
-    /// <summary>Refuses, with 403 and a problem saying why, every request of the group's endpoints for which <paramref name="findRefusal"/> gives a reason.</summary>
-    /// <param name="group">The endpoints' group.</param>
+    /// <summary>Refuses, with 403 and a problem saying why, every request to <paramref name="endpoints"/> for which <paramref name="findRefusal"/> gives a reason.</summary>
+    /// <param name="endpoints">The endpoint, or the group of endpoints, to guard.</param>
     /// <param name="findRefusal">Gives why a request must be refused, or <see langword="null"/> to let it through. It must not read the body.</param>
-    public static void Add(IEndpointConventionBuilder group, Func<HttpContext, string?> findRefusal) =>
-        group.Add(endpoint =>
+    public static void Add(IEndpointConventionBuilder endpoints, Func<HttpContext, string?> findRefusal) =>
+        endpoints.Add(endpoint =>
         {
             var next = endpoint.RequestDelegate
                 ?? throw new InvalidOperationException($"The endpoint '{endpoint.DisplayName}' has no request delegate to guard.");

@@ -43,6 +43,12 @@ public static partial class WorkQueueEndpointRouteBuilderExtensions
     /// route binds or reads anything: a refused client gets 403 whatever its body.
     /// </para>
     /// <para>
+    /// With or without a policy, every route refuses with 403 what a browser sends for a page of another origin, reads
+    /// included: a request whose <c>Sec-Fetch-Site</c> is not <c>same-origin</c> or <c>none</c> (<c>same-site</c>
+    /// included: a sibling subdomain or another port is another origin). A request without the header (not from a
+    /// browser) is left to the other checks.
+    /// </para>
+    /// <para>
     /// The state-changing calls (<c>PUT .../workers</c>, <c>POST .../pause</c>, <c>POST .../resume</c>, requeue, delete and job cancel) need
     /// <c>Content-Type: application/json</c> (415 otherwise; pause and resume take an empty body or <c>{}</c>), so that a
     /// cross-site form or image cannot make them.
@@ -77,7 +83,7 @@ public static partial class WorkQueueEndpointRouteBuilderExtensions
         }
 
         var group = endpoints.MapGroup(prefix).WithTags("WorkQueue").WithMetadata(new AdminEndpointMetadata(prefix, options.ShowPayloads, options.MaxPayloadLength));
-        AdminRequestGate.Add(group, LoopbackOnlyFilter.FindRefusal);
+        AdminRequestGate.Add(group, static http => CrossSiteCheck.FindRefusal(http) ?? LoopbackOnlyFilter.FindRefusal(http));
         group.MapGet("/", AdminEndpoints.GetAll);
         group.MapGet("/history", AdminEndpoints.GetHistory);
         group.MapGet("/recurring", AdminEndpoints.GetRecurring);
