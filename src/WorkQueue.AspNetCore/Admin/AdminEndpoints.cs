@@ -150,7 +150,7 @@ internal static class AdminEndpoints
             }
             catch (Exception ex) when (ex is StackExchange.Redis.RedisException or TimeoutException)
             {
-                return RedisUnavailable(q.Name, ex);
+                return AdminRedisFailures.Problem(http, q.Name, ex);
             }
         }
 
@@ -171,7 +171,7 @@ internal static class AdminEndpoints
         }
         catch (Exception ex) when (ex is StackExchange.Redis.RedisException or TimeoutException)
         {
-            return RedisUnavailable(name, ex);
+            return AdminRedisFailures.Problem(http, name, ex);
         }
     }
 
@@ -188,7 +188,7 @@ internal static class AdminEndpoints
         }
         catch (Exception ex) when (ex is StackExchange.Redis.RedisException or TimeoutException)
         {
-            return RedisUnavailable(name, ex);
+            return AdminRedisFailures.Problem(http, name, ex);
         }
     }
 
@@ -208,7 +208,8 @@ internal static class AdminEndpoints
     /// <summary>
     /// Requeues or deletes up to <see cref="MaxBulkDeadLetters"/> dead letters of a durable queue, one by one (each its
     /// own atomic step, as the single routes), and answers each one's outcome. Every id is checked before any is acted
-    /// on; a Redis failure midway answers 503 with what was done so far in the problem's <c>done</c>.
+    /// on; a Redis failure midway answers 503 (or 500, see <see cref="AdminRedisFailures"/>) with what was done so far in
+    /// the problem's <c>done</c>.
     /// </summary>
     private static async Task<Results<Ok<DeadLetterBatchState>, ValidationProblem, ProblemHttpResult>> ActOnDeadLettersAsync(
         string queue, IWorkQueueProvider queues, HttpContext http, string action, Func<RedisStreamStore, string, Task<DeadLetterBatchItem>> act)
@@ -258,11 +259,12 @@ internal static class AdminEndpoints
         }
         catch (Exception ex) when (ex is StackExchange.Redis.RedisException or TimeoutException)
         {
-            return TypedResults.Problem(
-                statusCode: StatusCodes.Status503ServiceUnavailable,
-                title: "Redis unavailable",
-                detail: $"Durable queue '{name}': Redis failed after {results.Count} of the dead letters ({ex.Message}); 'done' lists those; retry the rest.",
-                extensions: new Dictionary<string, object?> { ["done"] = results });
+            return AdminRedisFailures.Problem(
+                http,
+                name,
+                ex,
+                $"It failed after {results.Count} of the dead letters; 'done' lists those; retry the rest.",
+                new Dictionary<string, object?> { ["done"] = results });
         }
 
         return TypedResults.Ok(new DeadLetterBatchState(name, action, results.Count(r => r.Outcome != "not-found"), results.Count(r => r.Outcome == "not-found"), [.. results]));
@@ -294,14 +296,14 @@ internal static class AdminEndpoints
             }
             catch (Exception ex) when (ex is StackExchange.Redis.RedisException or TimeoutException)
             {
-                return RedisUnavailable(q.Name, ex);
+                return AdminRedisFailures.Problem(http, q.Name, ex);
             }
         }
 
         return TypedResults.Ok(q.GetScheduledJobs(count).Select(AdminResponses.FromScheduled).ToArray());
     }
 
-    public static async Task<Results<NoContent, ProblemHttpResult>> CancelScheduled(string queue, string id, IWorkQueueProvider queues, HttpContext http)
+    public static async Task<Results<NoContent, ValidationProblem, ProblemHttpResult>> CancelScheduled(string queue, string id, IWorkQueueProvider queues, HttpContext http)
     {
         if (!queues.TryGetControl(queue, out var q))
         {
@@ -311,18 +313,27 @@ internal static class AdminEndpoints
         bool cancelled;
         if (FindDurable(http, q.Name) is { } durable)
         {
+            if (!StreamIdGrammar.IsJobId(id))
+            {
+                return InvalidDurableJobId(id);
+            }
+
             try
             {
                 cancelled = await durable.Store.CancelScheduledAsync(id).ConfigureAwait(false);
             }
             catch (Exception ex) when (ex is StackExchange.Redis.RedisException or TimeoutException)
             {
-                return RedisUnavailable(q.Name, ex);
+                return AdminRedisFailures.Problem(http, q.Name, ex);
             }
+        }
+        else if (long.TryParse(id, NumberStyles.None, CultureInfo.InvariantCulture, out long jobId))
+        {
+            cancelled = queues.GetQueue(q.Name).CancelScheduled(jobId);
         }
         else
         {
-            cancelled = long.TryParse(id, NumberStyles.None, CultureInfo.InvariantCulture, out long jobId) && queues.GetQueue(q.Name).CancelScheduled(jobId);
+            return InvalidJobId(id);
         }
 
         return cancelled
@@ -339,7 +350,7 @@ internal static class AdminEndpoints
 
         if (durable is not null)
         {
-            if (!RedisStreamStore.IsJobId(id))
+            if (!StreamIdGrammar.IsJobId(id))
             {
                 return InvalidDurableJobId(id);
             }
@@ -352,7 +363,7 @@ internal static class AdminEndpoints
             }
             catch (Exception ex) when (ex is StackExchange.Redis.RedisException or TimeoutException)
             {
-                return RedisUnavailable(q!.Name, ex);
+                return AdminRedisFailures.Problem(http, q!.Name, ex);
             }
         }
 
@@ -408,7 +419,7 @@ internal static class AdminEndpoints
         string? cursor = Text(request["cursor"]);
         if (FindDurable(http, q.Name) is { } durable)
         {
-            return await FindDurableJobsAsync(q.Name, durable.Store, states, type, error, cursor, limit).ConfigureAwait(false);
+            return await FindDurableJobsAsync(q.Name, durable.Store, states, type, error, cursor, limit, http).ConfigureAwait(false);
         }
 
         var query = new JobQuery { States = states, NameContains = type, ErrorContains = error, Cursor = cursor, Limit = limit };
@@ -447,7 +458,7 @@ internal static class AdminEndpoints
 
         if (durable is not null)
         {
-            return await CancelDurableJobAsync(q!.Name, id, durable).ConfigureAwait(false);
+            return await CancelDurableJobAsync(q!.Name, id, durable, http).ConfigureAwait(false);
         }
 
         if (jobId < 0)
@@ -473,9 +484,9 @@ internal static class AdminEndpoints
     /// 200 <c>canceled</c> or <c>cancelRequested</c> (with the consumer that holds it), 409 when it had already ended, 404
     /// when Redis knows no such job, 503 when Redis cannot be reached.
     /// </summary>
-    private static async Task<Results<Ok<JobCancelState>, Ok<DurableJobCancelState>, ValidationProblem, ProblemHttpResult>> CancelDurableJobAsync(string queue, string id, RedisStreamStore store)
+    private static async Task<Results<Ok<JobCancelState>, Ok<DurableJobCancelState>, ValidationProblem, ProblemHttpResult>> CancelDurableJobAsync(string queue, string id, RedisStreamStore store, HttpContext http)
     {
-        if (!RedisStreamStore.IsJobId(id))
+        if (!StreamIdGrammar.IsJobId(id))
         {
             return InvalidDurableJobId(id);
         }
@@ -487,7 +498,7 @@ internal static class AdminEndpoints
         }
         catch (Exception ex) when (ex is StackExchange.Redis.RedisException or TimeoutException)
         {
-            return RedisUnavailable(queue, ex);
+            return AdminRedisFailures.Problem(http, queue, ex);
         }
 
         string handler = store.JobType.HandlerName;
@@ -524,6 +535,11 @@ internal static class AdminEndpoints
             return await jobs.TriggerNowAsync(id, http.RequestAborted).ConfigureAwait(false) is { } jobId
                 ? TypedResults.Ok(new TriggeredState(jobs.Find(id)?.Id ?? id, jobId))
                 : UnknownRecurring(id);
+        }
+        catch (JobRejectedException ex) when (ex.Reason == RejectionReason.StoreUnavailable)
+        {
+            // A durable queue's rejection quotes Redis's error: logged, not answered.
+            return AdminRedisFailures.StoreUnavailable(http, ex, "The occurrence was not enqueued.");
         }
         catch (JobRejectedException ex)
         {
@@ -593,16 +609,9 @@ internal static class AdminEndpoints
     /// <summary>
     /// Whether <paramref name="id"/> is a complete stream id (<c>ms-seq</c>), as the dead-letter list gives them. Redis
     /// reads anything else differently per command: <c>1712345678901</c> is a range in XRANGE and <c>1712345678901-0</c>
-    /// in XDEL (so a requeue could run one entry and delete another), and a malformed id is a server error, which must not
-    /// read as Redis being unavailable.
+    /// in XDEL (so a requeue could run one entry and delete another), and a malformed id is a server error.
     /// </summary>
-    private static bool IsStreamId(string id)
-    {
-        int dash = id.IndexOf('-', StringComparison.Ordinal);
-        return dash > 0
-            && ulong.TryParse(id.AsSpan(0, dash), NumberStyles.None, CultureInfo.InvariantCulture, out _)
-            && ulong.TryParse(id.AsSpan(dash + 1), NumberStyles.None, CultureInfo.InvariantCulture, out _);
-    }
+    private static bool IsStreamId(string id) => StreamIdGrammar.IsStreamId(id);
 
     private static ValidationProblem Invalid(string field, string message) =>
         TypedResults.ValidationProblem(
@@ -683,7 +692,7 @@ internal static class AdminEndpoints
     /// most <see cref="DurableSearchScanLimit"/> entries per page. 400 for a bad cursor, 503 when Redis cannot be reached.
     /// </summary>
     private static async Task<Results<Ok<JobPageState>, Ok<DurableJobPageState>, ValidationProblem, ProblemHttpResult>> FindDurableJobsAsync(
-        string queue, RedisStreamStore store, List<JobState> states, string? type, string? error, string? cursor, int limit)
+        string queue, RedisStreamStore store, List<JobState> states, string? type, string? error, string? cursor, int limit, HttpContext http)
     {
         if (cursor is not null && !RedisStreamStore.IsSearchCursor(cursor))
         {
@@ -703,7 +712,7 @@ internal static class AdminEndpoints
         }
         catch (Exception ex) when (ex is StackExchange.Redis.RedisException or TimeoutException)
         {
-            return RedisUnavailable(queue, ex);
+            return AdminRedisFailures.Problem(http, queue, ex);
         }
     }
 
@@ -714,7 +723,7 @@ internal static class AdminEndpoints
         http.GetEndpoint()?.Metadata.GetMetadata<AdminEndpointMetadata>();
 
     private static ValidationProblem InvalidDurableJobId(string id) =>
-        Invalid("id", $"\"id\" must be a durable job id (such as 1732500000000-0, or s1732500000000-1 for a scheduled job, as EnqueueAsync and ScheduleAsync return it); it was '{id}'.");
+        Invalid("id", $"\"id\" must be a durable job id (such as 1732500000000-0, or s1732500000000-1 for a scheduled job, as EnqueueAsync and ScheduleAsync return it: two whole numbers from 0 to 18446744073709551615 without leading zeros); it was '{id}'.");
 
     private static ValidationProblem InvalidJobId(string id) =>
         Invalid("id", $"\"id\" must be a job id (a whole number from 0, as EnqueueResult.JobId and Schedule return it); it was '{id}'.");
@@ -743,9 +752,6 @@ internal static class AdminEndpoints
 
     private static ProblemHttpResult UnknownDeadLetter(string queue, string id) =>
         TypedResults.Problem(statusCode: StatusCodes.Status404NotFound, title: "Unknown dead letter", detail: $"Durable queue '{queue}' has no dead letter '{id}'.");
-
-    private static ProblemHttpResult RedisUnavailable(string queue, Exception ex) =>
-        TypedResults.Problem(statusCode: StatusCodes.Status503ServiceUnavailable, title: "Redis unavailable", detail: $"Durable queue '{queue}': {ex.Message}");
 
     private static ProblemHttpResult UnknownQueue(string queue) =>
         TypedResults.Problem(statusCode: StatusCodes.Status404NotFound, title: "Unknown queue", detail: $"No WorkQueue queue is named '{queue}'.");

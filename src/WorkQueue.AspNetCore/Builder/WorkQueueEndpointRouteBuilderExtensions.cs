@@ -27,7 +27,7 @@ public static partial class WorkQueueEndpointRouteBuilderExtensions
     /// <c>attempts</c> (see <c>IDurableQueue.GetJobAsync</c>), and <c>DELETE {prefix}/{queue}/jobs/{id}</c> cancels it:
     /// 200 with <c>{"outcome":"canceled"|"cancelRequested","job":...}</c>, 409 when it had already ended (the problem's
     /// <c>job</c> says how), 404 for an unknown queue or job, 400 naming <c>id</c> for a malformed id, 503 when a durable
-    /// queue's Redis cannot be reached.
+    /// queue's Redis cannot be reached (500 when it refuses a call; neither quotes Redis's error, which is logged).
     /// <c>GET {prefix}/{queue}/jobs?state=&amp;type=&amp;error=&amp;cursor=&amp;limit=</c> searches an in-memory queue's
     /// tracked jobs (see <c>IWorkQueueControl.FindJobs</c>): <c>{"jobs":[...],"next":cursor|null,"scanned":n}</c>, 400 naming
     /// the field for a bad state, limit or cursor, 501 for a durable queue. Payloads are left out unless
