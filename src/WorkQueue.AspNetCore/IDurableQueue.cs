@@ -117,7 +117,7 @@ public interface IDurableQueue<in TPayload>
     /// <param name="jobId">The id <c>ScheduleAsync</c> returned.</param>
     /// <param name="cancellationToken">Cancels the wait for Redis's answer (the cancel may still happen).</param>
     /// <returns><see langword="true"/> if the job was waiting and is now removed; <see langword="false"/> if no such job waits (unknown, already due, or cancelled).</returns>
-    /// <exception cref="ArgumentException"><paramref name="jobId"/> is empty.</exception>
+    /// <exception cref="ArgumentException"><paramref name="jobId"/> is empty or not a durable job id (<c>{ms}-{seq}</c> or <c>s{ms}-{n}</c>, each number from 0 to 2^64-1 as Redis writes it, without leading zeros).</exception>
     /// <exception cref="JobRejectedException">Redis could not be reached (<see cref="RejectionReason.StoreUnavailable"/>).</exception>
     ValueTask<bool> CancelScheduledAsync(string jobId, CancellationToken cancellationToken = default);
 
@@ -138,7 +138,7 @@ public interface IDurableQueue<in TPayload>
     /// </param>
     /// <param name="cancellationToken">Cancels the wait for Redis's answer.</param>
     /// <returns>The job's status, or <see langword="null"/> when Redis knows no such job (unknown, or ended longer ago than the retention).</returns>
-    /// <exception cref="ArgumentException"><paramref name="jobId"/> is empty or not a durable job id.</exception>
+    /// <exception cref="ArgumentException"><paramref name="jobId"/> is empty or not a durable job id (<c>{ms}-{seq}</c> or <c>s{ms}-{n}</c>, each number from 0 to 2^64-1 as Redis writes it, without leading zeros).</exception>
     /// <exception cref="JobRejectedException">Redis could not be reached (<see cref="RejectionReason.StoreUnavailable"/>).</exception>
     ValueTask<DurableJobStatus?> GetJobAsync(string jobId, CancellationToken cancellationToken = default);
 
@@ -159,7 +159,7 @@ public interface IDurableQueue<in TPayload>
     /// </param>
     /// <param name="cancellationToken">Cancels the wait for Redis's answer (the cancel may still happen).</param>
     /// <returns>What the cancel did, and the job's status after it.</returns>
-    /// <exception cref="ArgumentException"><paramref name="jobId"/> is empty or not a durable job id.</exception>
+    /// <exception cref="ArgumentException"><paramref name="jobId"/> is empty or not a durable job id (<c>{ms}-{seq}</c> or <c>s{ms}-{n}</c>, each number from 0 to 2^64-1 as Redis writes it, without leading zeros).</exception>
     /// <exception cref="JobRejectedException">Redis could not be reached (<see cref="RejectionReason.StoreUnavailable"/>).</exception>
     ValueTask<DurableJobCancelResult> CancelAsync(string jobId, CancellationToken cancellationToken = default);
 

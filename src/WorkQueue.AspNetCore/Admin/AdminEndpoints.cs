@@ -150,7 +150,7 @@ internal static class AdminEndpoints
             }
             catch (Exception ex) when (ex is StackExchange.Redis.RedisException or TimeoutException)
             {
-                return RedisUnavailable(q.Name, ex);
+                return AdminRedisFailures.Problem(http, q.Name, ex);
             }
         }
 
@@ -176,7 +176,7 @@ internal static class AdminEndpoints
         }
         catch (Exception ex) when (ex is StackExchange.Redis.RedisException or TimeoutException)
         {
-            return RedisUnavailable(name, ex);
+            return AdminRedisFailures.Problem(http, name, ex);
         }
     }
 
@@ -193,15 +193,17 @@ internal static class AdminEndpoints
         }
         catch (Exception ex) when (ex is StackExchange.Redis.RedisException or TimeoutException)
         {
-            return RedisUnavailable(name, ex);
+            return AdminRedisFailures.Problem(http, name, ex);
         }
     }
 
     /// <summary>The most dead letters one bulk call acts on.</summary>
     internal const int MaxBulkDeadLetters = 1_000;
 
-    public static Task<Results<Ok<DeadLetterBatchState>, ValidationProblem, ProblemHttpResult>> RequeueDeadLetters(string queue, DeadLetterBatchRequest? body, IWorkQueueProvider queues, HttpContext http) =>
-        ActOnDeadLettersAsync(queue, body, queues, http, "requeue", async (store, id) =>
+    // The body is read by the handler, not bound: a [FromBody] parameter makes routing answer 415 for another content
+    // type before the endpoint's access checks run (its inferred IAcceptsMetadata), and binding parses the body first.
+    public static Task<Results<Ok<DeadLetterBatchState>, ValidationProblem, ProblemHttpResult>> RequeueDeadLetters(string queue, IWorkQueueProvider queues, HttpContext http) =>
+        ActOnDeadLettersAsync(queue, queues, http, "requeue", async (store, id) =>
             await store.RequeueDeadLetterAsync(id).ConfigureAwait(false) switch
             {
                 { NewId: { } newId } => new DeadLetterBatchItem(id, "requeued", newId),
@@ -209,35 +211,54 @@ internal static class AdminEndpoints
                 _ => new DeadLetterBatchItem(id, "not-found", null),
             });
 
-    public static Task<Results<Ok<DeadLetterBatchState>, ValidationProblem, ProblemHttpResult>> DeleteDeadLetters(string queue, DeadLetterBatchRequest? body, IWorkQueueProvider queues, HttpContext http) =>
-        ActOnDeadLettersAsync(queue, body, queues, http, "delete", async (store, id) =>
+    public static Task<Results<Ok<DeadLetterBatchState>, ValidationProblem, ProblemHttpResult>> DeleteDeadLetters(string queue, IWorkQueueProvider queues, HttpContext http) =>
+        ActOnDeadLettersAsync(queue, queues, http, "delete", async (store, id) =>
             new DeadLetterBatchItem(id, await store.DeleteDeadLetterAsync(id).ConfigureAwait(false) ? "deleted" : "not-found", null));
 
     /// <summary>
     /// Requeues or deletes up to <see cref="MaxBulkDeadLetters"/> dead letters of a durable queue, one by one (each its
     /// own atomic step, as the single routes), and answers each one's outcome. Every id is checked before any is acted
-    /// on; a Redis failure midway answers 503 with what was done so far in the problem's <c>done</c>.
+    /// on; a Redis failure midway answers 503 (or 500, see <see cref="AdminRedisFailures"/>) with what was done so far in
+    /// the problem's <c>done</c>.
     /// </summary>
     private static async Task<Results<Ok<DeadLetterBatchState>, ValidationProblem, ProblemHttpResult>> ActOnDeadLettersAsync(
-        string queue, DeadLetterBatchRequest? body, IWorkQueueProvider queues, HttpContext http, string action, Func<RedisStreamStore, string, Task<DeadLetterBatchItem>> act)
+        string queue, IWorkQueueProvider queues, HttpContext http, string action, Func<RedisStreamStore, string, Task<DeadLetterBatchItem>> act)
     {
         if (FindDurableStore(queue, queues, http, out string name, out var store) is { } problem)
         {
             return problem;
         }
 
-        string[] ids = body?.Ids ?? [];
-        if (ids.Length == 0 || ids.Length > MaxBulkDeadLetters)
+        JsonElement body;
+        try
         {
-            return Invalid("ids", $"\"ids\" must list 1 to {MaxBulkDeadLetters} dead-letter ids; it listed {ids.Length}.");
+            using var document = await JsonDocument.ParseAsync(http.Request.Body, default, http.RequestAborted).ConfigureAwait(false);
+            body = document.RootElement.Clone();
+        }
+        catch (JsonException ex)
+        {
+            return Invalid("body", $"The body is not valid JSON: {ex.Message}");
         }
 
-        int badAt = Array.FindIndex(ids, id => id is null || !IsStreamId(id));
+        if (body.ValueKind != JsonValueKind.Object)
+        {
+            return Invalid("body", "The body must be a JSON object: {\"ids\": [\"1732500000000-0\", ...]}.");
+        }
+
+        JsonElement[] items = TryGetProperty(body, "ids", out var list) && list.ValueKind == JsonValueKind.Array ? [.. list.EnumerateArray()] : [];
+        if (items.Length == 0 || items.Length > MaxBulkDeadLetters)
+        {
+            return Invalid("ids", $"\"ids\" must list 1 to {MaxBulkDeadLetters} dead-letter ids; it listed {items.Length}.");
+        }
+
+        int badAt = Array.FindIndex(items, id => id.ValueKind != JsonValueKind.String || !IsStreamId(id.GetString()!));
         if (badAt >= 0)
         {
-            return Invalid("ids", $"\"ids\" must hold dead-letter ids such as 1732500000000-0; '{ids[badAt] ?? "null"}' is not one.");
+            string sent = items[badAt].ValueKind == JsonValueKind.String ? items[badAt].GetString()! : items[badAt].GetRawText();
+            return Invalid("ids", $"\"ids\" must hold dead-letter ids such as 1732500000000-0; '{sent}' is not one.");
         }
 
+        string[] ids = [.. items.Select(id => id.GetString()!)];
         var results = new List<DeadLetterBatchItem>(ids.Length);
         try
         {
@@ -248,11 +269,12 @@ internal static class AdminEndpoints
         }
         catch (Exception ex) when (ex is StackExchange.Redis.RedisException or TimeoutException)
         {
-            return TypedResults.Problem(
-                statusCode: StatusCodes.Status503ServiceUnavailable,
-                title: "Redis unavailable",
-                detail: $"Durable queue '{name}': Redis failed after {results.Count} of the dead letters ({ex.Message}); 'done' lists those; retry the rest.",
-                extensions: new Dictionary<string, object?> { ["done"] = results });
+            return AdminRedisFailures.Problem(
+                http,
+                name,
+                ex,
+                $"It failed after {results.Count} of the dead letters; 'done' lists those; retry the rest.",
+                new Dictionary<string, object?> { ["done"] = results });
         }
 
         int full = results.Count(r => r.Outcome == QueueFullOutcome);
@@ -290,14 +312,14 @@ internal static class AdminEndpoints
             }
             catch (Exception ex) when (ex is StackExchange.Redis.RedisException or TimeoutException)
             {
-                return RedisUnavailable(q.Name, ex);
+                return AdminRedisFailures.Problem(http, q.Name, ex);
             }
         }
 
         return TypedResults.Ok(q.GetScheduledJobs(count).Select(AdminResponses.FromScheduled).ToArray());
     }
 
-    public static async Task<Results<NoContent, ProblemHttpResult>> CancelScheduled(string queue, string id, IWorkQueueProvider queues, HttpContext http)
+    public static async Task<Results<NoContent, ValidationProblem, ProblemHttpResult>> CancelScheduled(string queue, string id, IWorkQueueProvider queues, HttpContext http)
     {
         if (!queues.TryGetControl(queue, out var q))
         {
@@ -307,18 +329,27 @@ internal static class AdminEndpoints
         bool cancelled;
         if (FindDurable(http, q.Name) is { } durable)
         {
+            if (!StreamIdGrammar.IsJobId(id))
+            {
+                return InvalidDurableJobId(id);
+            }
+
             try
             {
                 cancelled = await durable.Store.CancelScheduledAsync(id).ConfigureAwait(false);
             }
             catch (Exception ex) when (ex is StackExchange.Redis.RedisException or TimeoutException)
             {
-                return RedisUnavailable(q.Name, ex);
+                return AdminRedisFailures.Problem(http, q.Name, ex);
             }
+        }
+        else if (long.TryParse(id, NumberStyles.None, CultureInfo.InvariantCulture, out long jobId))
+        {
+            cancelled = queues.GetQueue(q.Name).CancelScheduled(jobId);
         }
         else
         {
-            cancelled = long.TryParse(id, NumberStyles.None, CultureInfo.InvariantCulture, out long jobId) && queues.GetQueue(q.Name).CancelScheduled(jobId);
+            return InvalidJobId(id);
         }
 
         return cancelled
@@ -335,7 +366,7 @@ internal static class AdminEndpoints
 
         if (durable is not null)
         {
-            if (!RedisStreamStore.IsJobId(id))
+            if (!StreamIdGrammar.IsJobId(id))
             {
                 return InvalidDurableJobId(id);
             }
@@ -348,7 +379,7 @@ internal static class AdminEndpoints
             }
             catch (Exception ex) when (ex is StackExchange.Redis.RedisException or TimeoutException)
             {
-                return RedisUnavailable(q!.Name, ex);
+                return AdminRedisFailures.Problem(http, q!.Name, ex);
             }
         }
 
@@ -443,7 +474,7 @@ internal static class AdminEndpoints
 
         if (durable is not null)
         {
-            return await CancelDurableJobAsync(q!.Name, id, durable).ConfigureAwait(false);
+            return await CancelDurableJobAsync(q!.Name, id, durable, http).ConfigureAwait(false);
         }
 
         if (jobId < 0)
@@ -469,9 +500,9 @@ internal static class AdminEndpoints
     /// 200 <c>canceled</c> or <c>cancelRequested</c> (with the consumer that holds it), 409 when it had already ended, 404
     /// when Redis knows no such job, 503 when Redis cannot be reached.
     /// </summary>
-    private static async Task<Results<Ok<JobCancelState>, Ok<DurableJobCancelState>, ValidationProblem, ProblemHttpResult>> CancelDurableJobAsync(string queue, string id, RedisStreamStore store)
+    private static async Task<Results<Ok<JobCancelState>, Ok<DurableJobCancelState>, ValidationProblem, ProblemHttpResult>> CancelDurableJobAsync(string queue, string id, RedisStreamStore store, HttpContext http)
     {
-        if (!RedisStreamStore.IsJobId(id))
+        if (!StreamIdGrammar.IsJobId(id))
         {
             return InvalidDurableJobId(id);
         }
@@ -483,7 +514,7 @@ internal static class AdminEndpoints
         }
         catch (Exception ex) when (ex is StackExchange.Redis.RedisException or TimeoutException)
         {
-            return RedisUnavailable(queue, ex);
+            return AdminRedisFailures.Problem(http, queue, ex);
         }
 
         string handler = store.JobType.HandlerName;
@@ -520,6 +551,11 @@ internal static class AdminEndpoints
             return await jobs.TriggerNowAsync(id, http.RequestAborted).ConfigureAwait(false) is { } jobId
                 ? TypedResults.Ok(new TriggeredState(jobs.Find(id)?.Id ?? id, jobId))
                 : UnknownRecurring(id);
+        }
+        catch (JobRejectedException ex) when (ex.Reason == RejectionReason.StoreUnavailable)
+        {
+            // A durable queue's rejection quotes Redis's error: logged, not answered.
+            return AdminRedisFailures.StoreUnavailable(http, ex, "The occurrence was not enqueued.");
         }
         catch (JobRejectedException ex)
         {
@@ -589,16 +625,9 @@ internal static class AdminEndpoints
     /// <summary>
     /// Whether <paramref name="id"/> is a complete stream id (<c>ms-seq</c>), as the dead-letter list gives them. Redis
     /// reads anything else differently per command: <c>1712345678901</c> is a range in XRANGE and <c>1712345678901-0</c>
-    /// in XDEL (so a requeue could run one entry and delete another), and a malformed id is a server error, which must not
-    /// read as Redis being unavailable.
+    /// in XDEL (so a requeue could run one entry and delete another), and a malformed id is a server error.
     /// </summary>
-    private static bool IsStreamId(string id)
-    {
-        int dash = id.IndexOf('-', StringComparison.Ordinal);
-        return dash > 0
-            && ulong.TryParse(id.AsSpan(0, dash), NumberStyles.None, CultureInfo.InvariantCulture, out _)
-            && ulong.TryParse(id.AsSpan(dash + 1), NumberStyles.None, CultureInfo.InvariantCulture, out _);
-    }
+    private static bool IsStreamId(string id) => StreamIdGrammar.IsStreamId(id);
 
     private static ValidationProblem Invalid(string field, string message) =>
         TypedResults.ValidationProblem(
@@ -709,8 +738,8 @@ internal static class AdminEndpoints
         }
         catch (Exception ex) when (ex is StackExchange.Redis.RedisException or TimeoutException)
         {
-            // Not Redis's own text: the cursor is checked before Redis sees it, and what Redis says is no client's business.
-            return TypedResults.Problem(statusCode: StatusCodes.Status503ServiceUnavailable, title: "Redis unavailable", detail: $"Durable queue '{queue}': the job search did not reach Redis.");
+            // Never Redis's own text: the cursor is checked before Redis sees it; the failure is logged and classified.
+            return AdminRedisFailures.Problem(http, queue, ex);
         }
     }
 
@@ -721,7 +750,7 @@ internal static class AdminEndpoints
         http.GetEndpoint()?.Metadata.GetMetadata<AdminEndpointMetadata>();
 
     private static ValidationProblem InvalidDurableJobId(string id) =>
-        Invalid("id", $"\"id\" must be a durable job id (such as 1732500000000-0, or s1732500000000-1 for a scheduled job, as EnqueueAsync and ScheduleAsync return it); it was '{id}'.");
+        Invalid("id", $"\"id\" must be a durable job id (such as 1732500000000-0, or s1732500000000-1 for a scheduled job, as EnqueueAsync and ScheduleAsync return it: two whole numbers from 0 to 18446744073709551615 without leading zeros); it was '{id}'.");
 
     private static ValidationProblem InvalidJobId(string id) =>
         Invalid("id", $"\"id\" must be a job id (a whole number from 0, as EnqueueResult.JobId and Schedule return it); it was '{id}'.");
@@ -766,9 +795,6 @@ internal static class AdminEndpoints
 
     private static ProblemHttpResult UnknownDeadLetter(string queue, string id) =>
         TypedResults.Problem(statusCode: StatusCodes.Status404NotFound, title: "Unknown dead letter", detail: $"Durable queue '{queue}' has no dead letter '{id}'.");
-
-    private static ProblemHttpResult RedisUnavailable(string queue, Exception ex) =>
-        TypedResults.Problem(statusCode: StatusCodes.Status503ServiceUnavailable, title: "Redis unavailable", detail: $"Durable queue '{queue}': {ex.Message}");
 
     private static ProblemHttpResult UnknownQueue(string queue) =>
         TypedResults.Problem(statusCode: StatusCodes.Status404NotFound, title: "Unknown queue", detail: $"No WorkQueue queue is named '{queue}'.");

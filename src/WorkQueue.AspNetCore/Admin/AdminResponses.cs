@@ -254,9 +254,6 @@ internal sealed record DurableDeadLetterState(
 
 internal sealed record RequeuedState(string Queue, string DeadLetterId, string NewId);
 
-/// <summary>The body of a bulk dead-letter call: the dead letters to act on.</summary>
-internal sealed record DeadLetterBatchRequest(string[]? Ids);
-
 /// <summary>
 /// One dead letter of a bulk call: <c>requeued</c> (with the new job's id), <c>deleted</c>, <c>not-found</c>, or
 /// <c>queue-full</c> (a requeue the queue had no room for under its capacity: it stays a dead letter).

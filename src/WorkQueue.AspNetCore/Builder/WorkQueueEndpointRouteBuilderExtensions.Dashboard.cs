@@ -5,6 +5,7 @@ using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Logging;
 using WorkQueue;
 using WorkQueue.AspNetCore;
+using WorkQueue.AspNetCore.Admin;
 using WorkQueue.AspNetCore.Dashboard;
 
 namespace Microsoft.AspNetCore.Builder;
@@ -17,10 +18,13 @@ public static partial class WorkQueueEndpointRouteBuilderExtensions
     /// </summary>
     /// <remarks>
     /// <para>
-    /// The page shell holds no data, so it is served like a static file, to anyone who can reach it. Every call it makes
-    /// goes to the admin endpoints (<see cref="WorkQueueDashboardOptions.AdminPrefix"/>), which keep their own
-    /// protection: loopback-only by default, or the authorization policy chained on <c>MapWorkQueueAdmin</c>. Map those
-    /// too, and call <c>services.AddWorkQueueDashboard()</c> so the page shows the last minutes at once.
+    /// The page shell holds no data, so it is served like a static file, to anyone who can reach it, except what a
+    /// browser sends for a page of another origin (<c>Sec-Fetch-Site</c> other than <c>same-origin</c> or <c>none</c>:
+    /// 403); the page itself also answers a top-level navigation from another site (a link, a redirect back from
+    /// sign-in). Every call it makes goes to the admin endpoints (<see cref="WorkQueueDashboardOptions.AdminPrefix"/>),
+    /// which keep their own protection: loopback-only by default, or the authorization policy chained on
+    /// <c>MapWorkQueueAdmin</c>. Map those too, and call <c>services.AddWorkQueueDashboard()</c> so the page shows the last
+    /// minutes at once.
     /// </para>
     /// <para>
     /// The page is served with a strict <c>Content-Security-Policy</c> (its own script and style sheet only, no
@@ -58,9 +62,9 @@ public static partial class WorkQueueEndpointRouteBuilderExtensions
 
         var page = new DashboardEndpoints(pattern, options);
         var group = endpoints.MapGroup(pattern).WithTags("WorkQueue").ExcludeFromDescription();
-        group.MapGet("/", page.Index);
-        group.MapGet("/dashboard.js", DashboardEndpoints.Script);
-        group.MapGet("/dashboard.css", DashboardEndpoints.StyleSheet);
+        AdminRequestGate.Add(group.MapGet("/", page.Index), CrossSiteCheck.FindPageRefusal);
+        AdminRequestGate.Add(group.MapGet("/dashboard.js", DashboardEndpoints.Script), CrossSiteCheck.FindRefusal);
+        AdminRequestGate.Add(group.MapGet("/dashboard.css", DashboardEndpoints.StyleSheet), CrossSiteCheck.FindRefusal);
 
         var logger = endpoints.ServiceProvider.GetRequiredService<ILoggerFactory>().CreateLogger("WorkQueue.AspNetCore.Admin");
         Log.DashboardMapped(logger, pattern, options.AdminPrefix);

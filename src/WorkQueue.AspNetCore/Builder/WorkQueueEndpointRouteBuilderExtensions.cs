@@ -27,7 +27,7 @@ public static partial class WorkQueueEndpointRouteBuilderExtensions
     /// <c>attempts</c> (see <c>IDurableQueue.GetJobAsync</c>), and <c>DELETE {prefix}/{queue}/jobs/{id}</c> cancels it:
     /// 200 with <c>{"outcome":"canceled"|"cancelRequested","job":...}</c>, 409 when it had already ended (the problem's
     /// <c>job</c> says how), 404 for an unknown queue or job, 400 naming <c>id</c> for a malformed id, 503 when a durable
-    /// queue's Redis cannot be reached.
+    /// queue's Redis cannot be reached (500 when it refuses a call; neither quotes Redis's error, which is logged).
     /// <c>GET {prefix}/{queue}/jobs?state=&amp;type=&amp;error=&amp;cursor=&amp;limit=</c> searches an in-memory queue's
     /// tracked jobs (see <c>IWorkQueueControl.FindJobs</c>): <c>{"jobs":[...],"next":cursor|null,"scanned":n}</c>, 400 naming
     /// the field for a bad state, limit or cursor, 501 for a durable queue. Payloads are left out unless
@@ -39,7 +39,14 @@ public static partial class WorkQueueEndpointRouteBuilderExtensions
     /// <c>.RequireAuthorization(...)</c> on the returned builder), the endpoints answer direct loopback clients only and
     /// refuse others with 403, including loopback requests that carry forwarding headers (<c>X-Forwarded-For</c>,
     /// <c>Forwarded</c>, ...). Behind a reverse proxy on the same host, only an authorization policy protects them; a
-    /// warning is logged at startup when forwarded-headers handling is on and no policy is required.
+    /// warning is logged at startup when forwarded-headers handling is on and no policy is required. The check runs before a
+    /// route binds or reads anything: a refused client gets 403 whatever its body.
+    /// </para>
+    /// <para>
+    /// With or without a policy, every route refuses with 403 what a browser sends for a page of another origin, reads
+    /// included: a request whose <c>Sec-Fetch-Site</c> is not <c>same-origin</c> or <c>none</c> (<c>same-site</c>
+    /// included: a sibling subdomain or another port is another origin). A request without the header (not from a
+    /// browser) is left to the other checks.
     /// </para>
     /// <para>
     /// The state-changing calls (<c>PUT .../workers</c>, <c>POST .../pause</c>, <c>POST .../resume</c>, requeue, delete and job cancel) need
@@ -76,7 +83,7 @@ public static partial class WorkQueueEndpointRouteBuilderExtensions
         }
 
         var group = endpoints.MapGroup(prefix).WithTags("WorkQueue").WithMetadata(new AdminEndpointMetadata(prefix, options.ShowPayloads, options.MaxPayloadLength));
-        group.AddEndpointFilter(LoopbackOnlyFilter.InvokeAsync);
+        AdminRequestGate.Add(group, static http => CrossSiteCheck.FindRefusal(http) ?? LoopbackOnlyFilter.FindRefusal(http));
         group.MapGet("/", AdminEndpoints.GetAll);
         group.MapGet("/history", AdminEndpoints.GetHistory);
         group.MapGet("/recurring", AdminEndpoints.GetRecurring);

@@ -74,7 +74,7 @@ internal sealed class DurableProducer<THandler, TPayload> : IDurableQueue<TPaylo
 
     public async ValueTask<bool> CancelScheduledAsync(string jobId, CancellationToken cancellationToken = default)
     {
-        ArgumentException.ThrowIfNullOrEmpty(jobId);
+        CheckJobId(jobId);
         try
         {
             return await _store.CancelScheduledAsync(jobId).WaitAsync(cancellationToken).ConfigureAwait(false);
@@ -138,9 +138,9 @@ internal sealed class DurableProducer<THandler, TPayload> : IDurableQueue<TPaylo
     private static void CheckJobId(string jobId)
     {
         ArgumentException.ThrowIfNullOrEmpty(jobId);
-        if (!RedisStreamStore.IsJobId(jobId))
+        if (!StreamIdGrammar.IsJobId(jobId))
         {
-            throw new ArgumentException($"'{jobId}' is not a durable job id: one looks like 1732500000000-0 (EnqueueAsync) or s1732500000000-1 (ScheduleAsync).", nameof(jobId));
+            throw new ArgumentException($"'{jobId}' is not a durable job id: one looks like 1732500000000-0 (EnqueueAsync) or s1732500000000-1 (ScheduleAsync), two whole numbers from 0 to 18446744073709551615 without leading zeros.", nameof(jobId));
         }
     }
 

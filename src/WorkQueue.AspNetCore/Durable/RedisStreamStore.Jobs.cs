@@ -41,32 +41,6 @@ internal sealed partial class RedisStreamStore
     /// <summary>Gets how long an ended job's record is kept in Redis (zero: none), from the queue's FinishedJobRetention and MaxFinishedJobs.</summary>
     internal long FinishedRetentionMs => _options.MaxFinishedJobs == 0 ? 0 : (long)_options.FinishedJobRetention.TotalMilliseconds;
 
-    /// <summary>Whether <paramref name="id"/> has the form of a durable job id: a stream id (<c>{ms}-{n}</c>) or a scheduled job's (<c>s{ms}-{n}</c>).</summary>
-    internal static bool IsJobId(string? id)
-    {
-        if (string.IsNullOrEmpty(id) || id.Length > 64)
-        {
-            return false;
-        }
-
-        var span = id.AsSpan(id[0] == 's' ? 1 : 0);
-        int dash = span.IndexOf('-');
-        return dash > 0 && dash < span.Length - 1 && IsDigits(span[..dash]) && IsDigits(span[(dash + 1)..]);
-
-        static bool IsDigits(ReadOnlySpan<char> s)
-        {
-            foreach (char c in s)
-            {
-                if (c is < '0' or > '9')
-                {
-                    return false;
-                }
-            }
-
-            return true;
-        }
-    }
-
     /// <summary>
     /// Reads a job's status from Redis, or <see langword="null"/> when Redis knows no such job (or its record expired).
     /// <paramref name="jobId"/> may also be the stream id of a later entry of the job (a retry's, a hand-back's) while

@@ -3,6 +3,7 @@ using System.Text;
 using System.Text.Json;
 using Microsoft.AspNetCore.Builder;
 using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.Logging;
 using WorkQueue.AspNetCore.Tests.TestSupport;
 using WorkQueue.Testing;
 
@@ -262,7 +263,10 @@ public sealed class DurableAdminEndpointsTests(RedisServerFixture redis) : IClas
     [InlineData("""{"ids":["not-an-id"]}""", "ids")]
     [InlineData("""{"ids":["1-0",null]}""", "ids")]
     [InlineData("TOO_MANY", "ids")]
-    public async Task BulkDeadLetters_BadIds_400NamingIds(string body, string field)
+    [InlineData("""{"ids":[5]}""", "ids")]
+    [InlineData("{not json", "body")]
+    [InlineData("""["1-0"]""", "body")]
+    public async Task BulkDeadLetters_BadBody_400NamingTheField(string body, string field)
     {
         await using var app = await StartAsync(new JobLog());
         if (body == "TOO_MANY")
@@ -396,12 +400,17 @@ public sealed class DurableAdminEndpointsTests(RedisServerFixture redis) : IClas
         Assert.Equal(1, log.CallsOf(4));
     }
 
-    private async Task<DurableApp> StartAsync(JobLog log, RedisServer? server = null, int capacity = 10_000)
+    private async Task<DurableApp> StartAsync(JobLog log, RedisServer? server = null, int capacity = 10_000, LogCapture? logs = null)
     {
         string prefix = DurableTestHost.NewPrefix();
         var app = await TestApp.StartAsync(
             b =>
             {
+                if (logs is not null)
+                {
+                    b.Logging.AddProvider(logs);
+                }
+
                 b.Services.AddSingleton(log);
                 b.Services.AddSingleton(new InstanceName("a"));
                 b.Services.AddRedisWarmup(o => o.Configuration = (server ?? redis.Server).Configuration + (server is null ? string.Empty : ",syncTimeout=1000,asyncTimeout=1000,connectTimeout=1000"));
@@ -743,6 +752,130 @@ public sealed class DurableAdminEndpointsTests(RedisServerFixture redis) : IClas
 
         Assert.Equal(HttpStatusCode.ServiceUnavailable, response.StatusCode);
         Assert.Equal("application/problem+json", response.Content.Headers.ContentType?.MediaType);
+        Assert.NotNull(response.Headers.RetryAfter);
+        AssertNoRedisText(await response.Content.ReadAsStringAsync());
+    }
+
+    [Theory]
+    [InlineData("GET", "99999999999999999999-0")]
+    [InlineData("DELETE", "99999999999999999999-0")]
+    [InlineData("GET", "18446744073709551616-0")]
+    [InlineData("GET", "0-18446744073709551616")]
+    [InlineData("DELETE", "1-18446744073709551616")]
+    [InlineData("GET", "s18446744073709551616-1")]
+    [InlineData("DELETE", "s1-18446744073709551616")]
+    [InlineData("GET", "01-0")]
+    [InlineData("GET", "1-00")]
+    [InlineData("GET", "+1-0")]
+    public async Task Jobs_DurableQueueIdOutsideRedisGrammar_Answers400NamingId(string method, string id)
+    {
+        await using var app = await StartAsync(new JobLog());
+
+        using var response = await SendAsync(app, new HttpMethod(method), $"{Prefix}/{Durable}/jobs/{Uri.EscapeDataString(id)}");
+
+        string body = await response.Content.ReadAsStringAsync();
+        Assert.True(response.StatusCode == HttpStatusCode.BadRequest, $"{(int)response.StatusCode}: {body}");
+        using var problem = JsonDocument.Parse(body);
+        Assert.True(problem.RootElement.GetProperty("errors").TryGetProperty("id", out _));
+        AssertNoRedisText(body);
+    }
+
+    [Theory]
+    [InlineData("0-0")]
+    [InlineData("18446744073709551615-18446744073709551615")]
+    [InlineData("s18446744073709551615-18446744073709551615")]
+    public async Task Jobs_DurableQueueLargestAndSmallestIds_AreUnknownJobs(string id)
+    {
+        await using var app = await StartAsync(new JobLog());
+
+        using var get = await SendAsync(app, HttpMethod.Get, $"{Prefix}/{Durable}/jobs/{id}");
+        using var delete = await SendAsync(app, HttpMethod.Delete, $"{Prefix}/{Durable}/jobs/{id}");
+
+        Assert.Equal((HttpStatusCode.NotFound, HttpStatusCode.NotFound), (get.StatusCode, delete.StatusCode));
+    }
+
+    [Theory]
+    [InlineData("jobs", "not-an-id")]
+    [InlineData("jobs", "99999999999999999999-0")]
+    [InlineData("default", "99999999999999999999")]
+    [InlineData("default", "not-an-id")]
+    public async Task CancelScheduled_MalformedId_Answers400NamingId(string queue, string id)
+    {
+        await using var app = await StartAsync(new JobLog());
+
+        using var response = await SendAsync(app, HttpMethod.Delete, $"{Prefix}/{queue}/scheduled/{id}");
+
+        Assert.Equal(HttpStatusCode.BadRequest, response.StatusCode);
+        using var problem = JsonDocument.Parse(await response.Content.ReadAsStringAsync());
+        Assert.True(problem.RootElement.GetProperty("errors").TryGetProperty("id", out _));
+    }
+
+    [Theory]
+    [InlineData("GET", "/dead-letters", null)]
+    [InlineData("DELETE", "/dead-letters/1-0", null)]
+    [InlineData("POST", "/dead-letters/1-0/requeue", null)]
+    [InlineData("POST", "/dead-letters/delete", """{"ids":["1-0"]}""")]
+    public async Task DeadLetterRoutes_RedisRefusesTheCall_Answer500WithoutRedisText(string method, string path, string? body)
+    {
+        using var logs = new LogCapture();
+        await using var app = await StartAsync(new JobLog(), logs: logs);
+
+        // The dead-letter stream replaced by a string: every command on it is a server error (WRONGTYPE), not an outage.
+        await using var redisClient = await DurableTestHost.ConnectAsync(redis.Server);
+        await redisClient.GetDatabase().StringSetAsync(DurableTestHost.DeadKey(app.Prefix), "not a stream");
+
+        using var response = body is null
+            ? await SendAsync(app, new HttpMethod(method), Prefix + "/" + Durable + path)
+            : await PostJsonAsync(app, Prefix + "/" + Durable + path, body);
+
+        string text = await response.Content.ReadAsStringAsync();
+        Assert.True(response.StatusCode == HttpStatusCode.InternalServerError, $"{(int)response.StatusCode}: {text}");
+        Assert.Equal("application/problem+json", response.Content.Headers.ContentType?.MediaType);
+        AssertNoRedisText(text);
+        Assert.DoesNotContain("unavailable", text, StringComparison.OrdinalIgnoreCase);
+
+        // The operator finds Redis's error in the log instead.
+        var logged = Assert.Single(logs.Entries, e => e.Category == "WorkQueue.AspNetCore.Admin" && e.EventId.Id == 404);
+        Assert.Contains("WRONGTYPE", logged.Exception?.Message, StringComparison.Ordinal);
+        Assert.Contains("500", logged.Message, StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public async Task TriggerRecurring_DurableQueueRedisUnreachable_Answers503WithoutRedisText()
+    {
+        var server = await RedisServer.StartAsync();
+        await using var app = await TestApp.StartAsync(
+            b =>
+            {
+                b.Services.AddRedisWarmup(o => o.Configuration = server.Configuration + ",syncTimeout=1000,asyncTimeout=1000,connectTimeout=1000");
+                b.Services.AddWorkQueue()
+                    .AddDurableQueue<NoOccurrenceHandler, RecurringOccurrence>("ticks", configureDurable: d => d.KeyPrefix = DurableTestHost.NewPrefix())
+                    .AddRecurringJob<NoOccurrenceHandler>("nightly", "0 2 * * *", o => o.Queue = "ticks");
+            },
+            web => web.MapWorkQueueAdmin(Prefix));
+        await server.DisposeAsync();
+
+        using var request = new HttpRequestMessage(HttpMethod.Post, $"{Prefix}/recurring/nightly/trigger") { Content = new StringContent("{}", Encoding.UTF8, "application/json") };
+        using var response = await app.Client.SendAsync(request);
+
+        string text = await response.Content.ReadAsStringAsync();
+        Assert.True(response.StatusCode == HttpStatusCode.ServiceUnavailable, $"{(int)response.StatusCode}: {text}");
+        Assert.NotNull(response.Headers.RetryAfter);
+        AssertNoRedisText(text);
+    }
+
+    /// <summary>What StackExchange.Redis and Redis put in their errors: none of it may reach a client.</summary>
+    private static void AssertNoRedisText(string body)
+    {
+        foreach (string text in new[] { "WRONGTYPE", "wrong kind of value", "ERR ", "Invalid stream ID", "No connection", "UnableToConnect", "SocketFailure", "EVALSHA", "127.0.0.1", "script:" })
+        {
+            Assert.DoesNotContain(text, body, StringComparison.Ordinal);
+        }
+    }
+
+    private sealed class NoOccurrenceHandler : IJobHandler<RecurringOccurrence>
+    {
+        public ValueTask ExecuteAsync(RecurringOccurrence payload, CancellationToken cancellationToken) => ValueTask.CompletedTask;
     }
 
     private static IDurableQueue<TestJob> Producer(DurableApp app) => app.Services.GetRequiredKeyedService<IDurableQueue<TestJob>>(Durable);

@@ -52,7 +52,7 @@ public sealed class ScheduledAdminEndpointsTests : IAsyncLifetime
     }
 
     [Fact]
-    public async Task CancelScheduled_WaitingJob_204ThenUnknown404()
+    public async Task CancelScheduled_WaitingJob_204ThenUnknown404AndMalformed400()
     {
         int runs = 0;
         long id = Queue.Schedule(_ => Interlocked.Increment(ref runs), TimeSpan.FromHours(1));
@@ -62,7 +62,7 @@ public sealed class ScheduledAdminEndpointsTests : IAsyncLifetime
         using var again = await SendAsync(HttpMethod.Delete, $"{Prefix}/default/scheduled/{id}");
         Assert.Equal(HttpStatusCode.NotFound, again.StatusCode);
         using var garbage = await SendAsync(HttpMethod.Delete, $"{Prefix}/default/scheduled/not-an-id");
-        Assert.Equal(HttpStatusCode.NotFound, garbage.StatusCode);
+        Assert.Equal(HttpStatusCode.BadRequest, garbage.StatusCode);
         using var unknownQueue = await SendAsync(HttpMethod.Delete, $"{Prefix}/nowhere/scheduled/{id}");
         Assert.Equal(HttpStatusCode.NotFound, unknownQueue.StatusCode);
 

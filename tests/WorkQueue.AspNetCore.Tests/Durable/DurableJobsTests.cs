@@ -109,6 +109,29 @@ public sealed class DurableJobsTests(RedisServerFixture redis) : IClassFixture<R
         await Assert.ThrowsAsync<ArgumentException>(async () => await producer.Producer.GetJobAsync(""));
     }
 
+    [Theory]
+    [InlineData("99999999999999999999-0")]
+    [InlineData("1-18446744073709551616")]
+    [InlineData("s18446744073709551616-1")]
+    [InlineData("01-0")]
+    [InlineData("not-an-id")]
+    public async Task JobIdMethods_IdOutsideRedisGrammar_ThrowArgumentExceptionNamingJobId(string id)
+    {
+        string prefix = DurableTestHost.NewPrefix();
+        await using var host = await DurableTestHost.StartAsync(redis.Server, new JobLog(), prefix, "p", configureDurable: d => d.Consume = false);
+
+        var get = await Assert.ThrowsAsync<ArgumentException>(async () => await host.Producer.GetJobAsync(id));
+        var cancel = await Assert.ThrowsAsync<ArgumentException>(async () => await host.Producer.CancelAsync(id));
+        var cancelScheduled = await Assert.ThrowsAsync<ArgumentException>(async () => await host.Producer.CancelScheduledAsync(id));
+
+        Assert.All(new[] { get, cancel, cancelScheduled }, ex => Assert.Equal("jobId", ex.ParamName));
+
+        // The extremes of the grammar reach Redis, which knows no such job.
+        Assert.Null(await host.Producer.GetJobAsync("18446744073709551615-18446744073709551615"));
+        Assert.Equal(JobCancelOutcome.NotFound, (await host.Producer.CancelAsync("0-0")).Outcome);
+        Assert.False(await host.Producer.CancelScheduledAsync("s18446744073709551615-0"));
+    }
+
     [Fact]
     public async Task GetJobAsync_FailedTwiceThenSucceeded_ListsEveryAttemptAndRetryingBetween()
     {

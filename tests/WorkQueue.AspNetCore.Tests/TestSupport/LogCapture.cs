@@ -16,7 +16,7 @@ internal sealed class LogCapture : ILoggerProvider
     {
     }
 
-    internal sealed record LogEntry(string Category, LogLevel Level, EventId EventId, string Message);
+    internal sealed record LogEntry(string Category, LogLevel Level, EventId EventId, string Message, Exception? Exception = null);
 
     private sealed class Logger(string category, ConcurrentQueue<LogEntry> entries) : ILogger
     {
@@ -26,6 +26,6 @@ internal sealed class LogCapture : ILoggerProvider
         public bool IsEnabled(LogLevel logLevel) => true;
 
         public void Log<TState>(LogLevel logLevel, EventId eventId, TState state, Exception? exception, Func<TState, Exception?, string> formatter) =>
-            entries.Enqueue(new LogEntry(category, logLevel, eventId, formatter(state, exception)));
+            entries.Enqueue(new LogEntry(category, logLevel, eventId, formatter(state, exception), exception));
     }
 }

@@ -225,8 +225,32 @@ public sealed class DashboardPageTests(Chromium chromium, ITestOutputHelper outp
 
         Assert.Equal("opaque", noCors);
         Assert.StartsWith("blocked", json);
-        Assert.Equal(415, formResponse.Status);
+        // Another port of 127.0.0.1 is another origin of the same site: the form is refused for where it comes from
+        // (Sec-Fetch-Site: same-site) before its content type is looked at.
+        Assert.Equal(403, formResponse.Status);
         Assert.False(host.Control("default").GetSnapshot().IsPaused, $"A cross-origin request paused the queue (no-cors: {noCors}, json: {json}).");
+    }
+
+    [Fact]
+    public async Task LinkFromAnotherOrigin_OpensTheDashboardAndItsCallsAreServed()
+    {
+        // A link in a runbook or an alert: the page itself answers a top-level navigation from another site, and its
+        // own calls are same-origin, though every other cross-origin request is refused.
+        await using var host = await DashboardHost.StartAsync();
+        await using var other = await OtherOrigin.StartAsync();
+        var context = await chromium.Browser.NewContextAsync();
+        _contexts.Add(context);
+        var page = await context.NewPageAsync();
+        await page.GotoAsync(other.Address.ToString());
+        string dashboard = new Uri(host.Address, "/admin/workqueue/ui").ToString();
+
+        var navigation = page.WaitForResponseAsync(dashboard);
+        await page.EvaluateAsync("url => { const a = document.createElement('a'); a.href = url; a.textContent = 'dashboard'; document.body.appendChild(a); a.click(); }", dashboard);
+        var response = await navigation;
+
+        Assert.Equal(200, response.Status);
+        Assert.Equal("same-site", await response.Request.HeaderValueAsync("sec-fetch-site"));
+        await Expect(page.Locator("section.queue")).Not.ToHaveCountAsync(0, new() { Timeout = Generous });
     }
 
     [Fact]

@@ -1049,7 +1049,7 @@ internal sealed class ModelRun
         return (long.Parse((string)time[0]!, CultureInfo.InvariantCulture) * 1000) + (long.Parse((string)time[1]!, CultureInfo.InvariantCulture) / 1000);
     }
 
-    private static bool IsStreamId(string? id) => id is not null && RedisStreamStore.IsJobId(id) && id[0] != 's';
+    private static bool IsStreamId(string? id) => id is not null && StreamIdGrammar.IsJobId(id) && id[0] != 's';
 
     private static void Expect(bool condition, string message)
     {
