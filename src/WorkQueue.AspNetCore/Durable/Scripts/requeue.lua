@@ -5,16 +5,22 @@
 -- it is free (or stale); when another job holds it meanwhile, the requeued job runs without holding it (and takes it
 -- if it is free when the job next moves: a retry or a hand-back). Returns the new stream id; '#' when the queue has no
 -- room (nothing written: the dead letter stays); nil when there is no such dead letter (an id that is not a whole
--- stream id, {ms}-{n}, names none: XRANGE would read 1 as a range).
+-- stream id, {ms}-{n}, names none: XRANGE would read 1 as a range); a dead-letter key of another type fails with
+-- Redis's error (WRONGTYPE), not as "no such dead letter".
 --- @include "includes/now"
 --- @include "includes/keys"
 --- @include "includes/records"
 --- @include "includes/unfinished"
 
 if not string.match(ARGV[2], '^%d+%-%d+$') then return false end
--- pcall: an id out of range names no dead letter.
+-- pcall: an id out of range (over 64 bits) names no dead letter; any other error (a dead-letter key of another type)
+-- is the caller's to see, not a "no such dead letter".
 local found = redis.pcall('XRANGE', KEYS[2], ARGV[2], ARGV[2])
-if type(found) ~= 'table' or found.err or #found == 0 then return false end
+if type(found) == 'table' and found.err then
+  if string.find(found.err, 'Invalid stream ID', 1, true) then return false end
+  return redis.error_reply(found.err)
+end
+if #found == 0 then return false end
 if tonumber(ARGV[4]) - unfinished() - redis.call('ZCARD', KEYS[3]) <= 0 then return '#' end
 local f = {}
 local raw = found[1][2]

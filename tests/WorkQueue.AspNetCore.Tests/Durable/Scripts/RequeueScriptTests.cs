@@ -86,6 +86,19 @@ public sealed class RequeueScriptTests(RedisServerFixture redis) : IClassFixture
         Assert.Equal(before, await ScriptState.SnapshotAsync(db, keys));
     }
 
+    [Fact]
+    public async Task Requeue_DeadLettersKeyOfAnotherType_FailsWithRedisErrorRatherThanNotFound()
+    {
+        await using var client = await DurableTestHost.ConnectAsync(redis.Server);
+        var db = client.GetDatabase();
+        var keys = ScriptState.NewQueue(db);
+        await db.StringSetAsync(keys.Dead, "not a stream");
+
+        // A broken store is an error for the caller (the admin route's 500), never "no such dead letter".
+        var error = Assert.Throws<RedisServerException>(() => Requeue(db, keys, "1-0", capacity: 100));
+        Assert.Contains("WRONGTYPE", error.Message, StringComparison.Ordinal);
+    }
+
     private static async Task<string> DeadLetterAsync(IDatabase db, RedisStreamKeys keys, string job) =>
         (string)(await db.StreamAddAsync(keys.Dead, [new("j", job), new("p", "{}"), new("a", "3"), new("t", "1000"), new("e", "boom"), new("r", "failed"), new("f", "1002")]))!;
 
