@@ -15,8 +15,8 @@ namespace WorkQueue.AspNetCore.Durable;
 /// </summary>
 internal sealed partial class RedisStreamStore
 {
-    private const char FieldSeparator = '\u001f';
-    private const char AttemptSeparator = '\u001e';
+    private const char FieldSeparator = Calls.RecordText.FieldSeparator;
+    private const char AttemptSeparator = Calls.RecordText.AttemptSeparator;
 
     /// <summary>How long a cancel asked of a running job stays marked when the job had no record yet: longer than any sane run.</summary>
     private static readonly TimeSpan CancelMarkLifetime = TimeSpan.FromDays(1);
@@ -184,10 +184,6 @@ internal sealed partial class RedisStreamStore
 
     private static int Int(string? text) =>
         int.TryParse(text, NumberStyles.None, CultureInfo.InvariantCulture, out int n) ? Math.Max(1, n) : 1;
-
-    /// <summary>An error as a record stores it: its separators (control characters no message needs) become spaces.</summary>
-    private static string ForRecord(string error) =>
-        error.AsSpan().IndexOfAny(FieldSeparator, AttemptSeparator) < 0 ? error : error.Replace(FieldSeparator, ' ').Replace(AttemptSeparator, ' ');
 
     /// <summary>A job's record, as <see cref="DurableScripts"/> writes it (see its remarks).</summary>
     private readonly record struct Record(char State, bool CancelRequested, DateTimeOffset? At, int Attempt, DateTimeOffset EnqueuedAt, string? Consumer, DateTimeOffset? StartedAt, string? Error, List<DurableJobAttempt> History)

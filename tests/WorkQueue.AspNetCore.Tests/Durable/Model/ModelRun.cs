@@ -511,7 +511,7 @@ internal sealed class ModelRun
         var held = job.Held();
         bool stored = _d.ScheduleRetry(instance.Name, held, delay, "boom " + job.Attempt.ToString(CultureInfo.InvariantCulture));
         Expect(stored, $"the retry of {job} by its owner {instance} was refused");
-        string member = ScriptDriver.RetryMember(held);
+        string member = held.ToSettled().RetryMember;
         double? score = _d.Db.SortedSetScore(_keys.Delayed, member);
         Expect(score is not null, $"the retry of {job} stored no member {member} in the delayed set");
         instance.Held.Remove(job);

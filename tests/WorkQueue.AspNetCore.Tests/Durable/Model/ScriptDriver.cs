@@ -1,6 +1,7 @@
 using System.Globalization;
 using StackExchange.Redis;
 using WorkQueue.AspNetCore.Durable;
+using WorkQueue.AspNetCore.Durable.Calls;
 
 namespace WorkQueue.AspNetCore.Tests.Durable.Model;
 
@@ -104,13 +105,9 @@ internal sealed class ScriptDriver(IDatabase db, RedisStreamKeys keys, ModelSett
             [.. read.Select(static e => DurableEntry.Parse(e, deliveries: 1))]);
     }
 
-    /// <summary>scheduleRetry.lua, as <c>Send</c> sends a retry (the member as <c>RetryMember</c> writes it).</summary>
+    /// <summary>scheduleRetry.lua, through the store's own <see cref="ScheduleRetryCall"/>.</summary>
     public bool ScheduleRetry(string consumer, HeldEntry e, long delayMs, string error) =>
-        (long)db.ScriptEvaluate(
-            DurableScripts.ScheduleRetry,
-            [keys.Stream, keys.Delayed, keys.Epoch],
-            [RedisStreamKeys.Group, consumer, e.StreamId, delayMs, RetryMember(e), e.JobId, e.Key ?? string.Empty, e.Epoch, e.Vanished ? 1 : 0, keys.NudgeName,
-                e.Attempt, e.EnqueuedAt, StartedAt(e), error]) == 1;
+        ScheduleRetryCall.Run(db, keys, consumer, e.ToSettled(), delayMs, error);
 
     /// <summary>deadLetter.lua, as <c>Send</c> sends a dead letter.</summary>
     public bool DeadLetter(string consumer, HeldEntry e, string error, string reason) =>
@@ -214,11 +211,6 @@ internal sealed class ScriptDriver(IDatabase db, RedisStreamKeys keys, ModelSett
     public RedisResult[] Status(string jobId) =>
         (RedisResult[])db.ScriptEvaluate(DurableScripts.Status, [keys.Stream, keys.Delayed, keys.Scheduled], [RedisStreamKeys.Group, jobId])!;
 
-    /// <summary>The delayed-set member of a retry, as <c>RetryMember</c> writes it.</summary>
-    public static string RetryMember(HeldEntry e) => e.Key is { } key
-        ? string.Create(CultureInfo.InvariantCulture, $"{e.JobId}|{e.Attempt + 1}|{e.EnqueuedAt}|\u0001{key}\u0001{e.Payload}")
-        : string.Create(CultureInfo.InvariantCulture, $"{e.JobId}|{e.Attempt + 1}|{e.EnqueuedAt}|{e.Payload}");
-
     private static RedisValue StartedAt(HeldEntry e) => e.StartedAt > 0 ? e.StartedAt : RedisValue.EmptyString;
 }
 
@@ -239,7 +231,11 @@ internal sealed record ModelSettings(long Capacity, long KeyRetentionMs, long Fi
 internal sealed record EnqueueItem(string Payload, string Spec, string Key);
 
 /// <summary>An entry an instance holds, with what the store's <see cref="DurableEntry"/> would carry.</summary>
-internal sealed record HeldEntry(string StreamId, string JobId, string Payload, int Attempt, long EnqueuedAt, string? Key, string Epoch, bool Vanished, bool CancelRequested, long StartedAt);
+internal sealed record HeldEntry(string StreamId, string JobId, string Payload, int Attempt, long EnqueuedAt, string? Key, string Epoch, bool Vanished, bool CancelRequested, long StartedAt)
+{
+    /// <summary>What the settle scripts are told of this entry, as the store tells them of one it holds.</summary>
+    public SettledEntry ToSettled() => new(StreamId, JobId, Payload, Attempt, EnqueuedAt, Key, Epoch, Vanished, CancelRequested, StartedAt);
+}
 
 /// <summary>What the model reads of a round's reply (<see cref="RoundReply"/>) and of its read.</summary>
 internal sealed record ModelRoundReply(string[] Ids, string? EnqueueError, bool AcksApplied, int InvalidAcks, string? AckError, long NextDue, long TrimAgain, string? TrimError, string? FetchError, string Epoch, long Now, List<DurableEntry> Fetched);
