@@ -11,33 +11,38 @@
 --- @include "includes/records"
 --- @include "includes/trim"
 
+local stream, epochKey = KEYS[1], KEYS[2]
+local group, consumer, nudgeChannel, retention = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+-- Then one entry per stride values of ARGV, from ARGV[first].
+local first, stride = 5, 8
+
 local n = 0
-for i = 5, #ARGV, 8 do
-  local id = ARGV[i]
-  local mine = redis.call('XPENDING', KEYS[1], ARGV[1], id, id, 1, ARGV[2])
-  local rec = recordOf(ARGV[i + 1])
-  if (#mine == 1 or ARGV[i + 7] == '1' or vanished(id, KEYS[2], ARGV[i + 6])) and cancelOf(rec) == '1' and not isEnded(rec) then
-    redis.call('XACK', KEYS[1], ARGV[1], id)
-    releaseKey(ARGV[i + 5], ARGV[i + 1], nil, 0)
+for i = first, #ARGV, stride do
+  local id, job, payload, attempt, enqueuedAt, key = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4], ARGV[i + 5]
+  local epoch, foundVanished = ARGV[i + 6], ARGV[i + 7] == '1'
+  local mine = redis.call('XPENDING', stream, group, id, id, 1, consumer)
+  local rec = recordOf(job)
+  if (#mine == 1 or foundVanished or vanished(id, epochKey, epoch)) and cancelOf(rec) == '1' and not isEnded(rec) then
+    redis.call('XACK', stream, group, id)
+    releaseKey(key, job, nil, 0)
     local at = string.format('%.0f', now)
-    endRecord(ARGV[i + 1], id, 'C', header('C', '1', at, ARGV[i + 3], ARGV[i + 4], ARGV[2], '', '') .. historyOf(rec), at, tonumber(ARGV[4]))
+    endRecord(job, id, 'C', header('C', '1', at, attempt, enqueuedAt, consumer, '', '') .. historyOf(rec), at, tonumber(retention))
     n = n + 1
-  elseif #mine == 1 or ARGV[i + 7] == '1' or vanished(id, KEYS[2], ARGV[i + 6]) then
-    local key = ARGV[i + 5]
+  elseif #mine == 1 or foundVanished or vanished(id, epochKey, epoch) then
     local moved
     if key == '' then
-      moved = redis.call('XADD', KEYS[1], '*', 'p', ARGV[i + 2], 'a', ARGV[i + 3], 't', ARGV[i + 4], 'j', ARGV[i + 1])
+      moved = redis.call('XADD', stream, '*', 'p', payload, 'a', attempt, 't', enqueuedAt, 'j', job)
     else
-      moved = redis.call('XADD', KEYS[1], '*', 'p', ARGV[i + 2], 'a', ARGV[i + 3], 't', ARGV[i + 4], 'j', ARGV[i + 1], 'k', key)
-      moveKey(key, ARGV[i + 1], moved)
+      moved = redis.call('XADD', stream, '*', 'p', payload, 'a', attempt, 't', enqueuedAt, 'j', job, 'k', key)
+      moveKey(key, job, moved)
     end
-    redis.pcall('SET', atName(ARGV[i + 1]), moved)
-    redis.call('XACK', KEYS[1], ARGV[1], id)
+    redis.pcall('SET', atName(job), moved)
+    redis.call('XACK', stream, group, id)
     n = n + 1
   end
 end
 if n > 0 then
   trimSettled()
-  redis.call('PUBLISH', ARGV[3], n)
+  redis.call('PUBLISH', nudgeChannel, n)
 end
 return n

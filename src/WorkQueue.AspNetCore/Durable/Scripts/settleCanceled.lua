@@ -9,11 +9,15 @@
 --- @include "includes/records"
 --- @include "includes/trim"
 
-local mine = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[3], ARGV[3], 1, ARGV[2])
-if #mine == 0 and ARGV[10] ~= '1' and not vanished(ARGV[3], KEYS[2], ARGV[9]) then return 0 end
-ackAndTrim(ARGV[3])
-releaseKey(ARGV[8], ARGV[4], nil, 0)
-local rec = recordOf(ARGV[4])
+local stream, epochKey = KEYS[1], KEYS[2]
+local group, consumer, id, job, attempt, enqueuedAt, startedAt = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7]
+local key, epoch, foundVanished, retention = ARGV[8], ARGV[9], ARGV[10] == '1', ARGV[11]
+
+local mine = redis.call('XPENDING', stream, group, id, id, 1, consumer)
+if #mine == 0 and not foundVanished and not vanished(id, epochKey, epoch) then return 0 end
+ackAndTrim(id)
+releaseKey(key, job, nil, 0)
+local rec = recordOf(job)
 local at = string.format('%.0f', now)
-endRecord(ARGV[4], ARGV[3], 'C', header('C', '1', at, ARGV[5], ARGV[6], ARGV[2], ARGV[7], '') .. historyOf(rec), at, tonumber(ARGV[11]))
+endRecord(job, id, 'C', header('C', '1', at, attempt, enqueuedAt, consumer, startedAt, '') .. historyOf(rec), at, tonumber(retention))
 return 1
