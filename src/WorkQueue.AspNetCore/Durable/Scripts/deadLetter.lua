@@ -3,8 +3,10 @@
 -- Redis lost it (else 0), started at, finished-job retention ms, '1' when a cancel reached it (else ''). Moves an
 -- entry this consumer still owns (or that Redis lost, see vanished.lua) to the dead-letter stream (the key recorded
 -- there), frees its key, so the work can be submitted again, and ends the job's record; the entry is acknowledged
--- and left to the trim (see trim.lua). Returns 1, or 0 when another consumer owns it now.
+-- and left to the trim (see trim.lua). Returns 1, or 0 when another consumer owns it now (or no entry can have its
+-- id, see entryId.lua: nothing written).
 --- @include "includes/now"
+--- @include "includes/entryId"
 --- @include "includes/vanished"
 --- @include "includes/keys"
 --- @include "includes/records"
@@ -15,6 +17,7 @@ local group, consumer, id, job, payload, attempt, enqueuedAt = ARGV[1], ARGV[2],
 local err, reason, key, epoch, foundVanished = ARGV[8], ARGV[9], ARGV[10], ARGV[11], ARGV[12] == '1'
 local startedAt, retention, cancelAsked = ARGV[13], ARGV[14], ARGV[15]
 
+if not isEntryId(id) then return 0 end
 local mine = redis.call('XPENDING', stream, group, id, id, 1, consumer)
 if #mine == 0 and not foundVanished and not vanished(id, epochKey, epoch) then return 0 end
 if key == '' then

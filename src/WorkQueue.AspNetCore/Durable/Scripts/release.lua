@@ -4,8 +4,10 @@
 -- vanished.lua) back as new entries at the stream's end (so any consumer reads them at once), same attempt, their
 -- keys with them, and points their job ids to them; one whose job a cancel by id was asked for ends here as
 -- cancelled instead (the cancel may have missed this process). The old entries are acknowledged and left to the trim
--- (see trim.lua). Returns how many were handed back or ended.
+-- (see trim.lua). Returns how many were handed back or ended; one no entry can have the id of (see entryId.lua) is
+-- left out.
 --- @include "includes/now"
+--- @include "includes/entryId"
 --- @include "includes/vanished"
 --- @include "includes/keys"
 --- @include "includes/records"
@@ -16,10 +18,12 @@ local group, consumer, nudgeChannel, retention = ARGV[1], ARGV[2], ARGV[3], ARGV
 -- Then one entry per stride values of ARGV, from ARGV[first].
 local first, stride = 5, 8
 
-local n = 0
-for i = first, #ARGV, stride do
+-- One entry, from ARGV[i]: 1 when handed back or ended, 0 when another consumer owns it now. An id no entry can have
+-- is nobody's: left out before any write, so it cannot fail the call after the entries before it were handed back.
+local function handBack(i)
   local id, job, payload, attempt, enqueuedAt, key = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4], ARGV[i + 5]
   local epoch, foundVanished = ARGV[i + 6], ARGV[i + 7] == '1'
+  if not isEntryId(id) then return 0 end
   local mine = redis.call('XPENDING', stream, group, id, id, 1, consumer)
   local rec = recordOf(job)
   if (#mine == 1 or foundVanished or vanished(id, epochKey, epoch)) and cancelOf(rec) == '1' and not isEnded(rec) then
@@ -27,7 +31,7 @@ for i = first, #ARGV, stride do
     releaseKey(key, job, nil, 0)
     local at = string.format('%.0f', now)
     endRecord(job, id, 'C', header('C', '1', at, attempt, enqueuedAt, consumer, '', '') .. historyOf(rec), at, tonumber(retention))
-    n = n + 1
+    return 1
   elseif #mine == 1 or foundVanished or vanished(id, epochKey, epoch) then
     local moved
     if key == '' then
@@ -38,9 +42,13 @@ for i = first, #ARGV, stride do
     end
     redis.pcall('SET', atName(job), moved)
     redis.call('XACK', stream, group, id)
-    n = n + 1
+    return 1
   end
+  return 0
 end
+
+local n = 0
+for i = first, #ARGV, stride do n = n + handBack(i) end
 if n > 0 then
   trimSettled()
   redis.call('PUBLISH', nudgeChannel, n)

@@ -2,8 +2,10 @@
 -- started), idempotency key (empty: none), the epoch it was fetched under, 1 when this consumer already found that
 -- Redis lost it (else 0), finished-job retention ms. Ends an entry this consumer still owns as cancelled (it
 -- honoured a cancel by id, or the cancel came before it started): acknowledged and left to the trim (see trim.lua),
--- its key freed, its record ended. Returns 1, or 0 when another consumer owns it now.
+-- its key freed, its record ended. Returns 1, or 0 when another consumer owns it now (or no entry can have its id,
+-- see entryId.lua: nothing written).
 --- @include "includes/now"
+--- @include "includes/entryId"
 --- @include "includes/vanished"
 --- @include "includes/keys"
 --- @include "includes/records"
@@ -13,6 +15,7 @@ local stream, epochKey = KEYS[1], KEYS[2]
 local group, consumer, id, job, attempt, enqueuedAt, startedAt = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7]
 local key, epoch, foundVanished, retention = ARGV[8], ARGV[9], ARGV[10] == '1', ARGV[11]
 
+if not isEntryId(id) then return 0 end
 local mine = redis.call('XPENDING', stream, group, id, id, 1, consumer)
 if #mine == 0 and not foundVanished and not vanished(id, epochKey, epoch) then return 0 end
 ackAndTrim(id)

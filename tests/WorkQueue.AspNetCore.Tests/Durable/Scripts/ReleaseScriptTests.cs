@@ -195,4 +195,47 @@ public sealed class ReleaseScriptTests(RedisServerFixture redis) : IClassFixture
         Assert.Contains("WRONGTYPE", error.Message, StringComparison.Ordinal);
         Assert.Equal(before, await ScriptState.SnapshotAsync(db, keys));
     }
+
+    /// <summary>
+    /// An id no entry can have is nobody's: left out, and the entries around it are handed back. It once failed the
+    /// call after the entries before it were handed back (XPENDING refuses 'nope'; it reads '-' as a range bound where
+    /// XACK refuses it), so the store sent the whole batch again and again.
+    /// </summary>
+    [Theory]
+    [InlineData("-", false)]
+    [InlineData("-", true)]
+    [InlineData("+", true)]
+    [InlineData("(1-0", true)]
+    [InlineData("nope", false)]
+    [InlineData("", true)]
+    [InlineData("1", true)]
+    [InlineData("01-0", true)]
+    [InlineData("1-0|z5", false)]
+    [InlineData("99999999999999999999999-0", false)]
+    [InlineData("1-18446744073709551616", true)]
+    public async Task Release_IdNoEntryCanHaveAmongGoodEntries_IsLeftOutAndTheOthersHandedBack(string id, bool alreadyFound)
+    {
+        await using var client = await DurableTestHost.ConnectAsync(redis.Server);
+        var db = client.GetDatabase();
+        var keys = ScriptState.NewQueue(db);
+        var first = await SettleState.HeldAsync(db, keys, "k1");
+        var bad = await SettleState.HeldAsync(db, keys, "k2") with { StreamId = id, Vanished = alreadyFound };
+        var last = await SettleState.HeldAsync(db, keys, "k3");
+
+        var answer = Record.Exception(() => Assert.Equal(2, ReleaseCall.Run(db, keys, ScriptState.Consumer, [first, bad, last], Retention)));
+
+        // What Redis holds first: an error must not hide the hand-backs made before it. The bad one's real entry is
+        // still pending here, so the trim keeps everything from it on.
+        var entries = await SettleState.EntriesAsync(db, keys.Stream);
+        Assert.Equal(4, entries.Length);
+        Assert.StartsWith(bad.JobId + " ", entries[0], StringComparison.Ordinal);
+        Assert.StartsWith(last.StreamId + " ", entries[1], StringComparison.Ordinal);
+        Assert.EndsWith($" j={first.JobId} k=k1", entries[2], StringComparison.Ordinal);
+        Assert.EndsWith($" j={last.JobId} k=k3", entries[3], StringComparison.Ordinal);
+        var pending = await db.StreamPendingMessagesAsync(keys.Stream, RedisStreamKeys.Group, 10, RedisValue.Null);
+        Assert.Equal([bad.JobId], pending.Select(p => (string)p.MessageId!));
+        Assert.Equal(bad.JobId + "|" + bad.JobId, (string?)await db.StringGetAsync(keys.IdempotencyKey("k2")));
+        Assert.False(await db.KeyExistsAsync(keys.JobLocation(bad.JobId)));
+        Assert.Null(answer);
+    }
 }
