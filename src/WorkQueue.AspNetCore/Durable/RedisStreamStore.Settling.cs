@@ -133,18 +133,11 @@ internal sealed partial class RedisStreamStore
         }
         else if (outcome.Kind == OutcomeKind.Cancel)
         {
-            stored = (long)db.ScriptEvaluate(
-                DurableScripts.SettleCanceled,
-                [Keys.Stream, Keys.Epoch],
-                [RedisStreamKeys.Group, ConsumerName, entry.StreamId, entry.JobId, entry.Attempt, entry.EnqueuedAtMs, StartedAt(entry), entry.IdempotencyKey ?? string.Empty, entry.Epoch, entry.Vanished ? 1 : 0, FinishedRetentionMs]) == 1;
+            stored = SettleCanceledCall.Run(db, Keys, ConsumerName, SettledEntry.Of(entry), FinishedRetentionMs);
         }
         else
         {
-            stored = (long)db.ScriptEvaluate(
-                DurableScripts.DeadLetter,
-                [Keys.Stream, Keys.Dead, Keys.Epoch],
-                [RedisStreamKeys.Group, ConsumerName, entry.StreamId, entry.JobId, entry.Payload, entry.Attempt, entry.EnqueuedAtMs, RecordText.Error(outcome.Error ?? string.Empty), outcome.Reason, entry.IdempotencyKey ?? string.Empty, entry.Epoch, entry.Vanished ? 1 : 0,
-                    StartedAt(entry), FinishedRetentionMs, entry.CancelRequested ? "1" : string.Empty]) == 1;
+            stored = DeadLetterCall.Run(db, Keys, ConsumerName, SettledEntry.Of(entry), outcome.Error ?? string.Empty, outcome.Reason ?? string.Empty, FinishedRetentionMs);
         }
 
         if (stored && outcome.Kind != OutcomeKind.Retry)
@@ -199,23 +192,10 @@ internal sealed partial class RedisStreamStore
 
     private void SendReleaseChunk(IDatabase db, List<Outcome> releases)
     {
-        var args = new List<RedisValue>(4 + (releases.Count * 8)) { RedisStreamKeys.Group, ConsumerName, Keys.NudgeName, FinishedRetentionMs };
-        foreach (var release in releases)
-        {
-            args.Add(release.Entry.StreamId);
-            args.Add(release.Entry.JobId);
-            args.Add(release.Entry.Payload);
-            args.Add(release.Entry.Attempt);
-            args.Add(release.Entry.EnqueuedAtMs);
-            args.Add(release.Entry.IdempotencyKey ?? string.Empty);
-            args.Add(release.Entry.Epoch);
-            args.Add(release.Entry.Vanished ? 1 : 0);
-        }
-
         long handedBack;
         try
         {
-            handedBack = (long)db.ScriptEvaluate(DurableScripts.Release, [Keys.Stream, Keys.Epoch], [.. args]);
+            handedBack = ReleaseCall.Run(db, Keys, ConsumerName, [.. releases.Select(static r => SettledEntry.Of(r.Entry))], FinishedRetentionMs);
         }
         catch (Exception ex) when (ex is RedisException or TimeoutException)
         {

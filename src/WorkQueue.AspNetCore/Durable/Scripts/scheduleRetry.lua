@@ -5,8 +5,10 @@
 -- job lives) and points the job's id to its due time; the entry is acknowledged and left to the trim (see trim.lua;
 -- readers find the job through its pointer); one Redis lost (vanished.lua, not asked again when already found) is
 -- stored there again. When it is the earliest due, a nudge tells idle consumers, which learn due times only when
--- they fetch. Returns 1, or 0 when another consumer owns it now.
+-- they fetch. Returns 1, or 0 when another consumer owns it now (or no entry can have its id, see entryId.lua:
+-- nothing written).
 --- @include "includes/now"
+--- @include "includes/entryId"
 --- @include "includes/vanished"
 --- @include "includes/keys"
 --- @include "includes/records"
@@ -17,6 +19,7 @@ local group, consumer, id, delayMs, member, job, key = ARGV[1], ARGV[2], ARGV[3]
 local epoch, foundVanished, nudgeChannel = ARGV[8], ARGV[9] == '1', ARGV[10]
 local attempt, enqueuedAt, startedAt, err = ARGV[11], ARGV[12], ARGV[13], ARGV[14]
 
+if not isEntryId(id) then return 0 end
 local mine = redis.call('XPENDING', stream, group, id, id, 1, consumer)
 if #mine == 0 and not foundVanished and not vanished(id, epochKey, epoch) then return 0 end
 local score = string.format('%.0f', now + tonumber(delayMs))

@@ -109,32 +109,17 @@ internal sealed class ScriptDriver(IDatabase db, RedisStreamKeys keys, ModelSett
     public bool ScheduleRetry(string consumer, HeldEntry e, long delayMs, string error) =>
         ScheduleRetryCall.Run(db, keys, consumer, e.ToSettled(), delayMs, error);
 
-    /// <summary>deadLetter.lua, as <c>Send</c> sends a dead letter.</summary>
+    /// <summary>deadLetter.lua, through the store's own <see cref="DeadLetterCall"/>.</summary>
     public bool DeadLetter(string consumer, HeldEntry e, string error, string reason) =>
-        (long)db.ScriptEvaluate(
-            DurableScripts.DeadLetter,
-            [keys.Stream, keys.Dead, keys.Epoch],
-            [RedisStreamKeys.Group, consumer, e.StreamId, e.JobId, e.Payload, e.Attempt, e.EnqueuedAt, error, reason, e.Key ?? string.Empty, e.Epoch, e.Vanished ? 1 : 0,
-                StartedAt(e), settings.FinishedRetentionMs, e.CancelRequested ? "1" : string.Empty]) == 1;
+        DeadLetterCall.Run(db, keys, consumer, e.ToSettled(), error, reason, settings.FinishedRetentionMs);
 
-    /// <summary>settleCanceled.lua, as <c>Send</c> sends a cancel honoured (or one that came before the job started).</summary>
+    /// <summary>settleCanceled.lua, through the store's own <see cref="SettleCanceledCall"/>: a cancel honoured (or one that came before the job started).</summary>
     public bool SettleCanceled(string consumer, HeldEntry e) =>
-        (long)db.ScriptEvaluate(
-            DurableScripts.SettleCanceled,
-            [keys.Stream, keys.Epoch],
-            [RedisStreamKeys.Group, consumer, e.StreamId, e.JobId, e.Attempt, e.EnqueuedAt, StartedAt(e), e.Key ?? string.Empty, e.Epoch, e.Vanished ? 1 : 0, settings.FinishedRetentionMs]) == 1;
+        SettleCanceledCall.Run(db, keys, consumer, e.ToSettled(), settings.FinishedRetentionMs);
 
-    /// <summary>release.lua, as <c>SendReleaseChunk</c> sends hand-backs; returns how many were handed back or ended.</summary>
-    public long Release(string consumer, IReadOnlyList<HeldEntry> entries)
-    {
-        var args = new List<RedisValue> { RedisStreamKeys.Group, consumer, keys.NudgeName, settings.FinishedRetentionMs };
-        foreach (var e in entries)
-        {
-            args.AddRange([e.StreamId, e.JobId, e.Payload, e.Attempt, e.EnqueuedAt, e.Key ?? string.Empty, e.Epoch, e.Vanished ? 1 : 0]);
-        }
-
-        return (long)db.ScriptEvaluate(DurableScripts.Release, [keys.Stream, keys.Epoch], [.. args]);
-    }
+    /// <summary>release.lua, through the store's own <see cref="ReleaseCall"/>; returns how many were handed back or ended.</summary>
+    public long Release(string consumer, IReadOnlyList<HeldEntry> entries) =>
+        ReleaseCall.Run(db, keys, consumer, [.. entries.Select(static e => e.ToSettled())], settings.FinishedRetentionMs);
 
     /// <summary>keepAlive.lua, as <c>KeepAlive</c> sends it: returns (ids no longer this consumer's, ids Redis lost).</summary>
     public (string[] Lost, string[] Gone) KeepAlive(string consumer, IReadOnlyList<HeldEntry> entries)
