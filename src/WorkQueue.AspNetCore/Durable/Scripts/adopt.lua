@@ -4,17 +4,22 @@
 -- it.
 --- @include "includes/epoch"
 
+local stream, epochKey = KEYS[1], KEYS[2]
+local group, consumer = ARGV[1], ARGV[2]
+-- Then the ids, from ARGV[3] on.
+local firstId = 3
+
 local found = {}
-for i = 3, #ARGV do
+for i = firstId, #ARGV do
   local id = ARGV[i]
-  local mine = redis.call('XPENDING', KEYS[1], ARGV[1], id, id, 1, ARGV[2])
+  local mine = redis.call('XPENDING', stream, group, id, id, 1, consumer)
   if #mine == 1 then
-    local entry = redis.call('XRANGE', KEYS[1], id, id)
+    local entry = redis.call('XRANGE', stream, id, id)
     if #entry == 1 then
       found[#found + 1] = { id, entry[1][2], mine[1][4] }
     else
-      redis.call('XACK', KEYS[1], ARGV[1], id)
+      redis.call('XACK', stream, group, id)
     end
   end
 end
-return { found, epochOf(KEYS[2], ARGV[2]) }
+return { found, epochOf(epochKey, consumer) }

@@ -4,15 +4,21 @@
 -- or they were settled elsewhere), ids Redis lost (see vanished.lua) }.
 --- @include "includes/vanished"
 
+local stream, epochKey = KEYS[1], KEYS[2]
+local group, consumer = ARGV[1], ARGV[2]
+-- Then the entries, from ARGV[3] on, two arguments each.
+local firstEntry, stride = 3, 2
+
 local lost, gone = {}, {}
-for i = 3, #ARGV, 2 do
-  local mine = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[i], ARGV[i], 1, ARGV[2])
+for i = firstEntry, #ARGV, stride do
+  local id, epoch = ARGV[i], ARGV[i + 1]
+  local mine = redis.call('XPENDING', stream, group, id, id, 1, consumer)
   if #mine == 1 then
-    redis.call('XCLAIM', KEYS[1], ARGV[1], ARGV[2], 0, ARGV[i], 'JUSTID')
-  elseif vanished(ARGV[i], KEYS[2], ARGV[i + 1]) then
-    gone[#gone + 1] = ARGV[i]
+    redis.call('XCLAIM', stream, group, consumer, 0, id, 'JUSTID')
+  elseif vanished(id, epochKey, epoch) then
+    gone[#gone + 1] = id
   else
-    lost[#lost + 1] = ARGV[i]
+    lost[#lost + 1] = id
   end
 end
 return { lost, gone }
