@@ -241,4 +241,24 @@ public sealed class KeepAliveScriptTests(RedisServerFixture redis) : IClassFixtu
         Assert.True((await PendingState.PendingAsync(db, keys, held))!.Value.IdleMs < PendingState.DeadIdleMs / 2);
         Assert.Equal([new HashEntry("f", "v")], await db.HashGetAllAsync(keys.Epoch));
     }
+
+    [Theory]
+    [InlineData("nope")]
+    [InlineData("")]
+    [InlineData("99999999999999999999999-0")]
+    public async Task KeepAlive_MalformedIdAfterAHeldOne_FailsWithoutRefreshingAny(string id)
+    {
+        await using var client = await DurableTestHost.ConnectAsync(redis.Server);
+        var db = client.GetDatabase();
+        var keys = ScriptState.NewQueue(db);
+        string epoch = await PendingState.EpochAsync(db, keys);
+        string held = await PendingState.AddAsync(db, keys);
+        await ScriptState.DeliverAsync(db, keys);
+        await PendingState.MakeIdleAsync(db, keys, "c1", held);
+        string before = await ScriptState.SnapshotAsync(db, keys);
+
+        // Every id is read before the first claim is refreshed: an error leaves no part of the batch applied.
+        Assert.Throws<RedisServerException>(() => KeepAliveCall.Run(db, keys, "c1", [(held, epoch), (id, epoch)]));
+        Assert.Equal(before, await ScriptState.SnapshotAsync(db, keys));
+    }
 }
