@@ -145,4 +145,23 @@ public sealed class AdoptScriptTests(RedisServerFixture redis) : IClassFixture<R
         Assert.Contains("WRONGTYPE", error.Message, StringComparison.Ordinal);
         Assert.Equal(before, await ScriptState.SnapshotAsync(db, keys));
     }
+
+    [Theory]
+    [InlineData("nope")]
+    [InlineData("")]
+    [InlineData("99999999999999999999999-0")]
+    public async Task Adopt_MalformedIdAfterADeletedOne_FailsWithoutAcknowledgingIt(string id)
+    {
+        await using var client = await DurableTestHost.ConnectAsync(redis.Server);
+        var db = client.GetDatabase();
+        var keys = ScriptState.NewQueue(db);
+        string deleted = await PendingState.AddAsync(db, keys);
+        await ScriptState.DeliverAsync(db, keys);
+        await db.StreamDeleteAsync(keys.Stream, [deleted]);
+        string before = await ScriptState.SnapshotAsync(db, keys);
+
+        // Every id is read before the first acknowledgement: an error leaves no part of the batch applied.
+        Assert.Throws<RedisServerException>(() => AdoptCall.Run(db, keys, "c1", [deleted, id]));
+        Assert.Equal(before, await ScriptState.SnapshotAsync(db, keys));
+    }
 }
