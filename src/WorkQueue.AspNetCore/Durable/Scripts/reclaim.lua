@@ -6,6 +6,8 @@
 -- trim.lua). Returns { next cursor, { id, fields, deliveries }..., 1 when it ended any (else 0), the epoch (see
 -- epoch.lua) }. With count 0 (no room to take anything now) it only looks: returns { cursor, {}, 1, '' } when some
 -- entry has been idle for min idle, else { cursor, {}, 0, '' }, so the caller can keep its next free slot for it.
+-- Max deliveries and retention are read, and the dead-letter stream's type checked, before XAUTOCLAIM claims: an
+-- error after it would leave entries claimed (a delivery counted) or dead-lettered with nobody told.
 --- @include "includes/now"
 --- @include "includes/keys"
 --- @include "includes/records"
@@ -15,12 +17,15 @@
 
 local stream, deadLetters, epochKey = KEYS[1], KEYS[2], KEYS[3]
 local group, consumer, minIdle, cursor, count = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
-local maxDeliveries, retention = ARGV[6], ARGV[7]
+local maxDeliveries, retention = tonumber(ARGV[6]), tonumber(ARGV[7])
 
 if tonumber(count) == 0 then
   local idle = redis.call('XPENDING', stream, group, 'IDLE', minIdle, '-', '+', 1)
   return { cursor, {}, #idle, '' }
 end
+if not maxDeliveries or not retention then return redis.error_reply('ERR reclaim: max deliveries and retention must be numbers') end
+-- Redis's own WRONGTYPE error when the dead letters' key holds something else (0 when there is none yet).
+redis.call('XLEN', deadLetters)
 local claimed = redis.call('XAUTOCLAIM', stream, group, consumer, minIdle, cursor, 'COUNT', count)
 local keep, settledAny = {}, false
 for _, entry in ipairs(claimed[2]) do
@@ -37,8 +42,8 @@ for _, entry in ipairs(claimed[2]) do
     settledAny = true
     releaseKey(f['k'], f['j'] or id, nil, 0)
     local at = string.format('%.0f', now)
-    endRecord(f['j'] or id, id, 'C', header('C', '1', at, f['a'] or '1', f['t'] or '0', consumer, '', '') .. historyOf(asked), at, tonumber(retention))
-  elseif deliveries > tonumber(maxDeliveries) then
+    endRecord(f['j'] or id, id, 'C', header('C', '1', at, f['a'] or '1', f['t'] or '0', consumer, '', '') .. historyOf(asked), at, retention)
+  elseif deliveries > maxDeliveries then
     local dead = { 'j', f['j'] or id, 'p', f['p'] or '', 'a', f['a'] or '1', 't', f['t'] or '0',
       'e', 'Delivered ' .. deliveries .. ' times without completing (its consumers stopped or crashed each time): treated as poison.',
       'r', 'poison', 'f', string.format('%.0f', now), 'c', consumer }
@@ -52,7 +57,7 @@ for _, entry in ipairs(claimed[2]) do
     releaseKey(f['k'], f['j'] or id, nil, 0)
     local rec = recordOf(f['j'] or id)
     local at = string.format('%.0f', now)
-    endRecord(f['j'] or id, id, 'D', header('D', cancelOf(rec), at, f['a'] or '1', f['t'] or '0', consumer, '', dead[10]) .. historyOf(rec), at, tonumber(retention))
+    endRecord(f['j'] or id, id, 'D', header('D', cancelOf(rec), at, f['a'] or '1', f['t'] or '0', consumer, '', dead[10]) .. historyOf(rec), at, retention)
   else
     keep[#keep + 1] = { id, entry[2], deliveries }
   end

@@ -280,6 +280,48 @@ public sealed class ReclaimScriptTests(RedisServerFixture redis) : IClassFixture
         Assert.Equal([new HashEntry("f", "v")], await db.HashGetAllAsync(keys.Epoch));
     }
 
+    [Theory]
+    [InlineData("nope", "60000")]
+    [InlineData("", "60000")]
+    [InlineData("3", "nope")]
+    [InlineData("3", "")]
+    public async Task Reclaim_MalformedMaxDeliveriesOrRetention_FailsBeforeClaimingOrEndingAny(string maxDeliveries, string retention)
+    {
+        await using var client = await DurableTestHost.ConnectAsync(redis.Server);
+        var db = client.GetDatabase();
+        var keys = ScriptState.NewQueue(db);
+        string id = await PendingState.AddAsync(db, keys, "{}", "key-4");
+        await db.StringSetAsync(keys.IdempotencyKey("key-4"), id + "|" + id);
+        await ScriptState.DeliverAsync(db, keys, 1, "dead");
+        await PendingState.MakeIdleAsync(db, keys, "dead", id, deliveries: 5);
+        string before = await ScriptState.SnapshotAsync(db, keys);
+
+        // Read before XAUTOCLAIM claims: after it, an error would leave the entry claimed (a delivery counted) or
+        // dead-lettered, its key freed, with nobody told.
+        Assert.Throws<RedisServerException>(() => db.ScriptEvaluate(DurableScripts.Reclaim, ReclaimCall.Keys(keys), [RedisStreamKeys.Group, "c1", MinIdleMs, "0-0", 10, maxDeliveries, retention]));
+        Assert.Equal(before, await ScriptState.SnapshotAsync(db, keys));
+    }
+
+    [Fact]
+    public async Task Reclaim_DeadLettersKeyOfAnotherType_FailsBeforeClaimingAny()
+    {
+        await using var client = await DurableTestHost.ConnectAsync(redis.Server);
+        var db = client.GetDatabase();
+        var keys = ScriptState.NewQueue(db);
+        string poison = await PendingState.AddAsync(db, keys);
+        string other = await PendingState.AddAsync(db, keys);
+        await ScriptState.DeliverAsync(db, keys, 2, "dead");
+        await PendingState.MakeIdleAsync(db, keys, "dead", poison, deliveries: 5);
+        await PendingState.MakeIdleAsync(db, keys, "dead", other);
+        await db.StringSetAsync(keys.Dead, "not a stream");
+        string before = await ScriptState.SnapshotAsync(db, keys);
+
+        var error = Assert.Throws<RedisServerException>(() => ReclaimCall.Run(db, keys, "c1", MinIdleMs, "0-0", 10, 3, Retention));
+
+        Assert.Contains("WRONGTYPE", error.Message, StringComparison.Ordinal);
+        Assert.Equal(before, await ScriptState.SnapshotAsync(db, keys));
+    }
+
     private static (string Consumer, long Deliveries) Holder((string Consumer, long Deliveries, long IdleMs)? pending) =>
         pending is { } p ? (p.Consumer, p.Deliveries) : default;
 }
