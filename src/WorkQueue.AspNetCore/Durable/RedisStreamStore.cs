@@ -358,7 +358,7 @@ internal sealed partial class RedisStreamStore : IJobStore
 
         // With the epoch in the same step: after Redis lost its data, whichever instance makes the group again also
         // writes the new epoch, so no consumer can read the new group under the old epoch.
-        db.ScriptEvaluate(DurableScripts.CreateGroup, [Keys.Stream, Keys.Epoch], [RedisStreamKeys.Group, ConsumerName]);
+        Calls.CreateGroupCall.Run(db, Keys, ConsumerName);
         _groupReady = true;
         return true;
     }
@@ -409,7 +409,7 @@ internal sealed partial class RedisStreamStore : IJobStore
         try
         {
             // Gone for good only when it holds nothing: Redis drops a deleted consumer's pending entries.
-            db.ScriptEvaluate(DurableScripts.RemoveConsumerIfEmpty, [Keys.Stream], [RedisStreamKeys.Group, ConsumerName]);
+            Calls.RemoveConsumerIfEmptyCall.Run(db, Keys, ConsumerName);
             if (_subscribed)
             {
                 db.Multiplexer.GetSubscriber().Unsubscribe(Keys.Nudge);

@@ -744,7 +744,7 @@ internal sealed class ModelRun
             reply.Claimed.Select(static e => e.StreamId).SequenceEqual(kept.Select(static j => j.StreamId!)),
             $"reclaim by {instance} (cursor {instance.ReclaimCursor}, count {count}) took [{string.Join(" ", reply.Claimed.Select(static e => e.StreamId))}], the model expected [{string.Join(" ", kept.Select(static j => j.StreamId))}] of claimed [{string.Join(" ", claimed.Select(static j => j.StreamId))}]");
         Expect(reply.Cursor == cursor, $"reclaim by {instance}: next cursor {reply.Cursor}, the model expected {cursor}");
-        Expect((reply.EndedAny == 1) == endedAny, $"reclaim by {instance}: ended any {reply.EndedAny}, the model expected {endedAny}");
+        Expect(reply.EndedAny == endedAny, $"reclaim by {instance}: ended any {reply.EndedAny}, the model expected {endedAny}");
         for (int i = 0; i < kept.Count; i++)
         {
             var job = kept[i];

@@ -22,9 +22,8 @@ internal sealed class ScriptDriver(IDatabase db, RedisStreamKeys keys, ModelSett
 
     private RedisKey[] RoundKeys => [keys.Stream, keys.Delayed, keys.Scheduled, keys.Recurring, keys.Ids, keys.Epoch];
 
-    /// <summary>createGroup.lua, as <c>EnsureGroup</c> sends it; returns the epoch.</summary>
-    public string CreateGroup(string consumer) =>
-        (string)db.ScriptEvaluate(DurableScripts.CreateGroup, [keys.Stream, keys.Epoch], [RedisStreamKeys.Group, consumer])!;
+    /// <summary>createGroup.lua, through the store's own <see cref="CreateGroupCall"/>; returns the epoch.</summary>
+    public string CreateGroup(string consumer) => CreateGroupCall.Run(db, keys, consumer);
 
     /// <summary>
     /// round.lua with its read, as <c>SendRound</c>/<c>RunRound</c>/<c>RoundAndRead</c> send it: the arguments built by the
@@ -121,29 +120,13 @@ internal sealed class ScriptDriver(IDatabase db, RedisStreamKeys keys, ModelSett
     public long Release(string consumer, IReadOnlyList<HeldEntry> entries) =>
         ReleaseCall.Run(db, keys, consumer, [.. entries.Select(static e => e.ToSettled())], settings.FinishedRetentionMs);
 
-    /// <summary>keepAlive.lua, as <c>KeepAlive</c> sends it: returns (ids no longer this consumer's, ids Redis lost).</summary>
-    public (string[] Lost, string[] Gone) KeepAlive(string consumer, IReadOnlyList<HeldEntry> entries)
-    {
-        var args = new List<RedisValue> { RedisStreamKeys.Group, consumer };
-        foreach (var e in entries)
-        {
-            args.AddRange([e.StreamId, e.Epoch]);
-        }
+    /// <summary>keepAlive.lua, through the store's own <see cref="KeepAliveCall"/>: (ids no longer this consumer's, ids Redis lost).</summary>
+    public KeepAliveReply KeepAlive(string consumer, IReadOnlyList<HeldEntry> entries) =>
+        KeepAliveCall.Run(db, keys, consumer, [.. entries.Select(static e => (e.StreamId, e.Epoch))]);
 
-        var result = (RedisResult[])db.ScriptEvaluate(DurableScripts.KeepAlive, [keys.Stream, keys.Epoch], [.. args])!;
-        return ([.. ((RedisResult[])result[0]!).Select(static r => (string)r!)], [.. ((RedisResult[])result[1]!).Select(static r => (string)r!)]);
-    }
-
-    /// <summary>reclaim.lua, as <c>Reclaim</c> sends it.</summary>
-    public ReclaimReply Reclaim(string consumer, long minIdleMs, string cursor, int count, int maxDeliveries)
-    {
-        var result = (RedisResult[])db.ScriptEvaluate(
-            DurableScripts.Reclaim,
-            [keys.Stream, keys.Dead, keys.Epoch],
-            [RedisStreamKeys.Group, consumer, minIdleMs, cursor, count, maxDeliveries, settings.FinishedRetentionMs])!;
-        var claimed = ((RedisResult[])result[1]!).Select(static raw => (RedisResult[])raw!).Select(static t => DurableEntry.Parse((string)t[0]!, t[1], (long)t[2])).ToList();
-        return new ReclaimReply((string)result[0]!, claimed, (long)result[2], (string?)result[3] ?? string.Empty);
-    }
+    /// <summary>reclaim.lua, through the store's own <see cref="ReclaimCall"/>.</summary>
+    public ReclaimReply Reclaim(string consumer, long minIdleMs, string cursor, int count, int maxDeliveries) =>
+        ReclaimCall.Run(db, keys, consumer, minIdleMs, cursor, count, maxDeliveries, settings.FinishedRetentionMs);
 
     /// <summary>cancel.lua, as <c>CancelAsync</c> sends it: returns the outcome code and the consumer when asked.</summary>
     public (long Code, string? Consumer) Cancel(string jobId, bool scheduledOnly)
@@ -185,12 +168,8 @@ internal sealed class ScriptDriver(IDatabase db, RedisStreamKeys keys, ModelSett
         }
     }
 
-    /// <summary>stats.lua, as <c>ReadStats</c> reads it.</summary>
-    public StatsReply Stats()
-    {
-        var r = (RedisResult[])db.ScriptEvaluate(DurableScripts.Stats, [keys.Stream, keys.Delayed, keys.Dead, keys.Scheduled], [RedisStreamKeys.Group])!;
-        return new StatsReply((long)r[0], (long)r[1], (long)r[2], (long)r[3], (long)r[4], (long)r[6]);
-    }
+    /// <summary>stats.lua, through the store's own <see cref="StatsCall"/>.</summary>
+    public StatsReply Stats() => StatsCall.Run(db, keys);
 
     /// <summary>status.lua, as <c>GetJobAsync</c> reads it: the kind letter ('' unknown) and the whole reply.</summary>
     public RedisResult[] Status(string jobId) =>
@@ -224,7 +203,3 @@ internal sealed record HeldEntry(string StreamId, string JobId, string Payload, 
 
 /// <summary>What the model reads of a round's reply (<see cref="RoundReply"/>) and of its read.</summary>
 internal sealed record ModelRoundReply(string[] Ids, string? EnqueueError, bool AcksApplied, int InvalidAcks, string? AckError, long NextDue, long TrimAgain, string? TrimError, string? FetchError, string Epoch, long Now, List<DurableEntry> Fetched);
-
-internal sealed record ReclaimReply(string Cursor, List<DurableEntry> Claimed, long EndedAny, string Epoch);
-
-internal sealed record StatsReply(long Length, long DelayedRetries, long DeadLetters, long Pending, long Lag, long Scheduled);
