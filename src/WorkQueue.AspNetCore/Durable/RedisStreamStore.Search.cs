@@ -1,5 +1,5 @@
 using System.Globalization;
-using StackExchange.Redis;
+using WorkQueue.AspNetCore.Durable.Calls;
 
 namespace WorkQueue.AspNetCore.Durable;
 
@@ -86,23 +86,20 @@ internal sealed partial class RedisStreamStore
 
                 // A script holds Redis while it runs: a page is read in calls of a few ms each (other clients are served
                 // between them), each one a seek from where the last stopped.
-                var reply = (RedisResult[])(await Database.ScriptEvaluateAsync(
-                    DurableScripts.FindJobs,
-                    [Keys.Stream, Keys.Delayed, Keys.Scheduled],
-                    [RedisStreamKeys.Group, phases, live, phase, position, member, limit - jobs.Count, Math.Min(SearchCallEntries, scanLimit - scanned), error, SearchCallBytes]).ConfigureAwait(false))!;
-                foreach (RedisResult item in (RedisResult[])reply[0]!)
+                var reply = await FindJobsCall.RunAsync(
+                    Database, Keys, phases, live, phase, position, member, limit - jobs.Count, Math.Min(SearchCallEntries, scanLimit - scanned), error, SearchCallBytes).ConfigureAwait(false);
+                foreach (var found in reply.Jobs)
                 {
-                    var parts = (RedisResult[])item!;
-                    if (ToStatus((string)parts[0]!, parts[1..]) is { } job)
+                    if (ToStatus(found) is { } job)
                     {
                         jobs.Add(job);
                     }
                 }
 
-                scanned += (int)(long)reply[4];
-                phase = (string?)reply[1] ?? string.Empty;
-                position = (string?)reply[2] ?? string.Empty;
-                member = (string?)reply[3] ?? string.Empty;
+                scanned += reply.Scanned;
+                phase = reply.NextPhase;
+                position = reply.NextPosition;
+                member = reply.NextMember;
                 if (phase.Length == 0)
                 {
                     return new DurableJobPage(jobs, null, scanned);
