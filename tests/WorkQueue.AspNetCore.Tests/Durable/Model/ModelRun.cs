@@ -811,15 +811,16 @@ internal sealed class ModelRun
     {
         var job = Pick(_m.Jobs.Where(static j => j.DeadLetterId is not null).ToList());
         string dead = job.DeadLetterId!;
-        string? id = _d.Requeue(dead, Settings.Capacity);
+        var requeue = _d.Requeue(dead, Settings.Capacity);
+        string? id = requeue.NewId;
         if (Settings.Capacity - _m.Unfinished - _m.Delayed <= 0)
         {
             // A requeue honours the room as an enqueue does: refused without a write, the dead letter stays.
-            Expect(id == "#", $"requeue of {job}'s dead letter {dead} into a full queue (capacity {Settings.Capacity}, unfinished {_m.Unfinished}, delayed {_m.Delayed}): Redis answered '{id}'");
+            Expect(requeue.QueueFull, $"requeue of {job}'s dead letter {dead} into a full queue (capacity {Settings.Capacity}, unfinished {_m.Unfinished}, delayed {_m.Delayed}): Redis answered {requeue}");
             return $"requeue {job}'s dead letter {dead} -> full";
         }
 
-        Expect(id is not null && IsStreamId(id), $"requeue of {job}'s dead letter {dead}: Redis answered '{id}'");
+        Expect(id is not null && IsStreamId(id), $"requeue of {job}'s dead letter {dead}: Redis answered {requeue}");
         bool hadRecord = !job.RecordGone;
         job.Place = Place.Queued;
         job.Attempt = 1;

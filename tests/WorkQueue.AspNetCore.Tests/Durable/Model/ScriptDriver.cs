@@ -128,31 +128,30 @@ internal sealed class ScriptDriver(IDatabase db, RedisStreamKeys keys, ModelSett
     public ReclaimReply Reclaim(string consumer, long minIdleMs, string cursor, int count, int maxDeliveries) =>
         ReclaimCall.Run(db, keys, consumer, minIdleMs, cursor, count, maxDeliveries, settings.FinishedRetentionMs);
 
-    /// <summary>cancel.lua, as <c>CancelAsync</c> sends it: returns the outcome code and the consumer when asked.</summary>
+    /// <summary>cancel.lua, through the store's own <see cref="CancelCall"/>: returns the outcome code and, when asked of a running job, its consumer.</summary>
     public (long Code, string? Consumer) Cancel(string jobId, bool scheduledOnly)
     {
-        var reply = (RedisResult[])db.ScriptEvaluate(
-            DurableScripts.Cancel,
-            [keys.Stream, keys.Delayed, keys.Scheduled],
-            [RedisStreamKeys.Group, jobId, settings.FinishedRetentionMs, scheduledOnly ? 1 : 0, keys.CancelName, 86_400_000L])!;
-        return ((long)reply[0], reply.Length > 1 ? (string?)reply[1] : null);
+        var reply = CancelCall.Run(db, keys, jobId, settings.FinishedRetentionMs, scheduledOnly);
+        return (reply.Code, reply.Consumer);
     }
 
-    /// <summary>requeue.lua, as <c>RequeueDeadLetterAsync</c> sends it: the new stream id, <c>#</c> when the queue has no room, or null.</summary>
-    public string? Requeue(string deadId, long capacity)
-    {
-        var result = db.ScriptEvaluate(DurableScripts.Requeue, [keys.Stream, keys.Dead, keys.Delayed, keys.Scheduled], [RedisStreamKeys.Group, deadId, keys.NudgeName, capacity]);
-        return result.IsNull ? null : (string?)result;
-    }
+    /// <summary>requeue.lua, through the store's own <see cref="RequeueCall"/>: the new stream id, the queue full, or no such dead letter.</summary>
+    public DeadLetterRequeue Requeue(string deadId, long capacity) => RequeueCall.Run(db, keys, deadId, capacity);
 
     /// <summary>As <c>DeleteDeadLetterAsync</c>.</summary>
     public bool DeleteDeadLetter(string deadId) => db.StreamDelete(keys.Dead, [deadId]) == 1;
 
-    /// <summary>registerRecurring.lua, as <c>SetScheduleAsync</c> sends it: (generation, state, schedule).</summary>
+    /// <summary>registerRecurring.lua, through the store's own <see cref="RegisterRecurringCall"/> (the change c, r or x): (generation, state, schedule).</summary>
     public (long Generation, string State, string Schedule) RegisterRecurring(string id, string code, string schedule)
     {
-        var reply = (RedisResult[])db.ScriptEvaluate(DurableScripts.RegisterRecurring, [keys.Recurring], [id, code, schedule])!;
-        return ((long)reply[0], (string)reply[1]!, (string?)reply[2] ?? string.Empty);
+        var change = code switch
+        {
+            "c" => WorkQueue.Durability.RecurringScheduleChange.Registered,
+            "r" => WorkQueue.Durability.RecurringScheduleChange.Changed,
+            _ => WorkQueue.Durability.RecurringScheduleChange.Removed,
+        };
+        var reply = RegisterRecurringCall.Run(db, keys, id, change, schedule);
+        return (reply.Generation, reply.State, reply.Schedule);
     }
 
     /// <summary>As <c>SetPausedAsync</c>.</summary>
@@ -171,9 +170,8 @@ internal sealed class ScriptDriver(IDatabase db, RedisStreamKeys keys, ModelSett
     /// <summary>stats.lua, through the store's own <see cref="StatsCall"/>.</summary>
     public StatsReply Stats() => StatsCall.Run(db, keys);
 
-    /// <summary>status.lua, as <c>GetJobAsync</c> reads it: the kind letter ('' unknown) and the whole reply.</summary>
-    public RedisResult[] Status(string jobId) =>
-        (RedisResult[])db.ScriptEvaluate(DurableScripts.Status, [keys.Stream, keys.Delayed, keys.Scheduled], [RedisStreamKeys.Group, jobId])!;
+    /// <summary>status.lua, through the store's own <see cref="StatusCall"/>, its reply read as <c>GetJobAsync</c> reads it.</summary>
+    public StatusReply Status(string jobId) => StatusCall.Run(db, keys, jobId);
 
     private static RedisValue StartedAt(HeldEntry e) => e.StartedAt > 0 ? e.StartedAt : RedisValue.EmptyString;
 }
