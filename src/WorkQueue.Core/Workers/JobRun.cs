@@ -6,9 +6,10 @@ namespace WorkQueue.Workers;
 /// <summary>
 /// One running attempt of a job, and the synchronization context its code runs under. Continuations of the job's
 /// awaits are posted here and go to the pool's ready queue, so they run on any of the queue's threads and never on the
-/// CLR thread pool; the exception is a continuation that another thread posts while the job's own thread is still
-/// inside the job's synchronous part and no queue thread is idle (see <see cref="Post"/>). A thread reuses its run for
-/// job after job when jobs complete synchronously, so those allocate nothing; a run whose job yielded belongs to that job.
+/// CLR thread pool; the exception is a continuation that another thread posts while the job's own thread waits inside
+/// the job's synchronous part (sync-over-async) and no queue thread is idle (see <see cref="Post"/>). A thread reuses its
+/// run for job after job when jobs complete synchronously, so those allocate nothing; a run whose job yielded belongs to
+/// that job.
 /// </summary>
 internal sealed class JobRun : SynchronizationContext
 {
@@ -23,6 +24,14 @@ internal sealed class JobRun : SynchronizationContext
     private int _cancelReason;
     // The source was handed out (a timeout, a tracked or durable job): never reset nor reused; the next Begin makes one.
     private bool _ctsHandedOut;
+
+    // The thread that runs the jobs' synchronous parts: a run is begun only by the thread that rented it.
+    private Thread? _syncThread;
+
+    // Odd while a job's synchronous part runs, even once it returned. Each part has its own number, so a continuation held
+    // during one part is never judged by the next job's part on the same run.
+    private int _syncPart;
+    private HeldContinuations? _held;
 
     public JobRun(WorkerPool pool)
     {
@@ -47,8 +56,8 @@ internal sealed class JobRun : SynchronizationContext
     /// <summary>Gets or sets the yielded job's task, awaited once when it completes.</summary>
     public ValueTask Task { get; set; }
 
-    /// <summary>Gets or sets the thread running the job's synchronous part, or <see langword="null"/> once it returned.</summary>
-    public Thread? SyncThread { get; set; }
+    /// <summary>Gets the thread that runs the synchronous parts of this run's jobs.</summary>
+    public Thread SyncThread => _syncThread!;
 
     /// <summary>Gets or sets a value indicating whether the job yielded (and is listed in the pool's yielded runs).</summary>
     public bool Yielded { get; set; }
@@ -76,7 +85,9 @@ internal sealed class JobRun : SynchronizationContext
         StuckReported = 0;
         Blocked = false;
         Yielded = false;
-        SyncThread = Thread.CurrentThread;
+        _syncThread = Thread.CurrentThread;
+        Debug.Assert((_syncPart & 1) == 0, "The last job's synchronous part did not end.");
+        Volatile.Write(ref _syncPart, _syncPart + 1);
 
         // A source with a timer is never reused: a timer that fires as the job ends must not cancel the next job. Nor is
         // a tracked job's, or a durable job's, which a cancel by id may reach after the job ended.
@@ -111,6 +122,21 @@ internal sealed class JobRun : SynchronizationContext
         }
 
         return _cts.Token;
+    }
+
+    /// <summary>Gets a value indicating whether the job's synchronous part numbered <paramref name="part"/> still runs.</summary>
+    public bool IsInSyncPart(int part) => Volatile.Read(ref _syncPart) == part;
+
+    /// <summary>Marks the job's synchronous part as returned; continuations held during it go to the queue.</summary>
+    public void EndSyncPart()
+    {
+        // A full fence between ending the part and reading the hold, as a poster has between holding and reading the part
+        // again: either the poster sees the part over, or this sees what it held.
+        Interlocked.Increment(ref _syncPart);
+        if (Volatile.Read(ref _held) is { IsHolding: true } held)
+        {
+            held.ReleaseToQueue();
+        }
     }
 
     /// <summary>Ends the attempt; <see langword="false"/> when the shutdown already reported it as still running.</summary>
@@ -177,26 +203,37 @@ internal sealed class JobRun : SynchronizationContext
 
     /// <summary>
     /// Queues a continuation of this job's code. It goes to the pool's ready queue (any queue thread runs it), except
-    /// when another thread posts while the job's own thread is still inside the job's synchronous part and no queue
-    /// thread is idle: that thread may be blocked waiting for exactly this continuation (<c>.Result</c> on async code
-    /// that did not use <c>ConfigureAwait(false)</c>), so it runs where a context-less await would have resumed, on
-    /// the thread pool, and the pool is told (counted, logged once per job type).
+    /// when another thread posts while the job's own thread is still inside the job's synchronous part: then it waits
+    /// for that part to return, unless the job's thread waits inside it, blocked on async code (<c>.Result</c> on a
+    /// method that did not use <c>ConfigureAwait(false)</c>) perhaps waiting for exactly this continuation; that one
+    /// runs elsewhere and the pool is told (counted, logged once per job type). See <see cref="HeldContinuations"/>.
     /// </summary>
     public override void Post(SendOrPostCallback d, object? state)
     {
         ArgumentNullException.ThrowIfNull(d);
-        var syncThread = SyncThread;
-        if (syncThread is not null && syncThread != Thread.CurrentThread)
+        int part = Volatile.Read(ref _syncPart);
+        if ((part & 1) != 0 && _syncThread != Thread.CurrentThread)
         {
-            _pool.OnPostedDuringSyncPart(this);
-            if (!_pool.HasIdleThread)
-            {
-                ThreadPool.UnsafeQueueUserWorkItem(static s => s.Run.RunOnThreadPool(s.Callback, s.State), (Run: this, Callback: d, State: state), preferLocal: false);
-                return;
-            }
+            (Volatile.Read(ref _held) ?? CreateHeld()).Post(part, d, state);
+            return;
         }
 
         _pool.Post(this, d, state);
+    }
+
+    /// <summary>
+    /// Runs a continuation away from the job's thread, which is still inside the job: on an idle queue thread if there
+    /// is one, else on the thread pool, where an await without a context would have resumed.
+    /// </summary>
+    public void RunElsewhere(SendOrPostCallback callback, object? state)
+    {
+        if (_pool.HasIdleThread)
+        {
+            _pool.Post(this, callback, state);
+            return;
+        }
+
+        ThreadPool.UnsafeQueueUserWorkItem(static s => s.Run.RunOnThreadPool(s.Callback, s.State), (Run: this, Callback: callback, State: state), preferLocal: false);
     }
 
     public override SynchronizationContext CreateCopy() => this;
@@ -218,6 +255,12 @@ internal sealed class JobRun : SynchronizationContext
     }
 
     private void OnTaskCompleted() => _pool.OnYieldedJobCompleted(this);
+
+    private HeldContinuations CreateHeld()
+    {
+        var held = new HeldContinuations(this);
+        return Interlocked.CompareExchange(ref _held, held, null) ?? held;
+    }
 
     /// <summary>Cancels one attempt's token when its timeout passes, unless the attempt has ended.</summary>
     private sealed class TimeoutArm(JobRun run, CancellationTokenSource cts)

@@ -6,7 +6,7 @@ internal sealed partial class WorkerPool
 {
     private static partial class Log
     {
-        [LoggerMessage(8, LogLevel.Warning, "Queue '{Queue}': a job of type {Job} blocked its thread on async code (sync-over-async such as .Result or .Wait() on a method that does not use ConfigureAwait(false)): a continuation arrived while the job was still running synchronously, and was resumed on another thread so the job could finish. Logged once per job type; see the workqueue.job.sync_over_async counter.", EventName = "SyncOverAsync")]
+        [LoggerMessage(8, LogLevel.Warning, "Queue '{Queue}': a job of type {Job} blocked its thread on async code (sync-over-async such as .Result or .Wait() on a method that does not use ConfigureAwait(false)): its thread waited inside the job's synchronous part while a continuation of the job, posted from another thread, was pending, and the continuation was resumed on another thread so the job could finish. Logged once per job type; see the workqueue.job.sync_over_async counter.", EventName = "SyncOverAsync")]
         public static partial void SyncPartPost(ILogger logger, string queue, string job);
 
         [LoggerMessage(9, LogLevel.Warning, "Queue '{Queue}': every thread was busy in job code (among them a job of type {Job}) while continuations of async jobs waited: a job blocking on async code after it yielded, or long blocking work. A thread is added while under MaxWorkers. Logged once per job type; see the workqueue.job.sync_over_async counter.", EventName = "ThreadsBlocked")]

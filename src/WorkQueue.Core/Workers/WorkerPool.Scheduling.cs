@@ -242,10 +242,24 @@ internal sealed partial class WorkerPool
         }
     }
 
-    internal void OnPostedDuringSyncPart(JobRun run)
+    /// <summary>Reports continuations posted to a job whose thread waited inside the job's synchronous part.</summary>
+    internal void OnSyncPartBlocked(JobRun run, int continuations)
     {
-        _metrics.SyncOverAsync(_metricTag, WorkQueue.Telemetry.WorkQueueMetrics.SyncPartDetection);
-        ReportBlockingJobType(run, Log.SyncPartPost);
+        try
+        {
+            for (int i = 0; i < continuations; i++)
+            {
+                _metrics.SyncOverAsync(_metricTag, WorkQueue.Telemetry.WorkQueueMetrics.SyncPartDetection);
+            }
+
+            ReportBlockingJobType(run, Log.SyncPartPost);
+        }
+        catch (Exception ex)
+        {
+            // A throwing metrics listener or logger must neither keep the continuations from running (they are sent on
+            // after this) nor reach the posting thread (a client library's, or the engine's timer thread).
+            _logger.TryLog(static (l, s) => Log.MonitorFailed(l, s.ex, s.QueueName), (ex, QueueName));
+        }
     }
 
     private void RunJob(WorkerThread thread, in WorkItem item)
@@ -283,7 +297,7 @@ internal sealed partial class WorkerPool
 
         run.Trace = trace;
 
-        run.SyncThread = null;
+        run.EndSyncPart();
         SynchronizationContext.SetSynchronizationContext(null);
         if (error is null && !task.IsCompleted)
         {

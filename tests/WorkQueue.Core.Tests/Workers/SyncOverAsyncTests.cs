@@ -1,3 +1,5 @@
+using System.Collections.Concurrent;
+using System.Diagnostics;
 using System.Diagnostics.Metrics;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Diagnostics.Metrics.Testing;
@@ -13,6 +15,13 @@ namespace WorkQueue.Core.Tests.Workers;
 /// </summary>
 public sealed class SyncOverAsyncTests
 {
+    public enum AwaitShape
+    {
+        Direct,
+        ThroughClientMethods,
+        WorkBeforeAwait,
+    }
+
     public enum BlockingStyle
     {
         Result,
@@ -111,12 +120,136 @@ public sealed class SyncOverAsyncTests
         Assert.Equal(5, collector.GetMeasurementSnapshot().Count(m => m.Tags[WorkQueueMetrics.DetectionTag] as string == WorkQueueMetrics.SyncPartDetection));
     }
 
+    [Theory]
+    [InlineData(AwaitShape.Direct)]
+    [InlineData(AwaitShape.ThroughClientMethods)]
+    [InlineData(AwaitShape.WorkBeforeAwait)]
+    public async Task AsyncJobs_AwaitCompletedByAnotherThreadAtOnce_NeverReportedAsSyncOverAsync(AwaitShape shape)
+    {
+        // Like a Redis reply on StackExchange.Redis's reader thread: the job's only await is completed by another thread
+        // within microseconds, often while the job's thread is still inside the job's synchronous part (returning from
+        // it, or still working before it awaits). The job never blocks its thread, so nothing may be counted or logged,
+        // and its continuations stay on the queue's threads.
+        const int Jobs = 20_000;
+        await using var harness = QueueHarness.Start(o => { o.MinWorkers = 3; o.MaxWorkers = 3; o.AutoScale.Enabled = false; }, addServices: s => s.AddFakeLogging());
+        using var collector = new MetricCollector<long>(harness.Services.GetRequiredService<IMeterFactory>(), WorkQueueMetrics.MeterName, "workqueue.job.sync_over_async");
+        using var completer = new Completer();
+        var done = new CountdownSignal(Jobs);
+        int onThreadPool = 0;
+
+        for (int i = 0; i < Jobs; i++)
+        {
+            await harness.Queue.EnqueueAsync(async ct =>
+            {
+                switch (shape)
+                {
+                    case AwaitShape.Direct:
+                        var reply = new TaskCompletionSource();
+                        completer.Complete(reply);
+                        await reply.Task;
+                        break;
+                    case AwaitShape.ThroughClientMethods:
+                        await CallAsync(completer, depth: 12);
+                        break;
+                    default:
+                        var call = CallAsync(completer, depth: 1);
+                        Thread.SpinWait(2000);
+                        await call;
+                        break;
+                }
+
+                if (Thread.CurrentThread.IsThreadPoolThread)
+                {
+                    Interlocked.Increment(ref onThreadPool);
+                }
+
+                done.Signal();
+            });
+        }
+
+        await Wait.ForAsync(done.Task, "every job");
+        // The sync-part detection only: the blocked-threads one (every thread in job code and no continuation run for a
+        // whole 100 ms tick) can fire when the machine starves all three threads of CPU.
+        int counted = collector.GetMeasurementSnapshot().Count(m => m.Tags[WorkQueueMetrics.DetectionTag] as string == WorkQueueMetrics.SyncPartDetection);
+        Assert.True(counted == 0, $"{counted} of {Jobs} jobs that never block were counted as sync-over-async");
+        Assert.DoesNotContain(harness.Services.GetFakeLogCollector().GetSnapshot(), r => r.Id.Name == "SyncOverAsync");
+        Assert.Equal(0, Volatile.Read(ref onThreadPool));
+    }
+
+    [Fact]
+    public async Task SyncJobs_BlockOnCallsCompletedByAnotherThreadAtOnce_EachCounted()
+    {
+        // The true positive beside the test above: the reply comes within microseconds of the job blocking on the call,
+        // often while its thread still spins in GetResult before it waits. Every job is counted once and completes.
+        const int Jobs = 1_000;
+        await using var harness = QueueHarness.Start(o => { o.MinWorkers = 3; o.MaxWorkers = 3; o.AutoScale.Enabled = false; }, addServices: s => s.AddFakeLogging());
+        using var collector = new MetricCollector<long>(harness.Services.GetRequiredService<IMeterFactory>(), WorkQueueMetrics.MeterName, "workqueue.job.sync_over_async");
+        using var completer = new Completer();
+        var done = new CountdownSignal(Jobs);
+
+        for (int i = 0; i < Jobs; i++)
+        {
+            await harness.Queue.EnqueueAsync(ct =>
+            {
+                // Handed to the completer once the call awaits it, so its continuation is always posted to the job.
+                var reply = new TaskCompletionSource();
+                var call = AwaitAsync(reply.Task);
+                completer.Complete(reply);
+                call.GetAwaiter().GetResult();
+                done.Signal();
+            });
+        }
+
+        await Wait.ForAsync(done.Task, "every job");
+        Assert.Equal(Jobs, collector.GetMeasurementSnapshot().Count(m => m.Tags[WorkQueueMetrics.DetectionTag] as string == WorkQueueMetrics.SyncPartDetection));
+        Assert.Single(harness.Services.GetFakeLogCollector().GetSnapshot(), r => r.Id.Name == "SyncOverAsync");
+    }
+
+    [Fact]
+    public async Task SyncJob_SpinsWithoutWaitingUntilItsOwnCallCompletes_Completes()
+    {
+        // A job that spins (its thread never waits) until a call whose continuation is posted to it completes: the held
+        // continuation is let go after HeldContinuations.HoldLimit, so the job ends, even with a single thread.
+        await using var harness = QueueHarness.Start(o => { o.MinWorkers = 1; o.MaxWorkers = 1; o.AutoScale.Enabled = false; });
+        var done = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+
+        Assert.True(harness.Queue.TryEnqueue(ct =>
+        {
+            var call = LegacyAsync();
+            while (!call.IsCompleted)
+            {
+                Thread.SpinWait(20);
+            }
+
+            done.SetResult();
+        }));
+
+        await Wait.ForAsync(done.Task, "the spinning job");
+    }
+
     /// <summary>A legacy SDK method: async all the way down, without ConfigureAwait(false).</summary>
     private static async Task<int> LegacyAsync()
     {
         await Task.Delay(10);
         return 42;
     }
+
+    /// <summary>A client library's call, a few async methods deep, whose reply another thread delivers at once.</summary>
+    private static async Task CallAsync(Completer completer, int depth)
+    {
+        if (depth > 1)
+        {
+            await CallAsync(completer, depth - 1);
+            return;
+        }
+
+        var reply = new TaskCompletionSource();
+        completer.Complete(reply);
+        await reply.Task;
+    }
+
+    /// <summary>Legacy async code: awaits without ConfigureAwait(false), so its continuation is posted to the job.</summary>
+    private static async Task AwaitAsync(Task task) => await task;
 
     private static int Block(Task<int> task, BlockingStyle style)
     {
@@ -137,6 +270,58 @@ public sealed class SyncOverAsyncTests
         _ = LegacyAsync().Result;
         done.Signal();
     };
+
+    /// <summary>
+    /// A dedicated thread that completes each task handed to it within a few microseconds (a random delay, so that the
+    /// completions fall before, during and after the job's return from its synchronous part), as a client library's
+    /// reader thread delivers replies.
+    /// </summary>
+    private sealed class Completer : IDisposable
+    {
+        private static readonly long MaxDelay = Stopwatch.Frequency * 4 / 1_000_000;
+        private readonly ConcurrentQueue<(TaskCompletionSource Reply, long Due)> _pending = new();
+        private readonly Random _random = new(28);
+        private readonly Thread _thread;
+        private volatile bool _stopped;
+
+        public Completer()
+        {
+            _thread = new Thread(Run) { IsBackground = true, Name = "Completer" };
+            _thread.Start();
+        }
+
+        public void Complete(TaskCompletionSource reply) => _pending.Enqueue((reply, Stopwatch.GetTimestamp()));
+
+        public void Dispose()
+        {
+            _stopped = true;
+            _thread.Join();
+        }
+
+        private void Run()
+        {
+            var idle = default(SpinWait);
+            while (!_stopped)
+            {
+                if (_pending.TryDequeue(out var pending))
+                {
+                    long due = pending.Due + _random.NextInt64(MaxDelay + 1);
+                    while (Stopwatch.GetTimestamp() < due)
+                    {
+                        Thread.SpinWait(1);
+                    }
+
+                    // Continuations run inline here: the job's is posted to its context from this thread.
+                    pending.Reply.SetResult();
+                    idle = default;
+                }
+                else
+                {
+                    idle.SpinOnce(sleep1Threshold: -1);
+                }
+            }
+        }
+    }
 
     private sealed class LegacyHandler(TaskCompletionSource<int> done) : IJobHandler<int>
     {

@@ -192,10 +192,7 @@ public sealed class DashboardPageTests(Chromium chromium, ITestOutputHelper outp
     {
         await using var host = await DashboardHost.StartAsync();
         await using var other = await OtherOrigin.StartAsync();
-        var context = await chromium.Browser.NewContextAsync();
-        _contexts.Add(context);
-        var page = await context.NewPageAsync();
-        await page.GotoAsync(other.Address.ToString());
+        var page = await OpenOtherOriginPageAsync(other);
         string pause = new Uri(host.Address, "/admin/workqueue/default/pause").ToString();
 
         // Scripts on another origin: a no-cors fetch can only send a simple content type; a JSON one needs a preflight.
@@ -238,10 +235,7 @@ public sealed class DashboardPageTests(Chromium chromium, ITestOutputHelper outp
         // own calls are same-origin, though every other cross-origin request is refused.
         await using var host = await DashboardHost.StartAsync();
         await using var other = await OtherOrigin.StartAsync();
-        var context = await chromium.Browser.NewContextAsync();
-        _contexts.Add(context);
-        var page = await context.NewPageAsync();
-        await page.GotoAsync(other.Address.ToString());
+        var page = await OpenOtherOriginPageAsync(other);
         string dashboard = new Uri(host.Address, "/admin/workqueue/ui").ToString();
 
         var navigation = page.WaitForResponseAsync(dashboard);
@@ -316,6 +310,16 @@ public sealed class DashboardPageTests(Chromium chromium, ITestOutputHelper outp
 
     private Task<IPage> OpenAsync(DashboardHost host, bool waitForQueues = true) =>
         DashboardPage.OpenAsync(chromium.Browser, _contexts, host, Log, waitForQueues);
+
+    /// <summary>A page of another origin (<paramref name="other"/>), in a browser context of its own, as a malicious or a linking site.</summary>
+    private async Task<IPage> OpenOtherOriginPageAsync(OtherOrigin other)
+    {
+        var context = await chromium.Browser.NewContextAsync();
+        _contexts.Add(context);
+        var page = await context.NewPageAsync();
+        await page.GotoAsync(other.Address.ToString());
+        return page;
+    }
 
     private void Log(string line)
     {
