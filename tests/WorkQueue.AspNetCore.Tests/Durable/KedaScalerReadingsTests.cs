@@ -17,6 +17,24 @@ public sealed class KedaScalerReadingsTests(RedisServerFixture redis) : IClassFi
 {
     private static readonly Action<DurableQueueOptions> FrontEnd = d => d.Consume = false;
 
+    [Theory]
+    [InlineData(true)]
+    [InlineData(false)]
+    public async Task Start_BeforeAnyEnqueue_TheConsumerGroupExistsAndEveryReadingIsZero(bool consume)
+    {
+        string prefix = DurableTestHost.NewPrefix();
+        await using var redisClient = await DurableTestHost.ConnectAsync(redis.Server);
+        var db = redisClient.GetDatabase();
+        await using var host = await DurableTestHost.StartAsync(redis.Server, new JobLog(), prefix, configureDurable: d => d.Consume = consume);
+
+        // As soon as the host has started: a scaler never meets a missing group (NOGROUP for XPENDING, XLEN for the lag).
+        var group = Assert.Single(await db.StreamGroupInfoAsync(DurableTestHost.StreamKey(prefix)));
+        Assert.Equal(("workers", (long?)0), (group.Name, group.Lag));
+        var readings = await Scaler(db, prefix).ReadAsync();
+        Assert.Equal(new KedaReadings(0, 0, 0), readings);
+        Assert.False(KedaRedisStreamsScaler.IsActive(readings.Lag));
+    }
+
     [Fact]
     public async Task Idle_AfterJobsRanAndTheStreamWasTrimmed_EveryReadingIsZeroAndTheLagKnown()
     {
