@@ -54,7 +54,7 @@ public sealed class KedaScalerReadingsTests(RedisServerFixture redis) : IClassFi
         // The trim (XTRIM MINID) removed the acknowledged entries without a tombstone: the lag is 0, not unknown (-1).
         await ReadsAsync(db, prefix, new KedaReadings(0, 0, 0), "an idle queue");
         Assert.Equal("0-0", await MaxDeletedEntryIdAsync(db, prefix));
-        await gauges.ShowAsync(new GaugeReadings(StreamLength: 0, Pending: 0, Delayed: 0, Consumers: 1), "an idle queue");
+        await gauges.ShowAsync(new GaugeReadings(StreamLength: 0, Pending: 0, Delayed: 0, Scheduled: 0, Consumers: 1), "an idle queue");
     }
 
     [Fact]
@@ -77,7 +77,7 @@ public sealed class KedaScalerReadingsTests(RedisServerFixture redis) : IClassFi
         var zero = await ReadsAsync(db, prefix, new KedaReadings(0, 30, 30), "30 jobs and no worker");
         Assert.True(KedaRedisStreamsScaler.IsActive(zero.Lag) && KedaRedisStreamsScaler.IsActive(zero.StreamLength));
         Assert.False(KedaRedisStreamsScaler.IsActive(zero.PendingEntriesCount));
-        await gauges.ShowAsync(new GaugeReadings(StreamLength: 30, Pending: 0, Delayed: 0, Consumers: 0), "30 jobs and no worker");
+        await gauges.ShowAsync(new GaugeReadings(StreamLength: 30, Pending: 0, Delayed: 0, Scheduled: 0, Consumers: 0), "30 jobs and no worker");
 
         // One worker, one thread, a prefetch of 4, every job blocked: it holds 5 (1 running + 4 prefetched), pending
         // says 5 whatever the backlog, and lag says the 25 that wait for more workers.
@@ -94,7 +94,7 @@ public sealed class KedaScalerReadingsTests(RedisServerFixture redis) : IClassFi
             },
             d => d.Prefetch = 4);
         await ReadsAsync(db, prefix, new KedaReadings(5, 30, 25), "a worker holding 5 of 30 jobs");
-        await gauges.ShowAsync(new GaugeReadings(StreamLength: 30, Pending: 5, Delayed: 0, Consumers: 1), "a worker holding 5 of 30 jobs");
+        await gauges.ShowAsync(new GaugeReadings(StreamLength: 30, Pending: 5, Delayed: 0, Scheduled: 0, Consumers: 1), "a worker holding 5 of 30 jobs");
 
         gate.SetResult();
         await log.WaitUntilAsync(() => log.Completed == 30, "the 30 jobs");
@@ -130,7 +130,7 @@ public sealed class KedaScalerReadingsTests(RedisServerFixture redis) : IClassFi
         var running = await ReadsAsync(db, prefix, new KedaReadings(1, 11, 0), "job 0 running, jobs 1-10 completed behind it");
         Assert.False(KedaRedisStreamsScaler.IsActive(running.Lag));
         Assert.True(KedaRedisStreamsScaler.IsActive(running.PendingEntriesCount));
-        await gauges.ShowAsync(new GaugeReadings(StreamLength: 1, Pending: 1, Delayed: 0, Consumers: 1), "job 0 running");
+        await gauges.ShowAsync(new GaugeReadings(StreamLength: 1, Pending: 1, Delayed: 0, Scheduled: 0, Consumers: 1), "job 0 running");
 
         release.SetResult();
         await log.WaitUntilAsync(() => log.Completed == 11, "job 0");
@@ -160,7 +160,7 @@ public sealed class KedaScalerReadingsTests(RedisServerFixture redis) : IClassFi
         // is 0 and every trigger inactive, so with minReplicaCount 0 nothing runs them (see DueJob_NoWorkerRunning...).
         var readings = await ReadsAsync(db, prefix, new KedaReadings(0, 0, 0), "a retry and a scheduled job waiting");
         Assert.False(KedaRedisStreamsScaler.IsActive(readings.Lag) || KedaRedisStreamsScaler.IsActive(readings.PendingEntriesCount));
-        await gauges.ShowAsync(new GaugeReadings(StreamLength: 0, Pending: 0, Delayed: 1, Consumers: 1), "a retry waiting (the delayed gauge counts retries only)");
+        await gauges.ShowAsync(new GaugeReadings(StreamLength: 0, Pending: 0, Delayed: 1, Scheduled: 1, Consumers: 1), "a retry and a scheduled job waiting");
     }
 
     [Fact]
@@ -171,6 +171,7 @@ public sealed class KedaScalerReadingsTests(RedisServerFixture redis) : IClassFi
         await using var redisClient = await DurableTestHost.ConnectAsync(redis.Server);
         var db = redisClient.GetDatabase();
         await using var front = await DurableTestHost.StartAsync(redis.Server, log, prefix, "front", configureDurable: FrontEnd);
+        using var gauges = new DurableGauges(front);
         await front.Producer.ScheduleAsync(new TestJob(1), TimeSpan.FromMilliseconds(200));
         var member = Assert.Single(await db.SortedSetRangeByRankWithScoresAsync(DurableTestHost.DelayedKey(prefix)));
         await Eventually.HoldsAsync(async () => await RedisTimeMsAsync(db) > member.Score, "the scheduled job to fall due by Redis's clock");
@@ -181,10 +182,14 @@ public sealed class KedaScalerReadingsTests(RedisServerFixture redis) : IClassFi
         Assert.Equal(new KedaReadings(0, 1, 1), await Scaler(db, prefix).ReadAsync());
         Assert.Equal(1, await db.SortedSetLengthAsync(DurableTestHost.DelayedKey(prefix)));
 
+        // The front end's gauges still count it: a Prometheus trigger on the scheduled (and delayed) gauges can wake a worker.
+        await gauges.ShowAsync(new GaugeReadings(StreamLength: 1, Pending: 0, Delayed: 0, Scheduled: 1, Consumers: 0), "job 2 queued and job 1 due, unpromoted");
+
         await using var worker = await DurableTestHost.StartAsync(redis.Server, log, prefix, "worker");
         await log.WaitUntilAsync(() => log.Completed == 2, "the worker to run job 2 and the due job 1");
         Assert.Equal(0, await db.SortedSetLengthAsync(DurableTestHost.DelayedKey(prefix)));
         await ReadsAsync(db, prefix, new KedaReadings(0, 0, 0), "both jobs done");
+        await gauges.ShowAsync(new GaugeReadings(StreamLength: 0, Pending: 0, Delayed: 0, Scheduled: 0, Consumers: 1), "both jobs done");
     }
 
     [Fact]
@@ -209,7 +214,7 @@ public sealed class KedaScalerReadingsTests(RedisServerFixture redis) : IClassFi
         var dead = await ReadsAsync(db, prefix, new KedaReadings(5, 5, 0), "5 jobs pending on a dead consumer");
         Assert.False(KedaRedisStreamsScaler.IsActive(dead.Lag));
         Assert.True(KedaRedisStreamsScaler.IsActive(dead.PendingEntriesCount));
-        await gauges.ShowAsync(new GaugeReadings(StreamLength: 5, Pending: 5, Delayed: 0, Consumers: 1), "5 jobs pending on a dead consumer");
+        await gauges.ShowAsync(new GaugeReadings(StreamLength: 5, Pending: 5, Delayed: 0, Scheduled: 0, Consumers: 1), "5 jobs pending on a dead consumer");
 
         await using var survivor = await DurableTestHost.StartAsync(redis.Server, log, prefix, "survivor", configureDurable: d =>
         {
@@ -280,7 +285,7 @@ public sealed class KedaScalerReadingsTests(RedisServerFixture redis) : IClassFi
         var unknown = await Scaler(db, prefix).ReadAsync();
         Assert.Equal(new KedaReadings(0, 2, -1), unknown);
         Assert.False(KedaRedisStreamsScaler.IsActive(unknown.Lag));
-        await gauges.ShowAsync(new GaugeReadings(StreamLength: 2, Pending: 0, Delayed: 0, Consumers: 0), "two jobs, the lag unknown");
+        await gauges.ShowAsync(new GaugeReadings(StreamLength: 2, Pending: 0, Delayed: 0, Scheduled: 0, Consumers: 0), "two jobs, the lag unknown");
 
         // Known again once a worker has read past the tombstone and the trim emptied the stream.
         await using var worker = await DurableTestHost.StartAsync(redis.Server, log, prefix, "worker");
@@ -343,7 +348,7 @@ public sealed class KedaScalerReadingsTests(RedisServerFixture redis) : IClassFi
     }
 
     /// <summary>The durable gauges a Prometheus trigger would query, as one host exports them.</summary>
-    private readonly record struct GaugeReadings(long? StreamLength, long? Pending, long? Delayed, long? Consumers);
+    private readonly record struct GaugeReadings(long? StreamLength, long? Pending, long? Delayed, long? Scheduled, long? Consumers);
 
     /// <summary>Collects a host's durable gauges (read from Redis, cached for up to a second).</summary>
     private sealed class DurableGauges : IDisposable
@@ -351,6 +356,7 @@ public sealed class KedaScalerReadingsTests(RedisServerFixture redis) : IClassFi
         private readonly MetricCollector<long> _length;
         private readonly MetricCollector<long> _pending;
         private readonly MetricCollector<long> _delayed;
+        private readonly MetricCollector<long> _scheduled;
         private readonly MetricCollector<long> _consumers;
 
         public DurableGauges(DurableTestHost host)
@@ -359,6 +365,7 @@ public sealed class KedaScalerReadingsTests(RedisServerFixture redis) : IClassFi
             _length = new(meters, WorkQueueTelemetry.MeterName, "workqueue.durable.stream.length");
             _pending = new(meters, WorkQueueTelemetry.MeterName, "workqueue.durable.pending");
             _delayed = new(meters, WorkQueueTelemetry.MeterName, "workqueue.durable.delayed");
+            _scheduled = new(meters, WorkQueueTelemetry.MeterName, "workqueue.durable.scheduled");
             _consumers = new(meters, WorkQueueTelemetry.MeterName, "workqueue.durable.consumers");
         }
 
@@ -370,10 +377,11 @@ public sealed class KedaScalerReadingsTests(RedisServerFixture redis) : IClassFi
             _length.Dispose();
             _pending.Dispose();
             _delayed.Dispose();
+            _scheduled.Dispose();
             _consumers.Dispose();
         }
 
-        private GaugeReadings Read() => new(Observed(_length), Observed(_pending), Observed(_delayed), Observed(_consumers));
+        private GaugeReadings Read() => new(Observed(_length), Observed(_pending), Observed(_delayed), Observed(_scheduled), Observed(_consumers));
 
         private static long? Observed(MetricCollector<long> collector)
         {
