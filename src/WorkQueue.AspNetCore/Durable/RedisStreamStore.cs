@@ -363,6 +363,13 @@ internal sealed partial class RedisStreamStore : IJobStore
         return true;
     }
 
+    /// <summary>
+    /// Creates the queue's consumer group (with its stream and epoch) unless it exists, as the store's first pass does:
+    /// the Redis warm-up's step (<see cref="DurableGroupsWarmup"/>), so the group exists once the host has started.
+    /// </summary>
+    public Task CreateGroupAsync(IDatabase db) =>
+        db.ScriptEvaluateAsync(DurableScripts.CreateGroup, [Keys.Stream, Keys.Epoch], [RedisStreamKeys.Group, ConsumerName]);
+
     /// <summary>A script failed because the stream or group is gone (deleted by hand, or a flushed Redis): create them again.</summary>
     private bool IsNoGroup(RedisServerException ex)
     {
