@@ -26,7 +26,8 @@ public static class DurableQueueBuilderExtensions
     /// queue's unfinished jobs in Redis; <see cref="QueueFullMode.DropOldest"/> is refused at startup. Resolve the producer
     /// as <c>[FromKeyedServices("name")] IDurableQueue&lt;TPayload&gt;</c> (or without a key when one durable queue has that
     /// payload type). Adds a readiness health check (tag <see cref="WorkQueueHealthCheckTags.Ready"/>) named
-    /// <c>workqueue-durable-{name}</c>.
+    /// <c>workqueue-durable-{name}</c>, and a step to the Redis warm-up that creates the queue's consumer group, so it
+    /// exists once the host has started (producer-only instances included), before anything is enqueued.
     /// </remarks>
     /// <typeparam name="THandler">The handler, resolved from a new service scope for each job.</typeparam>
     /// <typeparam name="TPayload">The payload, stored as JSON (System.Text.Json; see <see cref="DurableQueueOptions.SerializerOptions"/>).</typeparam>
@@ -69,6 +70,7 @@ public static class DurableQueueBuilderExtensions
         services.TryAddEnumerable(ServiceDescriptor.Singleton<IPostConfigureOptions<DurableQueueOptions>, DurableQueueConfiguration>());
         services.TryAddSingleton<DurableQueueRegistry>();
         services.TryAddSingleton<DurableQueueMetrics>();
+        services.TryAddEnumerable(ServiceDescriptor.Singleton<IConfigureOptions<RedisWarmupOptions>, DurableGroupsWarmup>());
         services.Configure<WorkQueueRegistry>(r => r.Stores[name] = CreateStore<THandler, TPayload>);
 
         // Any string key, matched case-insensitively as queue names are.

@@ -20,6 +20,7 @@ internal sealed class DurableQueueMetrics
         meter.CreateObservableGauge("workqueue.durable.stream.length", () => Observe(static s => s.StreamLength), "{job}", "Unfinished jobs in a durable queue's stream: not yet fetched, or fetched and not yet settled (all instances).");
         meter.CreateObservableGauge("workqueue.durable.pending", () => Observe(static s => s.Pending), "{job}", "Jobs fetched by some instance and not yet settled.");
         meter.CreateObservableGauge("workqueue.durable.delayed", () => Observe(static s => s.DelayedRetries), "{job}", "Failed jobs waiting in Redis for their retry's due time.");
+        meter.CreateObservableGauge("workqueue.durable.scheduled", () => Observe(static s => s.Scheduled), "{job}", "Scheduled jobs waiting in Redis for their time (outside the stream until a consumer's fetch moves them there once due).");
         meter.CreateObservableGauge("workqueue.durable.dead_letters", () => Observe(static s => s.DeadLetters), "{job}", "Jobs in a durable queue's dead-letter stream.");
         meter.CreateObservableGauge("workqueue.durable.consumers", () => Observe(static s => s.Consumers.Count), "{consumer}", "Consumers in a durable queue's group (one per process start, until removed).");
     }

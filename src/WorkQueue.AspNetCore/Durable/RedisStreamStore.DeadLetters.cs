@@ -1,6 +1,7 @@
 using System.Globalization;
 using Microsoft.Extensions.DependencyInjection;
 using StackExchange.Redis;
+using WorkQueue.AspNetCore.Durable.Calls;
 
 namespace WorkQueue.AspNetCore.Durable;
 
@@ -24,15 +25,8 @@ internal sealed partial class RedisStreamStore
     /// queue has room for it under its <see cref="WorkQueueOptions.Capacity"/> as an enqueue would (counted in the same
     /// script call); a full queue refuses it and the dead letter stays.
     /// </summary>
-    public async Task<DeadLetterRequeue> RequeueDeadLetterAsync(string id)
-    {
-        var result = await Database.ScriptEvaluateAsync(
-            DurableScripts.Requeue,
-            [Keys.Stream, Keys.Dead, Keys.Delayed, Keys.Scheduled],
-            [RedisStreamKeys.Group, id, Keys.NudgeName, _options.Capacity]).ConfigureAwait(false);
-        string? newId = result.IsNull ? null : (string?)result;
-        return newId == NoRoom ? new DeadLetterRequeue(null, QueueFull: true) : new DeadLetterRequeue(newId, QueueFull: false);
-    }
+    public async Task<DeadLetterRequeue> RequeueDeadLetterAsync(string id) =>
+        await RequeueCall.RunAsync(Database, Keys, id, _options.Capacity).ConfigureAwait(false);
 
     /// <summary>Gets the queue's capacity: its unfinished jobs in Redis, across all instances.</summary>
     public int Capacity => _options.Capacity;

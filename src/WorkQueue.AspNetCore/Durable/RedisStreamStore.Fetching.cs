@@ -1,5 +1,6 @@
 using System.Globalization;
 using StackExchange.Redis;
+using WorkQueue.AspNetCore.Durable.Calls;
 using WorkQueue.Internal;
 
 namespace WorkQueue.AspNetCore.Durable;
@@ -295,12 +296,12 @@ internal sealed partial class RedisStreamStore
             return false;
         }
 
-        var orphans = new List<RedisValue>();
+        var orphans = new List<string>();
         RedisValue from = "-";
         while (true)
         {
             var page = db.StreamPendingMessages(Keys.Stream, RedisStreamKeys.Group, BatchSize, ConsumerName, from);
-            orphans.AddRange(page.Where(p => !_held.ContainsKey((string)p.MessageId!)).Select(static p => p.MessageId));
+            orphans.AddRange(page.Select(static p => (string)p.MessageId!).Where(id => !_held.ContainsKey(id)));
             if (page.Length < BatchSize)
             {
                 break;
@@ -312,10 +313,9 @@ internal sealed partial class RedisStreamStore
         int adopted = 0;
         foreach (var chunk in orphans.Chunk(BatchSize))
         {
-            var result = (RedisResult[])db.ScriptEvaluate(DurableScripts.Adopt, [Keys.Stream, Keys.Epoch], [RedisStreamKeys.Group, ConsumerName, .. chunk])!;
-            var found = (RedisResult[])result[0]!;
-            Accept([.. found.Select(static raw => (RedisResult[])raw!).Select(static t => DurableEntry.Parse((string)t[0]!, t[1], (long)t[2]))], (string?)result[1] ?? string.Empty);
-            adopted += found.Length;
+            var reply = AdoptCall.Run(db, Keys, ConsumerName, chunk);
+            Accept(reply.Found, reply.Epoch);
+            adopted += reply.Found.Count;
         }
 
         _adoptOwn = false;
@@ -381,24 +381,15 @@ internal sealed partial class RedisStreamStore
         int running = 0;
         foreach (var chunk in _held.Values.Where(static e => !e.Vanished).Chunk(BatchSize))
         {
-            var args = new RedisValue[(2 * chunk.Length) + 2];
-            args[0] = RedisStreamKeys.Group;
-            args[1] = ConsumerName;
-            for (int i = 0; i < chunk.Length; i++)
-            {
-                args[(2 * i) + 2] = chunk[i].StreamId;
-                args[(2 * i) + 3] = chunk[i].Epoch;
-            }
-
-            var result = (RedisResult[])db.ScriptEvaluate(DurableScripts.KeepAlive, [Keys.Stream, Keys.Epoch], args)!;
-            foreach (var id in (RedisResult[])result[1]!)
+            var result = KeepAliveCall.Run(db, Keys, ConsumerName, [.. chunk.Select(static e => (e.StreamId, e.Epoch))]);
+            foreach (string id in result.Gone)
             {
                 // Redis lost it (restart without persistence, failover, flush); this process still holds the payload,
                 // and the producer was told it was stored. Not started: stored again now as a new entry (Release);
                 // running: its outcome stores it (a retry, a dead letter, a hand-back; a success needs nothing).
                 // Either way the script is told it was lost rather than asked again: by then anything may have
                 // happened to the new stream (a completion there hides the loss from the max-deleted-entry-id test).
-                if (_held.TryGetValue((string)id!, out var entry))
+                if (_held.TryGetValue(id, out var entry))
                 {
                     entry.Vanished = true;
                     if (entry.TryTakeBack())
@@ -413,10 +404,8 @@ internal sealed partial class RedisStreamStore
                 }
             }
 
-            foreach (var id in (RedisResult[])result[0]!)
+            foreach (string streamId in result.Lost)
             {
-                string streamId = (string)id!;
-
                 // Settled meanwhile (its outcome is on its way) or taken over by another consumer.
                 if (_held.ContainsKey(streamId))
                 {
@@ -446,27 +435,24 @@ internal sealed partial class RedisStreamStore
     private void Reclaim(IDatabase db)
     {
         int room = _intake!.FreeSlots;
-        var result = (RedisResult[])db.ScriptEvaluate(
-            DurableScripts.Reclaim,
-            [Keys.Stream, Keys.Dead, Keys.Epoch],
-            [RedisStreamKeys.Group, ConsumerName, (long)_durable.ClaimTimeout.TotalMilliseconds, _reclaimCursor, Math.Max(0, room), _durable.MaxDeliveries, FinishedRetentionMs])!;
+        var result = ReclaimCall.Run(db, Keys, ConsumerName, (long)_durable.ClaimTimeout.TotalMilliseconds, _reclaimCursor, Math.Max(0, room), _durable.MaxDeliveries, FinishedRetentionMs);
         if (room <= 0)
         {
-            _reclaimWaiting = (long)result[2] > 0;
+            _reclaimWaiting = result.IdleWaiting;
             return;
         }
 
         _reclaimWaiting = false;
 
         // A poison entry dead-lettered or a cancelled job ended here: the next round trims (the count cap may be passed).
-        _endedSinceTrim |= (long)result[2] > 0;
-        _reclaimCursor = (string)result[0]!;
-        var claimed = (RedisResult[])result[1]!;
-        Accept([.. claimed.Select(static raw => (RedisResult[])raw!).Select(static t => DurableEntry.Parse((string)t[0]!, t[1], (long)t[2]))], (string?)result[3] ?? string.Empty);
+        _endedSinceTrim |= result.EndedAny;
+        _reclaimCursor = result.Cursor;
+        int claimed = result.Claimed.Count;
+        Accept(result.Claimed, result.Epoch);
 
-        if (claimed.Length > 0)
+        if (claimed > 0)
         {
-            _logger.TryLog(static (l, s) => Log.Reclaimed(l, s._queue, s.Length), (_queue, claimed.Length));
+            _logger.TryLog(static (l, s) => Log.Reclaimed(l, s._queue, s.claimed), (_queue, claimed));
         }
     }
 
@@ -475,29 +461,27 @@ internal sealed partial class RedisStreamStore
         // Idle for two claim timeouts with nothing pending: that consumer's process is gone (a live one fetches at
         // least every PollInterval, which resets its idle time).
         long minIdle = (long)Math.Max(_durable.ClaimTimeout.TotalMilliseconds * 2, 60_000);
-        var removed = (RedisResult[])db.ScriptEvaluate(DurableScripts.RemoveIdleConsumers, [Keys.Stream], [RedisStreamKeys.Group, ConsumerName, minIdle])!;
+        string[] removed = RemoveIdleConsumersCall.Run(db, Keys, ConsumerName, minIdle);
         if (removed.Length > 0)
         {
-            _logger.TryLog(static (l, s) => Log.ConsumersRemoved(l, s._queue, s.Item2), (_queue, string.Join(", ", removed.Select(r => (string?)r))));
+            _logger.TryLog(static (l, s) => Log.ConsumersRemoved(l, s._queue, s.Item2), (_queue, string.Join(", ", removed)));
         }
     }
 
     private void ReadStats(IDatabase db)
     {
-        var r = (RedisResult[])db.ScriptEvaluate(DurableScripts.Stats, [Keys.Stream, Keys.Delayed, Keys.Dead, Keys.Scheduled], [RedisStreamKeys.Group])!;
-        var consumers = ((RedisResult[])r[5]!)
-            .Select(c => (RedisResult[])c!)
-            .Select(c => new DurableConsumer((string)c[0]!, (long)c[1], TimeSpan.FromMilliseconds((long)c[2]), (string)c[0]! == ConsumerName))
+        var r = StatsCall.Run(db, Keys);
+        var consumers = r.Consumers
+            .Select(c => new DurableConsumer(c.Name, c.Pending, TimeSpan.FromMilliseconds(c.IdleMs), c.Name == ConsumerName))
             .ToArray();
-        long lag = (long)r[4];
         _stats = new DurableQueueStats(
             ConsumerName,
-            StreamLength: (long)r[0],
-            Pending: (long)r[3],
-            Lag: lag < 0 ? null : lag,
-            DelayedRetries: (long)r[1],
-            DeadLetters: (long)r[2],
-            Scheduled: (long)r[6],
+            StreamLength: r.Length,
+            Pending: r.Pending,
+            Lag: r.Lag,
+            DelayedRetries: r.DelayedRetries,
+            DeadLetters: r.DeadLetters,
+            Scheduled: r.Scheduled,
             Consumers: consumers,
             ReadAt: _time.GetUtcNow());
     }

@@ -1,7 +1,7 @@
 using System.Globalization;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Logging;
-using StackExchange.Redis;
+using WorkQueue.AspNetCore.Durable.Calls;
 using WorkQueue.Internal;
 using WorkQueue.Telemetry;
 
@@ -15,12 +15,6 @@ namespace WorkQueue.AspNetCore.Durable;
 /// </summary>
 internal sealed partial class RedisStreamStore
 {
-    private const char FieldSeparator = '\u001f';
-    private const char AttemptSeparator = '\u001e';
-
-    /// <summary>How long a cancel asked of a running job stays marked when the job had no record yet: longer than any sane run.</summary>
-    private static readonly TimeSpan CancelMarkLifetime = TimeSpan.FromDays(1);
-
     /// <summary>
     /// How often the round trims the ended-job lists and their records (their retention and count cap): a few commands
     /// per list, plus one HDEL per 512 records dropped; records are never expired by Redis one by one.
@@ -46,13 +40,8 @@ internal sealed partial class RedisStreamStore
     /// <paramref name="jobId"/> may also be the stream id of a later entry of the job (a retry's, a hand-back's) while
     /// that entry is in the stream: the status is the job's, under its own id.
     /// </summary>
-    public async Task<DurableJobStatus?> GetJobAsync(string jobId)
-    {
-        var reply = (RedisResult[])(await Database.ScriptEvaluateAsync(DurableScripts.Status, [Keys.Stream, Keys.Delayed, Keys.Scheduled], [RedisStreamKeys.Group, jobId]).ConfigureAwait(false))!;
-
-        // Every answer but "unknown" ends with the job's id (see status.lua); the leading fields are read by position.
-        return reply.Length > 1 ? ToStatus((string)reply[^1]!, reply) : null;
-    }
+    public async Task<DurableJobStatus?> GetJobAsync(string jobId) =>
+        ToStatus(await StatusCall.RunAsync(Database, Keys, jobId).ConfigureAwait(false));
 
     /// <summary>
     /// Cancels a job by id (see <see cref="DurableScripts.Cancel"/>), or by the stream id of a later entry of it (a
@@ -61,17 +50,8 @@ internal sealed partial class RedisStreamStore
     /// </summary>
     public async Task<DurableJobCancelResult> CancelAsync(string jobId, bool scheduledOnly = false)
     {
-        var reply = (RedisResult[])(await Database.ScriptEvaluateAsync(
-            DurableScripts.Cancel,
-            [Keys.Stream, Keys.Delayed, Keys.Scheduled],
-            [RedisStreamKeys.Group, jobId, FinishedRetentionMs, scheduledOnly ? 1 : 0, Keys.CancelName, (long)CancelMarkLifetime.TotalMilliseconds]).ConfigureAwait(false))!;
-        var outcome = (long)reply[0] switch
-        {
-            1 => JobCancelOutcome.Canceled,
-            2 => JobCancelOutcome.CancelRequested,
-            3 => JobCancelOutcome.AlreadyFinished,
-            _ => JobCancelOutcome.NotFound,
-        };
+        var reply = await CancelCall.RunAsync(Database, Keys, jobId, FinishedRetentionMs, scheduledOnly).ConfigureAwait(false);
+        var outcome = reply.Outcome;
         if (outcome == JobCancelOutcome.Canceled)
         {
             _endedSinceTrim = true;
@@ -86,8 +66,8 @@ internal sealed partial class RedisStreamStore
             return new DurableJobCancelResult(outcome, null);
         }
 
-        // The job's own id, which the script answers last: the id given may be a later entry's, gone after a cancel.
-        string job = (string?)reply[^1] ?? jobId;
+        // The job's own id, which the script answers: the id given may be a later entry's, gone after a cancel.
+        string job = reply.JobId ?? jobId;
         _logger.TryLog(static (l, s) => Log.CancelAsked(l, s._queue, s.job, s.outcome), (_queue, job, outcome));
         return new DurableJobCancelResult(outcome, await GetJobAsync(job).ConfigureAwait(false));
     }
@@ -109,19 +89,19 @@ internal sealed partial class RedisStreamStore
         }
     }
 
-    private DurableJobStatus? ToStatus(string jobId, RedisResult[] reply)
+    private DurableJobStatus? ToStatus(in StatusReply reply)
     {
-        string kind = (string?)reply[0] ?? string.Empty;
-        if (kind.Length == 0)
+        if (reply.Kind == StatusKind.Unknown)
         {
             return null;
         }
 
-        var record = Record.Parse((string?)reply[1]);
+        string jobId = reply.JobId!;
+        var record = reply.Record;
         var attempts = new List<DurableJobAttempt>(record.History);
-        switch (kind)
+        switch (reply.Kind)
         {
-            case "E":
+            case StatusKind.Ended:
             {
                 var state = record.State switch
                 {
@@ -137,29 +117,29 @@ internal sealed partial class RedisStreamStore
                 return new DurableJobStatus(jobId, _queue, state, record.Attempt, record.EnqueuedAt, record.At, null, record.StartedAt, record.Consumer, LastErrorOf(record, attempts), record.CancelRequested, attempts);
             }
 
-            case "S":
-            case "R":
+            case StatusKind.Scheduled:
+            case StatusKind.Retrying:
             {
-                var runAt = Ms((string?)reply[2]);
-                int attempt = Int((string?)reply[3]);
-                var enqueuedAt = Ms((string?)reply[4]) ?? DateTimeOffset.UnixEpoch;
-                var state = kind == "S" ? JobState.Scheduled : JobState.Retrying;
+                var runAt = reply.Due;
+                int attempt = reply.Attempt;
+                var enqueuedAt = reply.EnqueuedAt;
+                var state = reply.Kind == StatusKind.Scheduled ? JobState.Scheduled : JobState.Retrying;
                 var since = state == JobState.Scheduled ? enqueuedAt : attempts.LastOrDefault()?.EndedAt;
                 return new DurableJobStatus(jobId, _queue, state, attempt, enqueuedAt, since, runAt, attempts.LastOrDefault()?.StartedAt, attempts.LastOrDefault()?.ConsumerName, LastErrorOf(record, attempts), record.CancelRequested, attempts);
             }
 
             default:
             {
-                string streamId = (string)reply[2]!;
-                var entry = DurableEntry.Parse(streamId, reply[3], deliveries: 1);
+                var entry = reply.Entry!;
+                string streamId = entry.StreamId;
                 var enqueuedAt = DateTimeOffset.FromUnixTimeMilliseconds(entry.EnqueuedAtMs);
                 var queuedSince = DateTimeOffset.FromUnixTimeMilliseconds(long.TryParse(streamId.AsSpan(0, streamId.IndexOf('-')), NumberStyles.None, CultureInfo.InvariantCulture, out long added) ? added : entry.EnqueuedAtMs);
-                if (kind == "Q")
+                if (reply.Kind == StatusKind.Queued)
                 {
                     return new DurableJobStatus(jobId, _queue, JobState.Queued, entry.Attempt, enqueuedAt, queuedSince, null, attempts.LastOrDefault()?.StartedAt, attempts.LastOrDefault()?.ConsumerName, LastErrorOf(record, attempts), record.CancelRequested, attempts);
                 }
 
-                string consumer = (string)reply[4]!;
+                string consumer = reply.Consumer!;
 
                 // Redis knows when the consumer last claimed it, not when it started: only the process that runs it knows.
                 DateTimeOffset? startedAt = null;
@@ -176,55 +156,6 @@ internal sealed partial class RedisStreamStore
         }
     }
 
-    private static string? LastErrorOf(Record record, List<DurableJobAttempt> attempts) =>
+    private static string? LastErrorOf(JobRecord record, List<DurableJobAttempt> attempts) =>
         record.Error ?? attempts.LastOrDefault(static a => a.Error is not null)?.Error;
-
-    private static DateTimeOffset? Ms(string? text) =>
-        long.TryParse(text, NumberStyles.Float, CultureInfo.InvariantCulture, out long ms) && ms > 0 ? DateTimeOffset.FromUnixTimeMilliseconds(ms) : null;
-
-    private static int Int(string? text) =>
-        int.TryParse(text, NumberStyles.None, CultureInfo.InvariantCulture, out int n) ? Math.Max(1, n) : 1;
-
-    /// <summary>An error as a record stores it: its separators (control characters no message needs) become spaces.</summary>
-    private static string ForRecord(string error) =>
-        error.AsSpan().IndexOfAny(FieldSeparator, AttemptSeparator) < 0 ? error : error.Replace(FieldSeparator, ' ').Replace(AttemptSeparator, ' ');
-
-    /// <summary>A job's record, as <see cref="DurableScripts"/> writes it (see its remarks).</summary>
-    private readonly record struct Record(char State, bool CancelRequested, DateTimeOffset? At, int Attempt, DateTimeOffset EnqueuedAt, string? Consumer, DateTimeOffset? StartedAt, string? Error, List<DurableJobAttempt> History)
-    {
-        public static Record Parse(string? text)
-        {
-            if (string.IsNullOrEmpty(text))
-            {
-                return new Record('\0', false, null, 1, DateTimeOffset.UnixEpoch, null, null, null, []);
-            }
-
-            string[] parts = text.Split(AttemptSeparator);
-            string[] h = parts[0].Split(FieldSeparator);
-            var history = new List<DurableJobAttempt>(parts.Length - 1);
-            for (int i = 1; i < parts.Length; i++)
-            {
-                string[] a = parts[i].Split(FieldSeparator);
-                if (a.Length >= 6)
-                {
-                    history.Add(new DurableJobAttempt(Int(a[0]), NullIfEmpty(a[1]), Ms(a[2]), Ms(a[3]), JobState.Retrying, NullIfEmpty(a[5])));
-                }
-            }
-
-            return new Record(
-                h[0].Length > 0 ? h[0][0] : '\0',
-                Field(h, 1) == "1",
-                Ms(Field(h, 2)),
-                Int(Field(h, 3)),
-                Ms(Field(h, 4)) ?? DateTimeOffset.UnixEpoch,
-                NullIfEmpty(Field(h, 5)),
-                Ms(Field(h, 6)),
-                NullIfEmpty(Field(h, 7)),
-                history);
-        }
-
-        private static string? Field(string[] fields, int i) => i < fields.Length ? fields[i] : null;
-
-        private static string? NullIfEmpty(string? s) => string.IsNullOrEmpty(s) ? null : s;
-    }
 }

@@ -1,5 +1,6 @@
 using System.Globalization;
 using StackExchange.Redis;
+using WorkQueue.AspNetCore.Durable.Calls;
 using WorkQueue.Durability;
 
 namespace WorkQueue.AspNetCore.Durable;
@@ -44,14 +45,11 @@ internal sealed partial class RedisStreamStore : IRecurringOccurrenceStore
     /// <summary>Lists up to <paramref name="count"/> scheduled jobs that have not come due, soonest first.</summary>
     public async Task<IReadOnlyList<DurableScheduledJob>> ListScheduledAsync(int count)
     {
-        var rows = (RedisResult[])(await Database.ScriptEvaluateAsync(DurableScripts.ListScheduled, [Keys.Delayed, Keys.Scheduled], [count, ListScanLimit]).ConfigureAwait(false))!;
+        var rows = await ListScheduledCall.RunAsync(Database, Keys, count, ListScanLimit).ConfigureAwait(false);
         var jobs = new List<DurableScheduledJob>(rows.Length);
-        foreach (var result in rows)
+        foreach (var row in rows)
         {
-            var row = (RedisResult[])result!;
-            _ = long.TryParse((string?)row[1], NumberStyles.Float, CultureInfo.InvariantCulture, out long due);
-            _ = long.TryParse((string?)row[2], NumberStyles.None, CultureInfo.InvariantCulture, out long scheduledAt);
-            jobs.Add(new DurableScheduledJob((string)row[0]!, _jobType.HandlerName, DateTimeOffset.FromUnixTimeMilliseconds(due), DateTimeOffset.FromUnixTimeMilliseconds(scheduledAt), (string?)row[3] ?? string.Empty));
+            jobs.Add(new DurableScheduledJob(row.JobId, _jobType.HandlerName, DateTimeOffset.FromUnixTimeMilliseconds(row.DueMs), DateTimeOffset.FromUnixTimeMilliseconds(row.ScheduledAtMs), row.Payload));
         }
 
         return jobs;
@@ -101,24 +99,12 @@ internal sealed partial class RedisStreamStore : IRecurringOccurrenceStore
     /// <inheritdoc/>
     public async ValueTask<RecurringScheduleRecord> SetScheduleAsync(string recurringJobId, RecurringScheduleChange change, string schedule, CancellationToken cancellationToken)
     {
-        string code = change switch
-        {
-            RecurringScheduleChange.Registered => "c",
-            RecurringScheduleChange.Changed => "r",
-            _ => "x",
-        };
         try
         {
             var sent = _clock.Start();
-            var reply = (RedisResult[])(await Database.ScriptEvaluateAsync(DurableScripts.RegisterRecurring, [Keys.Recurring], [recurringJobId.ToLowerInvariant(), code, schedule]).ConfigureAwait(false))!;
-            _clock.Sample(sent, (long)reply[3]);
-            var state = (string?)reply[1] switch
-            {
-                "c" => RecurringScheduleChange.Registered,
-                "r" => RecurringScheduleChange.Changed,
-                _ => RecurringScheduleChange.Removed,
-            };
-            return new RecurringScheduleRecord((long)reply[0], state, (string?)reply[2] ?? string.Empty);
+            var reply = await RegisterRecurringCall.RunAsync(Database, Keys, recurringJobId.ToLowerInvariant(), change, schedule).ConfigureAwait(false);
+            _clock.Sample(sent, reply.RedisTimeMs);
+            return new RecurringScheduleRecord(reply.Generation, reply.Change, reply.Schedule);
         }
         catch (Exception ex) when (ex is RedisException or TimeoutException)
         {

@@ -1,5 +1,5 @@
 using System.Globalization;
-using StackExchange.Redis;
+using WorkQueue.AspNetCore.Durable.Calls;
 
 namespace WorkQueue.AspNetCore.Durable;
 
@@ -86,23 +86,20 @@ internal sealed partial class RedisStreamStore
 
                 // A script holds Redis while it runs: a page is read in calls of a few ms each (other clients are served
                 // between them), each one a seek from where the last stopped.
-                var reply = (RedisResult[])(await Database.ScriptEvaluateAsync(
-                    DurableScripts.FindJobs,
-                    [Keys.Stream, Keys.Delayed, Keys.Scheduled],
-                    [RedisStreamKeys.Group, phases, live, phase, position, member, limit - jobs.Count, Math.Min(SearchCallEntries, scanLimit - scanned), error, SearchCallBytes]).ConfigureAwait(false))!;
-                foreach (RedisResult item in (RedisResult[])reply[0]!)
+                var reply = await FindJobsCall.RunAsync(
+                    Database, Keys, phases, live, phase, position, member, limit - jobs.Count, Math.Min(SearchCallEntries, scanLimit - scanned), error, SearchCallBytes).ConfigureAwait(false);
+                foreach (var found in reply.Jobs)
                 {
-                    var parts = (RedisResult[])item!;
-                    if (ToStatus((string)parts[0]!, parts[1..]) is { } job)
+                    if (ToStatus(found) is { } job)
                     {
                         jobs.Add(job);
                     }
                 }
 
-                scanned += (int)(long)reply[4];
-                phase = (string?)reply[1] ?? string.Empty;
-                position = (string?)reply[2] ?? string.Empty;
-                member = (string?)reply[3] ?? string.Empty;
+                scanned += reply.Scanned;
+                phase = reply.NextPhase;
+                position = reply.NextPosition;
+                member = reply.NextMember;
                 if (phase.Length == 0)
                 {
                     return new DurableJobPage(jobs, null, scanned);
@@ -146,9 +143,10 @@ internal sealed partial class RedisStreamStore
         position.Length == 0 ? phase : member.Length == 0 ? $"{phase}:{position}" : $"{phase}:{position}:{member}";
 
     /// <summary>
-    /// Reads a cursor as the scripts wrote it, to the grammar Redis reads: a stream id of two unsigned 64-bit numbers, a
-    /// score of digits up to <see cref="MaxCursorScore"/>, a job id (<c>s</c>, then a stream id, for a scheduled job's).
-    /// Nothing else reaches Redis, so a malformed cursor is the caller's error rather than Redis's.
+    /// Reads a cursor as the scripts wrote it: a stream id and a job id as Redis and the queue write them
+    /// (<see cref="StreamIdGrammar"/>: two unsigned 64-bit numbers without sign or leading zeros; <c>s</c> first for a
+    /// scheduled job's), a score of digits up to <see cref="MaxCursorScore"/>. Nothing else reaches Redis, so a
+    /// malformed cursor is the caller's error rather than Redis's.
     /// </summary>
     private static bool TryParseCursor(string? cursor, out string phase, out string position, out string member)
     {
@@ -172,8 +170,8 @@ internal sealed partial class RedisStreamStore
         bool valid = parts.Length switch
         {
             1 => true,
-            2 => parts[0] == "L" && IsStreamId(parts[1]),
-            3 => parts[0] != "L" && IsScore(parts[1]) && IsJobIdOf64Bits(parts[2]),
+            2 => parts[0] == "L" && StreamIdGrammar.IsStreamId(parts[1]),
+            3 => parts[0] != "L" && IsScore(parts[1]) && StreamIdGrammar.IsJobId(parts[2]),
             _ => false,
         };
         if (!valid)
@@ -188,15 +186,5 @@ internal sealed partial class RedisStreamStore
 
         static bool IsScore(string text) =>
             text.Length is > 0 and <= 15 && long.TryParse(text, NumberStyles.None, CultureInfo.InvariantCulture, out long score) && score <= MaxCursorScore;
-
-        static bool IsJobIdOf64Bits(string text) => IsStreamId(text.StartsWith('s') ? text[1..] : text);
-
-        static bool IsStreamId(string text)
-        {
-            int dash = text.IndexOf('-', StringComparison.Ordinal);
-            return dash > 0 && dash <= 20 && text.Length - dash - 1 is > 0 and <= 20
-                && ulong.TryParse(text.AsSpan(0, dash), NumberStyles.None, CultureInfo.InvariantCulture, out _)
-                && ulong.TryParse(text.AsSpan(dash + 1), NumberStyles.None, CultureInfo.InvariantCulture, out _);
-        }
     }
 }

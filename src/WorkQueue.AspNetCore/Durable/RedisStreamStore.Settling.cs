@@ -1,5 +1,6 @@
 using System.Collections.Concurrent;
 using StackExchange.Redis;
+using WorkQueue.AspNetCore.Durable.Calls;
 using WorkQueue.Internal;
 
 namespace WorkQueue.AspNetCore.Durable;
@@ -121,11 +122,7 @@ internal sealed partial class RedisStreamStore
         bool stored;
         if (outcome.Kind == OutcomeKind.Retry)
         {
-            stored = (long)db.ScriptEvaluate(
-                DurableScripts.ScheduleRetry,
-                [Keys.Stream, Keys.Delayed, Keys.Epoch],
-                [RedisStreamKeys.Group, ConsumerName, entry.StreamId, outcome.DelayMs, RetryMember(entry), entry.JobId, entry.IdempotencyKey ?? string.Empty, entry.Epoch, entry.Vanished ? 1 : 0, Keys.NudgeName,
-                    entry.Attempt, entry.EnqueuedAtMs, StartedAt(entry), ForRecord(outcome.Error ?? string.Empty)]) == 1;
+            stored = ScheduleRetryCall.Run(db, Keys, ConsumerName, SettledEntry.Of(entry), outcome.DelayMs, outcome.Error ?? string.Empty);
             if (stored)
             {
                 // This consumer learns due times from its fetches: without this, a retry stored after its last fetch
@@ -136,18 +133,11 @@ internal sealed partial class RedisStreamStore
         }
         else if (outcome.Kind == OutcomeKind.Cancel)
         {
-            stored = (long)db.ScriptEvaluate(
-                DurableScripts.SettleCanceled,
-                [Keys.Stream, Keys.Epoch],
-                [RedisStreamKeys.Group, ConsumerName, entry.StreamId, entry.JobId, entry.Attempt, entry.EnqueuedAtMs, StartedAt(entry), entry.IdempotencyKey ?? string.Empty, entry.Epoch, entry.Vanished ? 1 : 0, FinishedRetentionMs]) == 1;
+            stored = SettleCanceledCall.Run(db, Keys, ConsumerName, SettledEntry.Of(entry), FinishedRetentionMs);
         }
         else
         {
-            stored = (long)db.ScriptEvaluate(
-                DurableScripts.DeadLetter,
-                [Keys.Stream, Keys.Dead, Keys.Epoch],
-                [RedisStreamKeys.Group, ConsumerName, entry.StreamId, entry.JobId, entry.Payload, entry.Attempt, entry.EnqueuedAtMs, ForRecord(outcome.Error ?? string.Empty), outcome.Reason, entry.IdempotencyKey ?? string.Empty, entry.Epoch, entry.Vanished ? 1 : 0,
-                    StartedAt(entry), FinishedRetentionMs, entry.CancelRequested ? "1" : string.Empty]) == 1;
+            stored = DeadLetterCall.Run(db, Keys, ConsumerName, SettledEntry.Of(entry), outcome.Error ?? string.Empty, outcome.Reason ?? string.Empty, FinishedRetentionMs);
         }
 
         if (stored && outcome.Kind != OutcomeKind.Retry)
@@ -202,23 +192,10 @@ internal sealed partial class RedisStreamStore
 
     private void SendReleaseChunk(IDatabase db, List<Outcome> releases)
     {
-        var args = new List<RedisValue>(4 + (releases.Count * 8)) { RedisStreamKeys.Group, ConsumerName, Keys.NudgeName, FinishedRetentionMs };
-        foreach (var release in releases)
-        {
-            args.Add(release.Entry.StreamId);
-            args.Add(release.Entry.JobId);
-            args.Add(release.Entry.Payload);
-            args.Add(release.Entry.Attempt);
-            args.Add(release.Entry.EnqueuedAtMs);
-            args.Add(release.Entry.IdempotencyKey ?? string.Empty);
-            args.Add(release.Entry.Epoch);
-            args.Add(release.Entry.Vanished ? 1 : 0);
-        }
-
         long handedBack;
         try
         {
-            handedBack = (long)db.ScriptEvaluate(DurableScripts.Release, [Keys.Stream, Keys.Epoch], [.. args]);
+            handedBack = ReleaseCall.Run(db, Keys, ConsumerName, [.. releases.Select(static r => SettledEntry.Of(r.Entry))], FinishedRetentionMs);
         }
         catch (Exception ex) when (ex is RedisException or TimeoutException)
         {
@@ -332,11 +309,6 @@ internal sealed partial class RedisStreamStore
         _held.TryRemove(entry.StreamId, out _);
         _lost.TryRemove(entry.StreamId, out _);
     }
-
-    /// <summary>The delayed-set member of a retry (see <see cref="DurableScripts"/>): a key goes before the payload, between two U+0001.</summary>
-    private static string RetryMember(DurableEntry entry) => entry.IdempotencyKey is { } key
-        ? string.Create(System.Globalization.CultureInfo.InvariantCulture, $"{entry.JobId}|{entry.Attempt + 1}|{entry.EnqueuedAtMs}|\u0001{key}\u0001{entry.Payload}")
-        : string.Create(System.Globalization.CultureInfo.InvariantCulture, $"{entry.JobId}|{entry.Attempt + 1}|{entry.EnqueuedAtMs}|{entry.Payload}");
 
     private static string Describe(Exception error) => $"{error.GetType().FullName}: {error.Message}";
 

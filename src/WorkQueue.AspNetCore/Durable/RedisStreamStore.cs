@@ -358,10 +358,17 @@ internal sealed partial class RedisStreamStore : IJobStore
 
         // With the epoch in the same step: after Redis lost its data, whichever instance makes the group again also
         // writes the new epoch, so no consumer can read the new group under the old epoch.
-        db.ScriptEvaluate(DurableScripts.CreateGroup, [Keys.Stream, Keys.Epoch], [RedisStreamKeys.Group, ConsumerName]);
+        Calls.CreateGroupCall.Run(db, Keys, ConsumerName);
         _groupReady = true;
         return true;
     }
+
+    /// <summary>
+    /// Creates the queue's consumer group (with its stream and epoch) unless it exists, as the store's first pass does:
+    /// the Redis warm-up's step (<see cref="DurableGroupsWarmup"/>), so the group exists once the host has started.
+    /// </summary>
+    public Task CreateGroupAsync(IDatabase db) =>
+        db.ScriptEvaluateAsync(DurableScripts.CreateGroup, [Keys.Stream, Keys.Epoch], [RedisStreamKeys.Group, ConsumerName]);
 
     /// <summary>A script failed because the stream or group is gone (deleted by hand, or a flushed Redis): create them again.</summary>
     private bool IsNoGroup(RedisServerException ex)
@@ -409,7 +416,7 @@ internal sealed partial class RedisStreamStore : IJobStore
         try
         {
             // Gone for good only when it holds nothing: Redis drops a deleted consumer's pending entries.
-            db.ScriptEvaluate(DurableScripts.RemoveConsumerIfEmpty, [Keys.Stream], [RedisStreamKeys.Group, ConsumerName]);
+            Calls.RemoveConsumerIfEmptyCall.Run(db, Keys, ConsumerName);
             if (_subscribed)
             {
                 db.Multiplexer.GetSubscriber().Unsubscribe(Keys.Nudge);

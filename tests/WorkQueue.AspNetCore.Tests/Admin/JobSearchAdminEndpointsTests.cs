@@ -147,6 +147,10 @@ public sealed class JobSearchAdminEndpointsTests(RedisServerFixture redis) : ICl
     [InlineData("Z:0:99999999999999999")]
     [InlineData("L:18446744073709551616-0")]
     [InlineData("D:-1:1-0")]
+    // Ids with leading zeros: Redis would read 01-0 as 1-0, but no page writes one (ids as Redis writes them, StreamIdGrammar).
+    [InlineData("Z:0:01-0")]
+    [InlineData("S:5:s1-00")]
+    [InlineData("L:01-0")]
     public async Task FindJobs_DurableQueueMalformedCursor_400NamingCursorWithoutRedisText(string cursor)
     {
         await using var app = await StartDurableAsync();

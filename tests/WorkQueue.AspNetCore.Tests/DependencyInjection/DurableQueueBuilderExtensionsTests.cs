@@ -2,6 +2,7 @@ using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Hosting;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Options;
+using WorkQueue.AspNetCore.Durable;
 using WorkQueue.AspNetCore.Tests.TestSupport;
 
 namespace WorkQueue.AspNetCore.Tests.DependencyInjection;
@@ -41,5 +42,18 @@ public sealed class DurableQueueBuilderExtensionsTests
         var ex = await Assert.ThrowsAsync<OptionsValidationException>(() => host.StartAsync());
 
         Assert.Contains("KeyPrefix", ex.Message, StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public void AddDurableQueue_TwoQueues_AddOneWarmupStepThatCreatesTheirGroups()
+    {
+        var services = new ServiceCollection();
+        services.AddWorkQueue()
+            .AddDurableQueue<TestJobHandler, TestJob>("a")
+            .AddDurableQueue<TestJobHandler, TestJob>("b");
+
+        Assert.Single(services, d => d.ServiceType == typeof(IConfigureOptions<RedisWarmupOptions>) && d.ImplementationType == typeof(DurableGroupsWarmup));
+        using var provider = services.BuildServiceProvider();
+        Assert.Single(provider.GetRequiredService<IOptions<RedisWarmupOptions>>().Value.WarmupCallbacks);
     }
 }

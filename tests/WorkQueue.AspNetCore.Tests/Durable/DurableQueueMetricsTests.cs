@@ -34,6 +34,23 @@ public sealed class DurableQueueMetricsTests(RedisServerFixture redis) : IClassF
         await Eventually.HoldsAsync(() => Task.FromResult(Observed(length) == 0), "an empty stream");
     }
 
+    [Fact]
+    public async Task Gauges_ScheduledJobsNotYetDue_CountedAsScheduledNotAsDelayedRetries()
+    {
+        await using var host = await DurableTestHost.StartAsync(redis.Server, new JobLog(), DurableTestHost.NewPrefix());
+        var meters = host.Services.GetRequiredService<IMeterFactory>();
+        using var scheduled = new MetricCollector<long>(meters, WorkQueueTelemetry.MeterName, "workqueue.durable.scheduled");
+        using var delayed = new MetricCollector<long>(meters, WorkQueueTelemetry.MeterName, "workqueue.durable.delayed");
+
+        string first = await host.Producer.ScheduleAsync(new TestJob(1), TimeSpan.FromHours(1));
+        await host.Producer.ScheduleAsync(new TestJob(2), TimeSpan.FromHours(1));
+
+        await Eventually.HoldsAsync(() => Task.FromResult(Observed(scheduled) == 2 && Observed(delayed) == 0), "two scheduled jobs and no retry");
+        Assert.Equal(DurableTestHost.Queue, scheduled.LastMeasurement!.Tags["workqueue.queue"]);
+        Assert.True(await host.Producer.CancelScheduledAsync(first));
+        await Eventually.HoldsAsync(() => Task.FromResult(Observed(scheduled) == 1), "one scheduled job left");
+    }
+
     private static long? Observed(MetricCollector<long> collector)
     {
         collector.RecordObservableInstruments();

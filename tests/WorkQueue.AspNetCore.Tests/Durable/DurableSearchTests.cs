@@ -44,6 +44,10 @@ public sealed class DurableSearchTests(RedisServerFixture redis) : IClassFixture
     [InlineData("L:18446744073709551616-0")]
     [InlineData("S:1e3:1-0")]
     [InlineData("Z:9007199254740993:s1-0")]
+    // Ids with leading zeros: Redis would read 01-0 as 1-0, but no page writes one (ids as Redis writes them, StreamIdGrammar).
+    [InlineData("Z:0:01-0")]
+    [InlineData("S:5:s1-00")]
+    [InlineData("L:01-0")]
     public async Task FindJobsAsync_MalformedCursor_ArgumentExceptionNamingTheQueryBeforeRedisSeesIt(string cursor)
     {
         await using var host = await DurableTestHost.StartAsync(redis.Server, new JobLog(), DurableTestHost.NewPrefix());

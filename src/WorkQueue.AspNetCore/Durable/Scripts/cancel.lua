@@ -16,14 +16,19 @@
 --- @include "includes/vanished"
 --- @include "includes/settled"
 --- @include "includes/jobOf"
+--- @include "includes/streamInfo"
 
-local job = jobOf(ARGV[2])
+local stream, delayed, scheduled = KEYS[1], KEYS[2], KEYS[3]
+local group, asked, retentionMs, scheduledOnly = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4] == '1'
+local cancelChannel, markMs = ARGV[5], ARGV[6]
+
+local job = jobOf(asked)
 local rec = recordOf(job)
 if isEnded(rec) then return { 3, job } end
 local at = string.format('%.0f', now)
 local function canceled(id, attempt, enq, key)
   releaseKey(key, job, nil, 0)
-  endRecord(job, id, 'C', header('C', '1', at, attempt or '1', enq or '0', '', '', '') .. historyOf(rec), at, tonumber(ARGV[3]))
+  endRecord(job, id, 'C', header('C', '1', at, attempt or '1', enq or '0', '', '', '') .. historyOf(rec), at, retentionMs)
   redis.pcall('DEL', atName(job))
   return { 1, job }
 end
@@ -31,14 +36,14 @@ local function fromMember(member)
   local _, attempt, stamp, tail = string.match(member, '^([^|]*)|([^|]*)|([^|]*)|(.*)$')
   return attempt, stamp, splitKey(tail or '')
 end
-local member = redis.call('HGET', KEYS[3], job)
+local member = redis.call('HGET', scheduled, job)
 if member then
-  redis.call('HDEL', KEYS[3], job)
-  redis.call('ZREM', KEYS[2], member)
+  redis.call('HDEL', scheduled, job)
+  redis.call('ZREM', delayed, member)
   local attempt, stamp, key = fromMember(member)
   return canceled(job, attempt, stamp, key)
 end
-if ARGV[4] == '1' then return { 0 } end
+if scheduledOnly then return { 0 } end
 local where = redis.pcall('GET', atName(job))
 if type(where) ~= 'string' then
   where = nil
@@ -48,25 +53,25 @@ if not where then return { 0 } end
 if string.sub(where, 1, 1) == 'z' then
   local due = delayedMember(job, string.sub(where, 2))
   if not due then return { 0 } end
-  redis.call('ZREM', KEYS[2], due)
+  redis.call('ZREM', delayed, due)
   local attempt, stamp, key = fromMember(due)
   return canceled('', attempt, stamp, key)
 end
 -- pcall: a location set by hand to something Redis cannot read as a stream id is no location.
-local entry = redis.pcall('XRANGE', KEYS[1], where, where)
+local entry = redis.pcall('XRANGE', stream, where, where)
 if type(entry) ~= 'table' or entry.err or #entry == 0 then return { 0 } end
 local f = {}
 local raw = entry[1][2]
 for i = 1, #raw, 2 do f[raw[i]] = raw[i + 1] end
-local held = redis.call('XPENDING', KEYS[1], ARGV[1], where, where, 1)
+local held = redis.call('XPENDING', stream, group, where, where, 1)
 if #held > 0 then
   if rec then
     rec = (string.match(rec, '^([^\31]*)') or 'r') .. US .. '1' .. (string.match(rec, '^[^\31]*\31[^\31]*(.*)$') or '')
     redis.pcall('SET', recName(job), rec)
   else
-    redis.pcall('SET', recName(job), header('r', '1', '', f['a'] or '1', f['t'] or '0', '', '', ''), 'PX', ARGV[6])
+    redis.pcall('SET', recName(job), header('r', '1', '', f['a'] or '1', f['t'] or '0', '', '', ''), 'PX', markMs)
   end
-  redis.pcall('PUBLISH', ARGV[5], where)
+  redis.pcall('PUBLISH', cancelChannel, where)
   return { 2, held[1][2], job }
 end
 -- Completed and acknowledged, waiting for the trim: not queued (its key is the completed job's, kept for its retention).
@@ -75,19 +80,14 @@ if settled(where) then return { 0 } end
 -- the group's position costs the group its lag (see includes/unfinished.lua). The stream's counters are set back as if the
 -- entry had never been added: one entry fewer added, and the deleted id from before (0-1 for none: 0-0 cannot
 -- be set). Nothing reads the deleted id of an entry no consumer was given (see includes/vanished.lua).
-local okInfo, info = pcall(redis.call, 'XINFO', 'STREAM', KEYS[1])
-redis.call('XDEL', KEYS[1], where)
-if okInfo then
-  local last, deleted, added
-  for i = 1, #info, 2 do
-    local k = info[i]
-    if k == 'last-generated-id' then last = info[i + 1] elseif k == 'max-deleted-entry-id' then deleted = info[i + 1]
-    elseif k == 'entries-added' then added = info[i + 1] end
-  end
+local info = streamInfo()
+redis.call('XDEL', stream, where)
+if info then
+  local last, deleted, added = info['last-generated-id'], info['max-deleted-entry-id'], info['entries-added']
   -- Redis before 7.0 reports neither (and no lag to keep).
   if last and deleted and type(added) == 'number' then
     if deleted == '0-0' then deleted = '0-1' end
-    redis.pcall('XSETID', KEYS[1], last, 'ENTRIESADDED', added - 1, 'MAXDELETEDID', deleted)
+    redis.pcall('XSETID', stream, last, 'ENTRIESADDED', added - 1, 'MAXDELETEDID', deleted)
   end
 end
 return canceled(where, f['a'], f['t'], f['k'])

@@ -4,6 +4,9 @@
 -- Returns the epoch.
 --- @include "includes/epoch"
 
-local created = redis.pcall('XGROUP', 'CREATE', KEYS[1], ARGV[1], '0', 'MKSTREAM')
+local stream, epochKey = KEYS[1], KEYS[2]
+local group, consumer = ARGV[1], ARGV[2]
+
+local created = redis.pcall('XGROUP', 'CREATE', stream, group, '0', 'MKSTREAM')
 if type(created) == 'table' and created.err and not string.find(created.err, 'BUSYGROUP', 1, true) then return created end
-return epochOf(KEYS[2], ARGV[2])
+return epochOf(epochKey, consumer)

@@ -19,8 +19,9 @@
 --- @include "includes/records"
 --- @include "includes/vanished"
 
-local phases, live, err = ARGV[2], ARGV[3], ARGV[9]
-local limit, scanLimit, byteLimit = tonumber(ARGV[7]), math.min(tonumber(ARGV[8]), 256), tonumber(ARGV[10])
+local stream, delayed, scheduled = KEYS[1], KEYS[2], KEYS[3]
+local group, phases, live, cursorPhase, cursorPosition, cursorMember = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6]
+local limit, scanLimit, err, byteLimit = tonumber(ARGV[7]), math.min(tonumber(ARGV[8]), 256), ARGV[9], tonumber(ARGV[10])
 local found, scanned, bytes = {}, 0, 0
 -- An entry no consumer holds at or below the group's last delivered id was completed and waits for the trim (see
 -- Trim and Settled): neither queued nor running. Read once per call.
@@ -68,7 +69,7 @@ end
 -- The rank (ZRANGE's, or ZREVRANGE's with rev) of the first member past (score, job) in that order.
 local function seek(key, rev, score, job)
   local member = job
-  if not rev then member = redis.call('HGET', KEYS[3], job) end
+  if not rev then member = redis.call('HGET', scheduled, job) end
   if member then
     local s = redis.call('ZSCORE', key, member)
     if s and tonumber(s) == tonumber(score) then
@@ -101,24 +102,24 @@ local function seek(key, rev, score, job)
   return lo
 end
 
-local started = ARGV[4] == ''
+local started = cursorPhase == ''
 for p = 1, #phases do
   local phase = string.sub(phases, p, p)
   local pos, at = '', ''
-  if not started and phase == ARGV[4] then
+  if not started and phase == cursorPhase then
     started = true
-    pos, at = ARGV[5], ARGV[6]
+    pos, at = cursorPosition, cursorMember
   end
-  if not started and string.find('LZSDC', phase, 1, true) > string.find('LZSDC', ARGV[4], 1, true) then started = true end
+  if not started and string.find('LZSDC', phase, 1, true) > string.find('LZSDC', cursorPhase, 1, true) then started = true end
   if started then
     if phase == 'L' then
       while true do
         if spent() then return { found, phase, pos, '', scanned, bytes } end
         -- One entry per read: its payload is the one field this cannot know the size of before reading it.
         local page
-        if pos == '' then page = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
+        if pos == '' then page = redis.call('XREVRANGE', stream, '+', '-', 'COUNT', 1)
         elseif pos == '0-0' then page = {}
-        else page = redis.call('XREVRANGE', KEYS[1], '(' .. pos, '-', 'COUNT', 1) end
+        else page = redis.call('XREVRANGE', stream, '(' .. pos, '-', 'COUNT', 1) end
         if #page == 0 then break end
         local e = page[1]
         scanned = scanned + 1
@@ -133,7 +134,7 @@ for p = 1, #phases do
             fields[#fields + 1] = v
           end
         end
-        local held = redis.call('XPENDING', KEYS[1], ARGV[1], e[1], e[1], 1)
+        local held = redis.call('XPENDING', stream, group, e[1], e[1], 1)
         local kind = #held > 0 and 'P' or 'Q'
         if kind == 'Q' and lastDelivered and not before(lastDelivered, e[1]) then kind = 'settled' end
         if wants(kind) then
@@ -149,14 +150,14 @@ for p = 1, #phases do
       end
     else
       local rev = phase ~= 'Z'
-      local key = rev and endedName(phase) or KEYS[2]
+      local key = rev and endedName(phase) or delayed
       local rank = 0
       if pos ~= '' then rank = seek(key, rev, pos, at) end
       while true do
         if spent() then return { found, phase, pos, at, scanned, bytes } end
         if phase == 'Z' then
           -- One member per read, for the same reason as the stream's entries: a member holds its payload.
-          local page = redis.call('ZRANGE', KEYS[2], rank, rank, 'WITHSCORES')
+          local page = redis.call('ZRANGE', delayed, rank, rank, 'WITHSCORES')
           if #page == 0 then break end
           rank = rank + 1
           scanned = scanned + 1
@@ -165,7 +166,7 @@ for p = 1, #phases do
           pos, at = page[2], job
           local _, attempt, stamp = string.match(page[1], '^([^|]*)|([^|]*)|([^|]*)|')
           if attempt then
-            local kind = redis.call('HEXISTS', KEYS[3], job) == 1 and 'S' or 'R'
+            local kind = redis.call('HEXISTS', scheduled, job) == 1 and 'S' or 'R'
             if wants(kind) then
               local rec = record(job)
               if matches(rec) then found[#found + 1] = { job, kind, rec or '', page[2], attempt, stamp } end

@@ -10,19 +10,21 @@
 -- nothing written (AddRecurringJob and AddOrUpdate refuse such ids first).
 --- @include "includes/now"
 
-local first = string.sub(ARGV[1], 1, 1)
-if first == '@' or first == '~' or ARGV[1] == '' then
-  return redis.error_reply('ERR recurring job id must not be empty nor start with @ or ~: ' .. ARGV[1])
+local recurring = KEYS[1]
+local id, change, schedule = ARGV[1], ARGV[2], ARGV[3]
+
+local first = string.sub(id, 1, 1)
+if first == '@' or first == '~' or id == '' then
+  return redis.error_reply('ERR recurring job id must not be empty nor start with @ or ~: ' .. id)
 end
-local field = '@' .. ARGV[1]
-local record = redis.call('HGET', KEYS[1], field)
+local field = '@' .. id
+local record = redis.call('HGET', recurring, field)
 local generation, state, current, base = 0, nil, nil, nil
 if record then
   local g
   g, state, current, base = string.match(record, '^(%d+)|(%a)|([^|]*)|(.*)$')
   generation = tonumber(g) or 0
 end
-local change, schedule = ARGV[2], ARGV[3]
 if change == 'c' then
   if state == 'c' and current == schedule then return { generation, state, current, now } end
   if (state == 'r' or state == 'x') and base == schedule then return { generation, state, current, now } end
@@ -32,7 +34,7 @@ else
   if change == 'x' and current then schedule = current end
 end
 generation = generation + 1
-redis.call('HSET', KEYS[1], field, generation .. '|' .. change .. '|' .. schedule .. '|' .. base)
+redis.call('HSET', recurring, field, generation .. '|' .. change .. '|' .. schedule .. '|' .. base)
 -- A removed job's pause goes with it: the job added again (at runtime, or by a deploy) is a new one, not paused.
-if change == 'x' then redis.call('HDEL', KEYS[1], '~' .. ARGV[1]) end
+if change == 'x' then redis.call('HDEL', recurring, '~' .. id) end
 return { generation, change, schedule, now }

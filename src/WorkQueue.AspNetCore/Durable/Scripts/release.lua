@@ -4,40 +4,53 @@
 -- vanished.lua) back as new entries at the stream's end (so any consumer reads them at once), same attempt, their
 -- keys with them, and points their job ids to them; one whose job a cancel by id was asked for ends here as
 -- cancelled instead (the cancel may have missed this process). The old entries are acknowledged and left to the trim
--- (see trim.lua). Returns how many were handed back or ended.
+-- (see trim.lua). Returns how many were handed back or ended; one no entry can have the id of (see entryId.lua) is
+-- left out.
 --- @include "includes/now"
+--- @include "includes/entryId"
 --- @include "includes/vanished"
 --- @include "includes/keys"
 --- @include "includes/records"
 --- @include "includes/trim"
 
-local n = 0
-for i = 5, #ARGV, 8 do
-  local id = ARGV[i]
-  local mine = redis.call('XPENDING', KEYS[1], ARGV[1], id, id, 1, ARGV[2])
-  local rec = recordOf(ARGV[i + 1])
-  if (#mine == 1 or ARGV[i + 7] == '1' or vanished(id, KEYS[2], ARGV[i + 6])) and cancelOf(rec) == '1' and not isEnded(rec) then
-    redis.call('XACK', KEYS[1], ARGV[1], id)
-    releaseKey(ARGV[i + 5], ARGV[i + 1], nil, 0)
+local stream, epochKey = KEYS[1], KEYS[2]
+local group, consumer, nudgeChannel, retention = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+-- Then one entry per stride values of ARGV, from ARGV[first].
+local first, stride = 5, 8
+
+-- One entry, from ARGV[i]: 1 when handed back or ended, 0 when another consumer owns it now. An id no entry can have
+-- is nobody's: left out before any write, so it cannot fail the call after the entries before it were handed back.
+local function handBack(i)
+  local id, job, payload, attempt, enqueuedAt, key = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4], ARGV[i + 5]
+  local epoch, foundVanished = ARGV[i + 6], ARGV[i + 7] == '1'
+  if not isEntryId(id) then return 0 end
+  local mine = redis.call('XPENDING', stream, group, id, id, 1, consumer)
+  local rec = recordOf(job)
+  if (#mine == 1 or foundVanished or vanished(id, epochKey, epoch)) and cancelOf(rec) == '1' and not isEnded(rec) then
+    redis.call('XACK', stream, group, id)
+    releaseKey(key, job, nil, 0)
     local at = string.format('%.0f', now)
-    endRecord(ARGV[i + 1], id, 'C', header('C', '1', at, ARGV[i + 3], ARGV[i + 4], ARGV[2], '', '') .. historyOf(rec), at, tonumber(ARGV[4]))
-    n = n + 1
-  elseif #mine == 1 or ARGV[i + 7] == '1' or vanished(id, KEYS[2], ARGV[i + 6]) then
-    local key = ARGV[i + 5]
+    endRecord(job, id, 'C', header('C', '1', at, attempt, enqueuedAt, consumer, '', '') .. historyOf(rec), at, tonumber(retention))
+    return 1
+  elseif #mine == 1 or foundVanished or vanished(id, epochKey, epoch) then
     local moved
     if key == '' then
-      moved = redis.call('XADD', KEYS[1], '*', 'p', ARGV[i + 2], 'a', ARGV[i + 3], 't', ARGV[i + 4], 'j', ARGV[i + 1])
+      moved = redis.call('XADD', stream, '*', 'p', payload, 'a', attempt, 't', enqueuedAt, 'j', job)
     else
-      moved = redis.call('XADD', KEYS[1], '*', 'p', ARGV[i + 2], 'a', ARGV[i + 3], 't', ARGV[i + 4], 'j', ARGV[i + 1], 'k', key)
-      moveKey(key, ARGV[i + 1], moved)
+      moved = redis.call('XADD', stream, '*', 'p', payload, 'a', attempt, 't', enqueuedAt, 'j', job, 'k', key)
+      moveKey(key, job, moved)
     end
-    redis.pcall('SET', atName(ARGV[i + 1]), moved)
-    redis.call('XACK', KEYS[1], ARGV[1], id)
-    n = n + 1
+    redis.pcall('SET', atName(job), moved)
+    redis.call('XACK', stream, group, id)
+    return 1
   end
+  return 0
 end
+
+local n = 0
+for i = first, #ARGV, stride do n = n + handBack(i) end
 if n > 0 then
   trimSettled()
-  redis.call('PUBLISH', ARGV[3], n)
+  redis.call('PUBLISH', nudgeChannel, n)
 end
 return n

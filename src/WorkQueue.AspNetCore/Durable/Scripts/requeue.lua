@@ -12,37 +12,40 @@
 --- @include "includes/records"
 --- @include "includes/unfinished"
 
-if not string.match(ARGV[2], '^%d+%-%d+$') then return false end
+local stream, dead, delayed, scheduled = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local group, deadId, nudgeChannel, capacity = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+
+if not string.match(deadId, '^%d+%-%d+$') then return false end
 -- pcall: an id out of range (over 64 bits) names no dead letter; any other error (a dead-letter key of another type)
 -- is the caller's to see, not a "no such dead letter".
-local found = redis.pcall('XRANGE', KEYS[2], ARGV[2], ARGV[2])
+local found = redis.pcall('XRANGE', dead, deadId, deadId)
 if type(found) == 'table' and found.err then
   if string.find(found.err, 'Invalid stream ID', 1, true) then return false end
   return redis.error_reply(found.err)
 end
 if #found == 0 then return false end
-if tonumber(ARGV[4]) - unfinished() - redis.call('ZCARD', KEYS[3]) <= 0 then return '#' end
+if tonumber(capacity) - unfinished() - redis.call('ZCARD', delayed) <= 0 then return '#' end
 local f = {}
 local raw = found[1][2]
 for i = 1, #raw, 2 do f[raw[i]] = raw[i + 1] end
-local job = f['j'] or ARGV[2]
+local job = f['j'] or deadId
 local key = f['k']
 local id
 if key then
-  id = redis.call('XADD', KEYS[1], '*', 'p', f['p'] or '', 't', string.format('%.0f', now), 'j', job, 'k', key)
+  id = redis.call('XADD', stream, '*', 'p', f['p'] or '', 't', string.format('%.0f', now), 'j', job, 'k', key)
   local holder, where = holderOf(keyName(key))
-  if not holder or holder == job or not alive(holder, where, KEYS[3], KEYS[4]) then
+  if not holder or holder == job or not alive(holder, where, delayed, scheduled) then
     redis.call('SET', keyName(key), job .. '|' .. id)
   end
 else
-  id = redis.call('XADD', KEYS[1], '*', 'p', f['p'] or '', 't', string.format('%.0f', now), 'j', job)
+  id = redis.call('XADD', stream, '*', 'p', f['p'] or '', 't', string.format('%.0f', now), 'j', job)
 end
-redis.call('XDEL', KEYS[2], ARGV[2])
+redis.call('XDEL', dead, deadId)
 -- The job lives again: its record (history kept, no expiry) and where it is now.
 redis.pcall('SET', atName(job), id)
 redis.pcall('ZREM', endedName('D'), job)
 local rec = recordOf(job)
 redis.pcall('HDEL', endedRecords(), job)
 if rec then redis.pcall('SET', recName(job), 'q' .. US .. (string.match(rec, '^[^\31]*\31[^\31]*(.*)$') or '')) end
-redis.call('PUBLISH', ARGV[3], 1)
+redis.call('PUBLISH', nudgeChannel, 1)
 return id

@@ -5,22 +5,30 @@
 -- job lives) and points the job's id to its due time; the entry is acknowledged and left to the trim (see trim.lua;
 -- readers find the job through its pointer); one Redis lost (vanished.lua, not asked again when already found) is
 -- stored there again. When it is the earliest due, a nudge tells idle consumers, which learn due times only when
--- they fetch. Returns 1, or 0 when another consumer owns it now.
+-- they fetch. Returns 1, or 0 when another consumer owns it now (or no entry can have its id, see entryId.lua:
+-- nothing written).
 --- @include "includes/now"
+--- @include "includes/entryId"
 --- @include "includes/vanished"
 --- @include "includes/keys"
 --- @include "includes/records"
 --- @include "includes/trim"
 
-local mine = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[3], ARGV[3], 1, ARGV[2])
-if #mine == 0 and ARGV[9] ~= '1' and not vanished(ARGV[3], KEYS[3], ARGV[8]) then return 0 end
-local score = string.format('%.0f', now + tonumber(ARGV[4]))
-redis.call('ZADD', KEYS[2], score, ARGV[5])
-moveKey(ARGV[7], ARGV[6], 'z' .. score)
-local rec = recordOf(ARGV[6])
-redis.pcall('SET', recName(ARGV[6]), header('z', cancelOf(rec), '', ARGV[11], ARGV[12], ARGV[2], ARGV[13], ARGV[14]) .. historyOf(rec)
-  .. RS .. ARGV[11] .. US .. ARGV[2] .. US .. ARGV[13] .. US .. string.format('%.0f', now) .. US .. 'R' .. US .. ARGV[14])
-redis.pcall('SET', atName(ARGV[6]), 'z' .. score)
-ackAndTrim(ARGV[3])
-if redis.call('ZRANGE', KEYS[2], 0, 0)[1] == ARGV[5] then redis.pcall('PUBLISH', ARGV[10], 1) end
+local stream, delayed, epochKey = KEYS[1], KEYS[2], KEYS[3]
+local group, consumer, id, delayMs, member, job, key = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7]
+local epoch, foundVanished, nudgeChannel = ARGV[8], ARGV[9] == '1', ARGV[10]
+local attempt, enqueuedAt, startedAt, err = ARGV[11], ARGV[12], ARGV[13], ARGV[14]
+
+if not isEntryId(id) then return 0 end
+local mine = redis.call('XPENDING', stream, group, id, id, 1, consumer)
+if #mine == 0 and not foundVanished and not vanished(id, epochKey, epoch) then return 0 end
+local score = string.format('%.0f', now + tonumber(delayMs))
+redis.call('ZADD', delayed, score, member)
+moveKey(key, job, 'z' .. score)
+local rec = recordOf(job)
+redis.pcall('SET', recName(job), header('z', cancelOf(rec), '', attempt, enqueuedAt, consumer, startedAt, err) .. historyOf(rec)
+  .. RS .. attempt .. US .. consumer .. US .. startedAt .. US .. string.format('%.0f', now) .. US .. 'R' .. US .. err)
+redis.pcall('SET', atName(job), 'z' .. score)
+ackAndTrim(id)
+if redis.call('ZRANGE', delayed, 0, 0)[1] == member then redis.pcall('PUBLISH', nudgeChannel, 1) end
 return 1

@@ -2,18 +2,25 @@
 -- started), idempotency key (empty: none), the epoch it was fetched under, 1 when this consumer already found that
 -- Redis lost it (else 0), finished-job retention ms. Ends an entry this consumer still owns as cancelled (it
 -- honoured a cancel by id, or the cancel came before it started): acknowledged and left to the trim (see trim.lua),
--- its key freed, its record ended. Returns 1, or 0 when another consumer owns it now.
+-- its key freed, its record ended. Returns 1, or 0 when another consumer owns it now (or no entry can have its id,
+-- see entryId.lua: nothing written).
 --- @include "includes/now"
+--- @include "includes/entryId"
 --- @include "includes/vanished"
 --- @include "includes/keys"
 --- @include "includes/records"
 --- @include "includes/trim"
 
-local mine = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[3], ARGV[3], 1, ARGV[2])
-if #mine == 0 and ARGV[10] ~= '1' and not vanished(ARGV[3], KEYS[2], ARGV[9]) then return 0 end
-ackAndTrim(ARGV[3])
-releaseKey(ARGV[8], ARGV[4], nil, 0)
-local rec = recordOf(ARGV[4])
+local stream, epochKey = KEYS[1], KEYS[2]
+local group, consumer, id, job, attempt, enqueuedAt, startedAt = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7]
+local key, epoch, foundVanished, retention = ARGV[8], ARGV[9], ARGV[10] == '1', ARGV[11]
+
+if not isEntryId(id) then return 0 end
+local mine = redis.call('XPENDING', stream, group, id, id, 1, consumer)
+if #mine == 0 and not foundVanished and not vanished(id, epochKey, epoch) then return 0 end
+ackAndTrim(id)
+releaseKey(key, job, nil, 0)
+local rec = recordOf(job)
 local at = string.format('%.0f', now)
-endRecord(ARGV[4], ARGV[3], 'C', header('C', '1', at, ARGV[5], ARGV[6], ARGV[2], ARGV[7], '') .. historyOf(rec), at, tonumber(ARGV[11]))
+endRecord(job, id, 'C', header('C', '1', at, attempt, enqueuedAt, consumer, startedAt, '') .. historyOf(rec), at, tonumber(retention))
 return 1

@@ -3,17 +3,20 @@
 -- or -1, { name, pending, idle ms }..., scheduled jobs } for the queue's group.
 --- @include "includes/groupState"
 
-local scheduled = redis.call('HLEN', KEYS[4])
-local length = redis.call('XLEN', KEYS[1])
-local delayed = redis.call('ZCARD', KEYS[2])
-local dead = redis.call('XLEN', KEYS[3])
+local stream, delayedSet, deadLetters, scheduledHash = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local group = ARGV[1]
+
+local scheduled = redis.call('HLEN', scheduledHash)
+local length = redis.call('XLEN', stream)
+local delayed = redis.call('ZCARD', delayedSet)
+local dead = redis.call('XLEN', deadLetters)
 local pending, lag = 0, -1
 local consumers = {}
 local p, _, l = groupState()
 if p then
   pending = p
   if l then lag = l end
-  local okc, list = pcall(redis.call, 'XINFO', 'CONSUMERS', KEYS[1], ARGV[1])
+  local okc, list = pcall(redis.call, 'XINFO', 'CONSUMERS', stream, group)
   if okc then
     for _, c in ipairs(list) do
       local name, p, idle

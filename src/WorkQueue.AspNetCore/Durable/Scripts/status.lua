@@ -11,15 +11,18 @@
 --- @include "includes/settled"
 --- @include "includes/jobOf"
 
-local job = jobOf(ARGV[2])
+local stream, delayed, scheduled = KEYS[1], KEYS[2], KEYS[3]
+local group, asked = ARGV[1], ARGV[2]
+
+local job = jobOf(asked)
 local rec = recordOf(job)
 if isEnded(rec) then return { 'E', rec, job } end
 local function fromMember(kind, member, score)
   local _, attempt, stamp = string.match(member, '^([^|]*)|([^|]*)|([^|]*)|')
   return { kind, rec or '', score or '', attempt or '1', stamp or '0', job }
 end
-local member = redis.call('HGET', KEYS[3], job)
-if member then return fromMember('S', member, redis.call('ZSCORE', KEYS[2], member)) end
+local member = redis.call('HGET', scheduled, job)
+if member then return fromMember('S', member, redis.call('ZSCORE', delayed, member)) end
 local where = redis.pcall('GET', atName(job))
 if type(where) ~= 'string' then
   where = nil
@@ -32,9 +35,9 @@ if string.sub(where, 1, 1) == 'z' then
   return fromMember('R', due, string.sub(where, 2))
 end
 -- pcall: a location set by hand to something Redis cannot read as a stream id is no location.
-local entry = redis.pcall('XRANGE', KEYS[1], where, where)
+local entry = redis.pcall('XRANGE', stream, where, where)
 if type(entry) ~= 'table' or entry.err or #entry == 0 then return { '' } end
-local held = redis.call('XPENDING', KEYS[1], ARGV[1], where, where, 1)
+local held = redis.call('XPENDING', stream, group, where, where, 1)
 if #held > 0 then return { 'P', rec or '', where, entry[1][2], held[1][2], held[1][3], held[1][4], job } end
 if settled(where) then return { '' } end
 return { 'Q', rec or '', where, entry[1][2], job }

@@ -1,6 +1,7 @@
 using System.Globalization;
 using StackExchange.Redis;
 using WorkQueue.AspNetCore.Durable;
+using WorkQueue.AspNetCore.Durable.Calls;
 
 namespace WorkQueue.AspNetCore.Tests.Durable.Model;
 
@@ -528,28 +529,27 @@ internal sealed class InvariantChecker(ScriptDriver driver, ReferenceModel model
         {
             var job = model.Jobs[random.Next(model.Jobs.Count)];
             var reply = driver.Status(job.JobId);
-            string kind = (string?)reply[0] ?? string.Empty;
-            string expected = job switch
+            var expected = job switch
             {
-                { IsEnded: true, RecordGone: false } => "E",
-                { IsEnded: true } => string.Empty,
-                { Place: Place.Scheduled } => "S",
-                { Place: Place.Retrying } => "R",
-                { Place: Place.Queued } => "Q",
-                { Place: Place.Running, Vanished: false } => "P",
-                _ => string.Empty,
+                { IsEnded: true, RecordGone: false } => StatusKind.Ended,
+                { IsEnded: true } => StatusKind.Unknown,
+                { Place: Place.Scheduled } => StatusKind.Scheduled,
+                { Place: Place.Retrying } => StatusKind.Retrying,
+                { Place: Place.Queued } => StatusKind.Queued,
+                { Place: Place.Running, Vanished: false } => StatusKind.Running,
+                _ => StatusKind.Unknown,
             };
-            if (kind != expected)
+            if (reply.Kind != expected)
             {
-                Problem($"status of {job}: '{kind}'; the model expects '{expected}'");
+                Problem($"status of {job}: {reply.Kind}; the model expects {expected}");
             }
-            else if (kind == "P" && (string?)reply[4] != job.Consumer)
+            else if (reply.Kind == StatusKind.Running && reply.Consumer != job.Consumer)
             {
-                Problem($"status of {job}: held by {(string?)reply[4]}");
+                Problem($"status of {job}: held by {reply.Consumer}");
             }
-            else if (kind == "E" && ((string?)reply[1])?[0] != job.EndedLetter)
+            else if (reply.Kind == StatusKind.Ended && reply.Record.State != job.EndedLetter)
             {
-                Problem($"status of {job}: ended record {(string?)reply[1]}");
+                Problem($"status of {job}: ended record of state '{reply.Record.State}'");
             }
         }
     }

@@ -511,7 +511,7 @@ internal sealed class ModelRun
         var held = job.Held();
         bool stored = _d.ScheduleRetry(instance.Name, held, delay, "boom " + job.Attempt.ToString(CultureInfo.InvariantCulture));
         Expect(stored, $"the retry of {job} by its owner {instance} was refused");
-        string member = ScriptDriver.RetryMember(held);
+        string member = held.ToSettled().RetryMember;
         double? score = _d.Db.SortedSetScore(_keys.Delayed, member);
         Expect(score is not null, $"the retry of {job} stored no member {member} in the delayed set");
         instance.Held.Remove(job);
@@ -744,7 +744,7 @@ internal sealed class ModelRun
             reply.Claimed.Select(static e => e.StreamId).SequenceEqual(kept.Select(static j => j.StreamId!)),
             $"reclaim by {instance} (cursor {instance.ReclaimCursor}, count {count}) took [{string.Join(" ", reply.Claimed.Select(static e => e.StreamId))}], the model expected [{string.Join(" ", kept.Select(static j => j.StreamId))}] of claimed [{string.Join(" ", claimed.Select(static j => j.StreamId))}]");
         Expect(reply.Cursor == cursor, $"reclaim by {instance}: next cursor {reply.Cursor}, the model expected {cursor}");
-        Expect((reply.EndedAny == 1) == endedAny, $"reclaim by {instance}: ended any {reply.EndedAny}, the model expected {endedAny}");
+        Expect(reply.EndedAny == endedAny, $"reclaim by {instance}: ended any {reply.EndedAny}, the model expected {endedAny}");
         for (int i = 0; i < kept.Count; i++)
         {
             var job = kept[i];
@@ -811,15 +811,16 @@ internal sealed class ModelRun
     {
         var job = Pick(_m.Jobs.Where(static j => j.DeadLetterId is not null).ToList());
         string dead = job.DeadLetterId!;
-        string? id = _d.Requeue(dead, Settings.Capacity);
+        var requeue = _d.Requeue(dead, Settings.Capacity);
+        string? id = requeue.NewId;
         if (Settings.Capacity - _m.Unfinished - _m.Delayed <= 0)
         {
             // A requeue honours the room as an enqueue does: refused without a write, the dead letter stays.
-            Expect(id == "#", $"requeue of {job}'s dead letter {dead} into a full queue (capacity {Settings.Capacity}, unfinished {_m.Unfinished}, delayed {_m.Delayed}): Redis answered '{id}'");
+            Expect(requeue.QueueFull, $"requeue of {job}'s dead letter {dead} into a full queue (capacity {Settings.Capacity}, unfinished {_m.Unfinished}, delayed {_m.Delayed}): Redis answered {requeue}");
             return $"requeue {job}'s dead letter {dead} -> full";
         }
 
-        Expect(id is not null && IsStreamId(id), $"requeue of {job}'s dead letter {dead}: Redis answered '{id}'");
+        Expect(id is not null && IsStreamId(id), $"requeue of {job}'s dead letter {dead}: Redis answered {requeue}");
         bool hadRecord = !job.RecordGone;
         job.Place = Place.Queued;
         job.Attempt = 1;

@@ -1,6 +1,7 @@
 using System.Globalization;
 using StackExchange.Redis;
 using WorkQueue.AspNetCore.Durable;
+using WorkQueue.AspNetCore.Durable.Calls;
 
 namespace WorkQueue.AspNetCore.Tests.Durable.Model;
 
@@ -21,9 +22,8 @@ internal sealed class ScriptDriver(IDatabase db, RedisStreamKeys keys, ModelSett
 
     private RedisKey[] RoundKeys => [keys.Stream, keys.Delayed, keys.Scheduled, keys.Recurring, keys.Ids, keys.Epoch];
 
-    /// <summary>createGroup.lua, as <c>EnsureGroup</c> sends it; returns the epoch.</summary>
-    public string CreateGroup(string consumer) =>
-        (string)db.ScriptEvaluate(DurableScripts.CreateGroup, [keys.Stream, keys.Epoch], [RedisStreamKeys.Group, consumer])!;
+    /// <summary>createGroup.lua, through the store's own <see cref="CreateGroupCall"/>; returns the epoch.</summary>
+    public string CreateGroup(string consumer) => CreateGroupCall.Run(db, keys, consumer);
 
     /// <summary>
     /// round.lua with its read, as <c>SendRound</c>/<c>RunRound</c>/<c>RoundAndRead</c> send it: the arguments built by the
@@ -104,90 +104,54 @@ internal sealed class ScriptDriver(IDatabase db, RedisStreamKeys keys, ModelSett
             [.. read.Select(static e => DurableEntry.Parse(e, deliveries: 1))]);
     }
 
-    /// <summary>scheduleRetry.lua, as <c>Send</c> sends a retry (the member as <c>RetryMember</c> writes it).</summary>
+    /// <summary>scheduleRetry.lua, through the store's own <see cref="ScheduleRetryCall"/>.</summary>
     public bool ScheduleRetry(string consumer, HeldEntry e, long delayMs, string error) =>
-        (long)db.ScriptEvaluate(
-            DurableScripts.ScheduleRetry,
-            [keys.Stream, keys.Delayed, keys.Epoch],
-            [RedisStreamKeys.Group, consumer, e.StreamId, delayMs, RetryMember(e), e.JobId, e.Key ?? string.Empty, e.Epoch, e.Vanished ? 1 : 0, keys.NudgeName,
-                e.Attempt, e.EnqueuedAt, StartedAt(e), error]) == 1;
+        ScheduleRetryCall.Run(db, keys, consumer, e.ToSettled(), delayMs, error);
 
-    /// <summary>deadLetter.lua, as <c>Send</c> sends a dead letter.</summary>
+    /// <summary>deadLetter.lua, through the store's own <see cref="DeadLetterCall"/>.</summary>
     public bool DeadLetter(string consumer, HeldEntry e, string error, string reason) =>
-        (long)db.ScriptEvaluate(
-            DurableScripts.DeadLetter,
-            [keys.Stream, keys.Dead, keys.Epoch],
-            [RedisStreamKeys.Group, consumer, e.StreamId, e.JobId, e.Payload, e.Attempt, e.EnqueuedAt, error, reason, e.Key ?? string.Empty, e.Epoch, e.Vanished ? 1 : 0,
-                StartedAt(e), settings.FinishedRetentionMs, e.CancelRequested ? "1" : string.Empty]) == 1;
+        DeadLetterCall.Run(db, keys, consumer, e.ToSettled(), error, reason, settings.FinishedRetentionMs);
 
-    /// <summary>settleCanceled.lua, as <c>Send</c> sends a cancel honoured (or one that came before the job started).</summary>
+    /// <summary>settleCanceled.lua, through the store's own <see cref="SettleCanceledCall"/>: a cancel honoured (or one that came before the job started).</summary>
     public bool SettleCanceled(string consumer, HeldEntry e) =>
-        (long)db.ScriptEvaluate(
-            DurableScripts.SettleCanceled,
-            [keys.Stream, keys.Epoch],
-            [RedisStreamKeys.Group, consumer, e.StreamId, e.JobId, e.Attempt, e.EnqueuedAt, StartedAt(e), e.Key ?? string.Empty, e.Epoch, e.Vanished ? 1 : 0, settings.FinishedRetentionMs]) == 1;
+        SettleCanceledCall.Run(db, keys, consumer, e.ToSettled(), settings.FinishedRetentionMs);
 
-    /// <summary>release.lua, as <c>SendReleaseChunk</c> sends hand-backs; returns how many were handed back or ended.</summary>
-    public long Release(string consumer, IReadOnlyList<HeldEntry> entries)
-    {
-        var args = new List<RedisValue> { RedisStreamKeys.Group, consumer, keys.NudgeName, settings.FinishedRetentionMs };
-        foreach (var e in entries)
-        {
-            args.AddRange([e.StreamId, e.JobId, e.Payload, e.Attempt, e.EnqueuedAt, e.Key ?? string.Empty, e.Epoch, e.Vanished ? 1 : 0]);
-        }
+    /// <summary>release.lua, through the store's own <see cref="ReleaseCall"/>; returns how many were handed back or ended.</summary>
+    public long Release(string consumer, IReadOnlyList<HeldEntry> entries) =>
+        ReleaseCall.Run(db, keys, consumer, [.. entries.Select(static e => e.ToSettled())], settings.FinishedRetentionMs);
 
-        return (long)db.ScriptEvaluate(DurableScripts.Release, [keys.Stream, keys.Epoch], [.. args]);
-    }
+    /// <summary>keepAlive.lua, through the store's own <see cref="KeepAliveCall"/>: (ids no longer this consumer's, ids Redis lost).</summary>
+    public KeepAliveReply KeepAlive(string consumer, IReadOnlyList<HeldEntry> entries) =>
+        KeepAliveCall.Run(db, keys, consumer, [.. entries.Select(static e => (e.StreamId, e.Epoch))]);
 
-    /// <summary>keepAlive.lua, as <c>KeepAlive</c> sends it: returns (ids no longer this consumer's, ids Redis lost).</summary>
-    public (string[] Lost, string[] Gone) KeepAlive(string consumer, IReadOnlyList<HeldEntry> entries)
-    {
-        var args = new List<RedisValue> { RedisStreamKeys.Group, consumer };
-        foreach (var e in entries)
-        {
-            args.AddRange([e.StreamId, e.Epoch]);
-        }
+    /// <summary>reclaim.lua, through the store's own <see cref="ReclaimCall"/>.</summary>
+    public ReclaimReply Reclaim(string consumer, long minIdleMs, string cursor, int count, int maxDeliveries) =>
+        ReclaimCall.Run(db, keys, consumer, minIdleMs, cursor, count, maxDeliveries, settings.FinishedRetentionMs);
 
-        var result = (RedisResult[])db.ScriptEvaluate(DurableScripts.KeepAlive, [keys.Stream, keys.Epoch], [.. args])!;
-        return ([.. ((RedisResult[])result[0]!).Select(static r => (string)r!)], [.. ((RedisResult[])result[1]!).Select(static r => (string)r!)]);
-    }
-
-    /// <summary>reclaim.lua, as <c>Reclaim</c> sends it.</summary>
-    public ReclaimReply Reclaim(string consumer, long minIdleMs, string cursor, int count, int maxDeliveries)
-    {
-        var result = (RedisResult[])db.ScriptEvaluate(
-            DurableScripts.Reclaim,
-            [keys.Stream, keys.Dead, keys.Epoch],
-            [RedisStreamKeys.Group, consumer, minIdleMs, cursor, count, maxDeliveries, settings.FinishedRetentionMs])!;
-        var claimed = ((RedisResult[])result[1]!).Select(static raw => (RedisResult[])raw!).Select(static t => DurableEntry.Parse((string)t[0]!, t[1], (long)t[2])).ToList();
-        return new ReclaimReply((string)result[0]!, claimed, (long)result[2], (string?)result[3] ?? string.Empty);
-    }
-
-    /// <summary>cancel.lua, as <c>CancelAsync</c> sends it: returns the outcome code and the consumer when asked.</summary>
+    /// <summary>cancel.lua, through the store's own <see cref="CancelCall"/>: returns the outcome code and, when asked of a running job, its consumer.</summary>
     public (long Code, string? Consumer) Cancel(string jobId, bool scheduledOnly)
     {
-        var reply = (RedisResult[])db.ScriptEvaluate(
-            DurableScripts.Cancel,
-            [keys.Stream, keys.Delayed, keys.Scheduled],
-            [RedisStreamKeys.Group, jobId, settings.FinishedRetentionMs, scheduledOnly ? 1 : 0, keys.CancelName, 86_400_000L])!;
-        return ((long)reply[0], reply.Length > 1 ? (string?)reply[1] : null);
+        var reply = CancelCall.Run(db, keys, jobId, settings.FinishedRetentionMs, scheduledOnly);
+        return (reply.Code, reply.Consumer);
     }
 
-    /// <summary>requeue.lua, as <c>RequeueDeadLetterAsync</c> sends it: the new stream id, <c>#</c> when the queue has no room, or null.</summary>
-    public string? Requeue(string deadId, long capacity)
-    {
-        var result = db.ScriptEvaluate(DurableScripts.Requeue, [keys.Stream, keys.Dead, keys.Delayed, keys.Scheduled], [RedisStreamKeys.Group, deadId, keys.NudgeName, capacity]);
-        return result.IsNull ? null : (string?)result;
-    }
+    /// <summary>requeue.lua, through the store's own <see cref="RequeueCall"/>: the new stream id, the queue full, or no such dead letter.</summary>
+    public DeadLetterRequeue Requeue(string deadId, long capacity) => RequeueCall.Run(db, keys, deadId, capacity);
 
     /// <summary>As <c>DeleteDeadLetterAsync</c>.</summary>
     public bool DeleteDeadLetter(string deadId) => db.StreamDelete(keys.Dead, [deadId]) == 1;
 
-    /// <summary>registerRecurring.lua, as <c>SetScheduleAsync</c> sends it: (generation, state, schedule).</summary>
+    /// <summary>registerRecurring.lua, through the store's own <see cref="RegisterRecurringCall"/> (the change c, r or x): (generation, state, schedule).</summary>
     public (long Generation, string State, string Schedule) RegisterRecurring(string id, string code, string schedule)
     {
-        var reply = (RedisResult[])db.ScriptEvaluate(DurableScripts.RegisterRecurring, [keys.Recurring], [id, code, schedule])!;
-        return ((long)reply[0], (string)reply[1]!, (string?)reply[2] ?? string.Empty);
+        var change = code switch
+        {
+            "c" => WorkQueue.Durability.RecurringScheduleChange.Registered,
+            "r" => WorkQueue.Durability.RecurringScheduleChange.Changed,
+            _ => WorkQueue.Durability.RecurringScheduleChange.Removed,
+        };
+        var reply = RegisterRecurringCall.Run(db, keys, id, change, schedule);
+        return (reply.Generation, reply.State, reply.Schedule);
     }
 
     /// <summary>As <c>SetPausedAsync</c>.</summary>
@@ -203,21 +167,11 @@ internal sealed class ScriptDriver(IDatabase db, RedisStreamKeys keys, ModelSett
         }
     }
 
-    /// <summary>stats.lua, as <c>ReadStats</c> reads it.</summary>
-    public StatsReply Stats()
-    {
-        var r = (RedisResult[])db.ScriptEvaluate(DurableScripts.Stats, [keys.Stream, keys.Delayed, keys.Dead, keys.Scheduled], [RedisStreamKeys.Group])!;
-        return new StatsReply((long)r[0], (long)r[1], (long)r[2], (long)r[3], (long)r[4], (long)r[6]);
-    }
+    /// <summary>stats.lua, through the store's own <see cref="StatsCall"/>.</summary>
+    public StatsReply Stats() => StatsCall.Run(db, keys);
 
-    /// <summary>status.lua, as <c>GetJobAsync</c> reads it: the kind letter ('' unknown) and the whole reply.</summary>
-    public RedisResult[] Status(string jobId) =>
-        (RedisResult[])db.ScriptEvaluate(DurableScripts.Status, [keys.Stream, keys.Delayed, keys.Scheduled], [RedisStreamKeys.Group, jobId])!;
-
-    /// <summary>The delayed-set member of a retry, as <c>RetryMember</c> writes it.</summary>
-    public static string RetryMember(HeldEntry e) => e.Key is { } key
-        ? string.Create(CultureInfo.InvariantCulture, $"{e.JobId}|{e.Attempt + 1}|{e.EnqueuedAt}|\u0001{key}\u0001{e.Payload}")
-        : string.Create(CultureInfo.InvariantCulture, $"{e.JobId}|{e.Attempt + 1}|{e.EnqueuedAt}|{e.Payload}");
+    /// <summary>status.lua, through the store's own <see cref="StatusCall"/>, its reply read as <c>GetJobAsync</c> reads it.</summary>
+    public StatusReply Status(string jobId) => StatusCall.Run(db, keys, jobId);
 
     private static RedisValue StartedAt(HeldEntry e) => e.StartedAt > 0 ? e.StartedAt : RedisValue.EmptyString;
 }
@@ -239,11 +193,11 @@ internal sealed record ModelSettings(long Capacity, long KeyRetentionMs, long Fi
 internal sealed record EnqueueItem(string Payload, string Spec, string Key);
 
 /// <summary>An entry an instance holds, with what the store's <see cref="DurableEntry"/> would carry.</summary>
-internal sealed record HeldEntry(string StreamId, string JobId, string Payload, int Attempt, long EnqueuedAt, string? Key, string Epoch, bool Vanished, bool CancelRequested, long StartedAt);
+internal sealed record HeldEntry(string StreamId, string JobId, string Payload, int Attempt, long EnqueuedAt, string? Key, string Epoch, bool Vanished, bool CancelRequested, long StartedAt)
+{
+    /// <summary>What the settle scripts are told of this entry, as the store tells them of one it holds.</summary>
+    public SettledEntry ToSettled() => new(StreamId, JobId, Payload, Attempt, EnqueuedAt, Key, Epoch, Vanished, CancelRequested, StartedAt);
+}
 
 /// <summary>What the model reads of a round's reply (<see cref="RoundReply"/>) and of its read.</summary>
 internal sealed record ModelRoundReply(string[] Ids, string? EnqueueError, bool AcksApplied, int InvalidAcks, string? AckError, long NextDue, long TrimAgain, string? TrimError, string? FetchError, string Epoch, long Now, List<DurableEntry> Fetched);
-
-internal sealed record ReclaimReply(string Cursor, List<DurableEntry> Claimed, long EndedAny, string Epoch);
-
-internal sealed record StatsReply(long Length, long DelayedRetries, long DeadLetters, long Pending, long Lag, long Scheduled);

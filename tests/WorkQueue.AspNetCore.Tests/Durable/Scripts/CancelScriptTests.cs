@@ -1,10 +1,11 @@
 using StackExchange.Redis;
 using WorkQueue.AspNetCore.Durable;
+using WorkQueue.AspNetCore.Durable.Calls;
 using WorkQueue.AspNetCore.Tests.TestSupport;
 
 namespace WorkQueue.AspNetCore.Tests.Durable.Scripts;
 
-/// <summary>cancel.lua called directly with crafted keys and arguments, on a real redis-server.</summary>
+/// <summary>cancel.lua called directly through <see cref="CancelCall"/> with crafted keys and arguments, on a real redis-server.</summary>
 public sealed class CancelScriptTests(RedisServerFixture redis) : IClassFixture<RedisServerFixture>
 {
     private const long Retention = 60_000;
@@ -20,7 +21,8 @@ public sealed class CancelScriptTests(RedisServerFixture redis) : IClassFixture<
         var reply = Cancel(db, keys, e2);
 
         // Answered for the job (E1), whose record says Canceled with its failed attempt; nothing left under either id.
-        Assert.Equal(["1", e1], reply);
+        Assert.Equal(new CancelReply(1, null, e1), reply);
+        Assert.Equal(JobCancelOutcome.Canceled, reply.Outcome);
         string record = (string)(await db.HashGetAsync(keys.EndedRecords, e1))!;
         Assert.StartsWith("C\u001f1\u001f", record, StringComparison.Ordinal);
         Assert.EndsWith("\u001e1\u001fc1\u001f1001\u001f1002\u001fR\u001fboom", record, StringComparison.Ordinal);
@@ -33,7 +35,7 @@ public sealed class CancelScriptTests(RedisServerFixture redis) : IClassFixture<
 
         // E2 is gone from the stream (E1, settled, waits for the trim) and the group lost no lag.
         Assert.Equal([e1], (await db.StreamRangeAsync(keys.Stream)).Select(e => (string)e.Id!));
-        Assert.Equal(["3", e1], Cancel(db, keys, e1));
+        Assert.Equal(new CancelReply(3, null, e1), Cancel(db, keys, e1));
     }
 
     [Fact]
@@ -50,7 +52,8 @@ public sealed class CancelScriptTests(RedisServerFixture redis) : IClassFixture<
         var reply = Cancel(db, keys, e2);
 
         // The consumer settles the entry under the job's id (its field j): the cancel flag must be in that record.
-        Assert.Equal(["2", ScriptState.Consumer, e1], reply);
+        Assert.Equal(new CancelReply(2, ScriptState.Consumer, e1), reply);
+        Assert.Equal(JobCancelOutcome.CancelRequested, reply.Outcome);
         Assert.Equal(e2, await published.Task.WaitAsync(TimeSpan.FromSeconds(10)));
         string live = (string)(await db.StringGetAsync(keys.JobRecord(e1)))!;
         Assert.StartsWith("r\u001f1\u001f", live, StringComparison.Ordinal);
@@ -68,10 +71,31 @@ public sealed class CancelScriptTests(RedisServerFixture redis) : IClassFixture<
         string id = (string)(await db.StreamAddAsync(keys.Stream, [new("p", "{}"), new("t", "1000"), new("k", "k")]))!;
         await db.StringSetAsync(keys.IdempotencyKey("k"), id + "|" + id);
 
-        Assert.Equal(["1", id], Cancel(db, keys, id));
+        Assert.Equal(new CancelReply(1, null, id), Cancel(db, keys, id));
         Assert.Equal(0, await db.StreamLengthAsync(keys.Stream));
         Assert.False(await db.KeyExistsAsync(keys.IdempotencyKey("k")));
         Assert.StartsWith("C\u001f1\u001f", (string?)await db.HashGetAsync(keys.EndedRecords, id), StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public async Task Cancel_ScheduledOnlyOfAQueuedJob_AnswersUnknownWithoutWriting()
+    {
+        await using var client = await DurableTestHost.ConnectAsync(redis.Server);
+        var db = client.GetDatabase();
+        var keys = ScriptState.NewQueue(db);
+        string id = (string)(await db.StreamAddAsync(keys.Stream, [new("p", "{}"), new("t", "1000")]))!;
+        await db.SortedSetAddAsync(keys.Delayed, "s5-1|1|1000|{}", 5_000_000_000_000);
+        await db.HashSetAsync(keys.Scheduled, "s5-1", "s5-1|1|1000|{}");
+        string before = await ScriptState.SnapshotAsync(db, keys);
+
+        Assert.Equal(new CancelReply(0, null, null), Cancel(db, keys, id, scheduledOnly: true));
+        Assert.Equal(before, await ScriptState.SnapshotAsync(db, keys));
+
+        // The scheduled job itself is cancelled: out of the delayed set and the scheduled hash, its record Canceled.
+        Assert.Equal(new CancelReply(1, null, "s5-1"), Cancel(db, keys, "s5-1", scheduledOnly: true));
+        Assert.Equal(0, await db.SortedSetLengthAsync(keys.Delayed));
+        Assert.False(await db.HashExistsAsync(keys.Scheduled, "s5-1"));
+        Assert.StartsWith("C\u001f1\u001f", (string?)await db.HashGetAsync(keys.EndedRecords, "s5-1"), StringComparison.Ordinal);
     }
 
     [Theory]
@@ -93,7 +117,10 @@ public sealed class CancelScriptTests(RedisServerFixture redis) : IClassFixture<
         await db.StreamAddAsync(keys.Stream, [new("p", "{}"), new("t", "1000")]);
         string before = await ScriptState.SnapshotAsync(db, keys);
 
-        Assert.Equal(["0"], Cancel(db, keys, id));
+        var reply = Cancel(db, keys, id);
+
+        Assert.Equal(new CancelReply(0, null, null), reply);
+        Assert.Equal(JobCancelOutcome.NotFound, reply.Outcome);
         Assert.Equal(before, await ScriptState.SnapshotAsync(db, keys));
     }
 
@@ -111,13 +138,10 @@ public sealed class CancelScriptTests(RedisServerFixture redis) : IClassFixture<
         await db.StringSetAsync(keys.JobLocation("1-1"), where);
         string before = await ScriptState.SnapshotAsync(db, keys);
 
-        Assert.Equal(["0"], Cancel(db, keys, "1-1"));
+        Assert.Equal(new CancelReply(0, null, null), Cancel(db, keys, "1-1"));
         Assert.Equal(before, await ScriptState.SnapshotAsync(db, keys));
     }
 
-    private static string[] Cancel(IDatabase db, RedisStreamKeys keys, string id, bool scheduledOnly = false) =>
-        [.. ((RedisResult[])db.ScriptEvaluate(
-            DurableScripts.Cancel,
-            [keys.Stream, keys.Delayed, keys.Scheduled],
-            [RedisStreamKeys.Group, id, Retention, scheduledOnly ? 1 : 0, keys.CancelName, 60_000])!).Select(r => (string)r!)];
+    private static CancelReply Cancel(IDatabase db, RedisStreamKeys keys, string id, bool scheduledOnly = false) =>
+        CancelCall.Run(db, keys, id, Retention, scheduledOnly);
 }

@@ -1,13 +1,14 @@
 using StackExchange.Redis;
 using WorkQueue.AspNetCore.Durable;
+using WorkQueue.AspNetCore.Durable.Calls;
 using WorkQueue.AspNetCore.Tests.TestSupport;
 using WorkQueue.Testing;
 
 namespace WorkQueue.AspNetCore.Tests.Durable.Scripts;
 
 /// <summary>
-/// <c>findJobs.lua</c> called directly with crafted keys: what one call reads and returns (no payloads; bounded
-/// entries and bytes per call), against a real redis-server.
+/// <c>findJobs.lua</c> called directly through <see cref="FindJobsCall"/> with crafted keys: what one call reads and
+/// returns (no payloads; bounded entries and bytes per call), against a real redis-server.
 /// </summary>
 public sealed class FindJobsScriptTests(RedisServerFixture redis) : IClassFixture<RedisServerFixture>
 {
@@ -26,14 +27,16 @@ public sealed class FindJobsScriptTests(RedisServerFixture redis) : IClassFixtur
         await db.SortedSetAddAsync(keys.Delayed, "s1-0|1|1700000000000|" + payload, 4102444800000);
         await db.HashSetAsync(keys.Scheduled, "s1-0", "s1-0|1|1700000000000|" + payload);
 
-        var reply = await FindAsync(db, keys, "LZ", "QS", limit: 10);
+        // The reply as Redis sent it: not one payload byte in any of its strings.
+        var raw = await db.ScriptEvaluateAsync(DurableScripts.FindJobs, FindJobsCall.Keys(keys), FindJobsCall.Arguments("LZ", "QS", string.Empty, string.Empty, string.Empty, 10, 10_000, string.Empty, OneMiB));
+        Assert.DoesNotContain(Strings(raw), s => s.Contains("PPPP", StringComparison.Ordinal));
 
-        var jobs = (RedisResult[])reply[0]!;
-        Assert.Equal(["Q", "S"], jobs.Select(j => (string)((RedisResult[])j!)[1]!));
-        Assert.Equal((string)queued!, (string)((RedisResult[])jobs[0]!)[0]!);
-        Assert.DoesNotContain(Strings(reply), s => s.Contains("PPPP", StringComparison.Ordinal));
-        var fields = (RedisResult[])((RedisResult[])jobs[0]!)[4]!;
-        Assert.Equal(["t", "1700000000000"], fields.Select(f => (string)f!));
+        var reply = FindJobsReply.Read(raw);
+        Assert.Equal([StatusKind.Queued, StatusKind.Scheduled], reply.Jobs.Select(j => j.Kind));
+        Assert.Equal(((string)queued!, (string)queued!), (reply.Jobs[0].JobId, reply.Jobs[0].Entry?.StreamId));
+        Assert.Equal((string.Empty, DateTimeOffset.FromUnixTimeMilliseconds(1700000000000)), (reply.Jobs[0].Entry?.Payload, DateTimeOffset.FromUnixTimeMilliseconds(reply.Jobs[0].Entry!.EnqueuedAtMs)));
+        Assert.Equal(("s1-0", DateTimeOffset.FromUnixTimeMilliseconds(4102444800000)), (reply.Jobs[1].JobId, reply.Jobs[1].Due));
+        Assert.Equal((string.Empty, 2), (reply.NextPhase, reply.Scanned));
     }
 
     [Fact]
@@ -53,14 +56,15 @@ public sealed class FindJobsScriptTests(RedisServerFixture redis) : IClassFixtur
 
         // 300 KB entries and a budget of 1 MiB: the fourth entry passes it, and the call stops there with a cursor.
         var stream = await FindAsync(db, keys, "L", "Q", limit: 10);
-        Assert.Equal(4, (int)(long)stream[4]);
-        Assert.Equal(4, ((RedisResult[])stream[0]!).Length);
-        Assert.Equal(("L", ids[^4]), ((string)stream[1]!, (string)stream[2]!));
+        Assert.Equal(4, stream.Scanned);
+        Assert.Equal(4, stream.Jobs.Length);
+        Assert.Equal(4 * (300_000 + "1700000000000".Length), stream.Bytes);
+        Assert.Equal(("L", ids[^4], string.Empty), (stream.NextPhase, stream.NextPosition, stream.NextMember));
+        Assert.All(stream.Jobs, j => Assert.Equal(string.Empty, j.Entry?.Payload));
 
         var delayed = await FindAsync(db, keys, "Z", "R", limit: 10);
-        Assert.Equal(4, (int)(long)delayed[4]);
-        Assert.Equal(("Z", "4102444800003", "s3-0"), ((string)delayed[1]!, (string)delayed[2]!, (string)delayed[3]!));
-        Assert.DoesNotContain(Strings(stream).Concat(Strings(delayed)), s => s.Contains("xxxx", StringComparison.Ordinal));
+        Assert.Equal(4, delayed.Scanned);
+        Assert.Equal(("Z", "4102444800003", "s3-0"), (delayed.NextPhase, delayed.NextPosition, delayed.NextMember));
     }
 
     [Fact]
@@ -85,14 +89,13 @@ public sealed class FindJobsScriptTests(RedisServerFixture redis) : IClassFixtur
         do
         {
             var reply = await FindAsync(db, keys, "Z", "S", limit: 50, scanLimit: 100_000, error: "timeout", position: position, member: member, cursorPhase: calls == 0 ? string.Empty : "Z");
-            Assert.Empty((RedisResult[])reply[0]!);
-            int read = (int)(long)reply[4];
-            Assert.InRange(read, 1, Budget);
-            scanned += read;
+            Assert.Empty(reply.Jobs);
+            Assert.InRange(reply.Scanned, 1, Budget);
+            scanned += reply.Scanned;
             calls++;
-            position = (string)reply[2]!;
-            member = (string)reply[3]!;
-            if ((string)reply[1]! == string.Empty)
+            position = reply.NextPosition;
+            member = reply.NextMember;
+            if (reply.NextPhase.Length == 0)
             {
                 break;
             }
@@ -121,28 +124,43 @@ public sealed class FindJobsScriptTests(RedisServerFixture redis) : IClassFixtur
         await db.SortedSetAddAsync(keys.Delayed, "s9-0|1|0|{}", 6000);
         await db.SortedSetAddAsync(keys.Delayed, "s0-0|1|0|{}", 4000);
         var all = await FindAsync(db, keys, "Z", "R", limit: 50);
-        var order = ((RedisResult[])all[0]!).Select(j => (string)((RedisResult[])j!)[0]!).ToArray();
-        Assert.Equal(["s0-0", "s1-0", "s1-1", "s10-0", "s2-0", "s3-0", "s9-0"], order);
+        Assert.Equal(["s0-0", "s1-0", "s1-1", "s10-0", "s2-0", "s3-0", "s9-0"], all.Jobs.Select(j => j.JobId));
 
         // The member the cursor names is gone (it came due, or was cancelled): the page goes on from where it stood.
         await db.SortedSetRemoveAsync(keys.Delayed, "s10-0|1|0|{}");
         var next = await FindAsync(db, keys, "Z", "R", limit: 2, cursorPhase: "Z", position: "5000", member: "s10-0");
-        Assert.Equal(["s2-0", "s3-0"], ((RedisResult[])next[0]!).Select(j => (string)((RedisResult[])j!)[0]!));
+        Assert.Equal(["s2-0", "s3-0"], next.Jobs.Select(j => j.JobId));
         var last = await FindAsync(db, keys, "Z", "R", limit: 2, cursorPhase: "Z", position: "5000", member: "s3-0");
-        Assert.Equal(["s9-0"], ((RedisResult[])last[0]!).Select(j => (string)((RedisResult[])j!)[0]!));
-        Assert.Equal(string.Empty, (string)last[1]!);
+        Assert.Equal(["s9-0"], last.Jobs.Select(j => j.JobId));
+        Assert.Equal(string.Empty, last.NextPhase);
     }
 
-    private static (string Stream, string Delayed, string Scheduled) NewKeys()
+    [Fact]
+    public async Task FindJobs_EndedListsWithAFilter_ReadsTheRecordsAndMatchesTheLastError()
     {
-        string prefix = DurableTestHost.NewPrefix();
-        return ($"{prefix}:{{q}}:stream", $"{prefix}:{{q}}:delayed", $"{prefix}:{{q}}:scheduled");
+        await using var client = await DurableTestHost.ConnectAsync(redis.Server);
+        var db = client.GetDatabase();
+        var keys = NewKeys();
+        await db.SortedSetAddAsync(keys.DeadLettered, [new("1-1", 1000), new("1-2", 2000), new("1-3", 3000)]);
+        await db.HashSetAsync(keys.EndedRecords, [
+            new("1-1", "D\u001f\u001f1000\u001f3\u001f900\u001fc1\u001f950\u001fDisk Full"),
+            new("1-2", "D\u001f\u001f2000\u001f1\u001f900\u001fc1\u001f950\u001ftimeout"),
+            new("1-3", "D\u001f\u001f3000\u001f2\u001f900\u001fc1\u001f950\u001f\u001e1\u001fc2\u001f910\u001f920\u001fR\u001fdisk full again")]);
+
+        var reply = await FindAsync(db, keys, "D", string.Empty, limit: 10, error: "disk full");
+
+        // Newest first; 1-3's last error is its failed attempt's (the header's is empty); 1-2 does not match.
+        Assert.Equal(["1-3", "1-1"], reply.Jobs.Select(j => j.JobId));
+        Assert.All(reply.Jobs, j => Assert.Equal((StatusKind.Ended, 'D'), (j.Kind, j.Record.State)));
+        Assert.Equal(3, reply.Jobs[1].Record.Attempt);
+        Assert.Equal((string.Empty, 3), (reply.NextPhase, reply.Scanned));
     }
 
-    /// <summary>Calls findJobs.lua: ARGV group, phases, live kinds, cursor (phase, position, member), limit, scan limit, error text, byte budget.</summary>
-    private static async Task<RedisResult[]> FindAsync(
+    private static RedisStreamKeys NewKeys() => new(DurableTestHost.NewPrefix(), "q");
+
+    private static Task<FindJobsReply> FindAsync(
         IDatabase db,
-        (string Stream, string Delayed, string Scheduled) keys,
+        RedisStreamKeys keys,
         string phases,
         string live,
         int limit,
@@ -151,15 +169,10 @@ public sealed class FindJobsScriptTests(RedisServerFixture redis) : IClassFixtur
         string cursorPhase = "",
         string position = "",
         string member = "") =>
-        (RedisResult[])(await db.ScriptEvaluateAsync(
-            DurableScripts.FindJobs,
-            [keys.Stream, keys.Delayed, keys.Scheduled],
-            [RedisStreamKeys.Group, phases, live, cursorPhase, position, member, limit, scanLimit, error, OneMiB]))!;
+        FindJobsCall.RunAsync(db, keys, phases, live, cursorPhase, position, member, limit, scanLimit, error, OneMiB);
 
     private static IEnumerable<string> Strings(RedisResult result) =>
         result.Resp2Type == ResultType.Array
             ? ((RedisResult[])result!).SelectMany(Strings)
             : result.IsNull ? [] : [(string)result!];
-
-    private static IEnumerable<string> Strings(RedisResult[] results) => results.SelectMany(Strings);
 }

@@ -169,6 +169,55 @@ public sealed class RoundScriptTests(RedisServerFixture redis) : IClassFixture<R
     }
 
     [Fact]
+    public async Task Acknowledge_PlainElementsWithFieldsOnlyTheirOwnCheckRejects_LeftOutAndNamed()
+    {
+        // The plain section is checked at once, joined by commas (acknowledge.lua, plainsReadable): a comma inside a
+        // field, or a field that would pass as its neighbour, must still be left out alone, as the per-element check does.
+        var (db, keys) = await NewQueueAsync();
+        string[] ids = await DeliverAsync(db, keys, 4);
+        var args = new RoundArguments(0, false, releases: 0, plainAcks: 5, acks: 0);
+        args.SetSettings(RedisStreamKeys.Group, Consumer, 1_000, keys.NudgeName, 0, 256, 0, 600_000, 10_000, trim: false);
+        args.AddPlainAck(ids[0], 1_700_000_000_000, 1_700_000_000_100);
+        args.AddPlainAck(ids[1], 1_700_000_000_000, 1_700_000_000_100);
+        args.AddPlainAck(ids[2], 1_700_000_000_000, 1_700_000_000_100);
+        args.AddPlainAck(ids[3], 1_700_000_000_000, RedisValue.EmptyString);
+        args.AddPlainAck("1-1", 1_700_000_000_000, 1_700_000_000_100);
+        args.Values[^14] = "1700000000000,1-1";
+        args.Values[^10] = "1-2";
+        args.Values[^3] = "17";
+
+        var reply = new RoundReply((RedisResult[])(await db.ScriptEvaluateAsync(DurableScripts.Round, RoundKeys(keys), args.Values))!);
+
+        Assert.True(reply.AcksApplied, $"The acknowledgements were refused: {reply.AckError}.");
+        Assert.Equal(new[] { 1L, 2L, 5L }, reply.InvalidAcks.Select(p => (long)p).ToArray());
+        var pending = await db.StreamPendingMessagesAsync(keys.Stream, RedisStreamKeys.Group, 10, RedisValue.Null);
+        Assert.Equal(new[] { ids[0], ids[1] }, pending.Select(p => (string?)p.MessageId).ToArray());
+        Assert.Equal(2, await db.SortedSetLengthAsync(keys.Succeeded));
+    }
+
+    [Fact]
+    public async Task Acknowledge_ThousandsOfPlainElements_AllApplied()
+    {
+        // More than a round ever sends at once (BatchSize), through the one pattern of plainsReadable.
+        const int Count = 2_000;
+        var (db, keys) = await NewQueueAsync();
+        string[] ids = await DeliverAsync(db, keys, Count);
+        var args = new RoundArguments(0, false, releases: 0, plainAcks: Count, acks: 0);
+        args.SetSettings(RedisStreamKeys.Group, Consumer, 1_000, keys.NudgeName, 0, 256, 0, 600_000, 100_000, trim: false);
+        foreach (string id in ids)
+        {
+            args.AddPlainAck(id, 1_700_000_000_000, 1_700_000_000_100);
+        }
+
+        var reply = new RoundReply((RedisResult[])(await db.ScriptEvaluateAsync(DurableScripts.Round, RoundKeys(keys), args.Values))!);
+
+        Assert.True(reply.AcksApplied, $"The acknowledgements were refused: {reply.AckError}.");
+        Assert.Empty(reply.InvalidAcks);
+        Assert.Equal(0, (await db.StreamPendingAsync(keys.Stream, RedisStreamKeys.Group)).PendingMessageCount);
+        Assert.Equal(Count, await db.SortedSetLengthAsync(keys.Succeeded));
+    }
+
+    [Fact]
     public async Task Promote_DueMemberThatCannotBeRead_IsDeadLetteredAsUnreadable_AndTheOthersArePromoted()
     {
         var (db, keys) = await NewQueueAsync();

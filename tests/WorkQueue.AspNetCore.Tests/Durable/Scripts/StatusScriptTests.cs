@@ -1,10 +1,11 @@
 using StackExchange.Redis;
 using WorkQueue.AspNetCore.Durable;
+using WorkQueue.AspNetCore.Durable.Calls;
 using WorkQueue.AspNetCore.Tests.TestSupport;
 
 namespace WorkQueue.AspNetCore.Tests.Durable.Scripts;
 
-/// <summary>status.lua called directly with crafted keys and arguments, on a real redis-server.</summary>
+/// <summary>status.lua called directly through <see cref="StatusCall"/> with crafted keys and arguments, on a real redis-server.</summary>
 public sealed class StatusScriptTests(RedisServerFixture redis) : IClassFixture<RedisServerFixture>
 {
     [Fact]
@@ -15,22 +16,22 @@ public sealed class StatusScriptTests(RedisServerFixture redis) : IClassFixture<
         var keys = ScriptState.NewQueue(db);
         var (e1, e2) = await ScriptState.RetriedAsync(db, keys, "k");
 
-        // Queued at E2, with the job's record (its failed attempt), whichever id is asked; the last element names the job.
+        // Queued at E2 (attempt 2), with the job's record (its failed attempt), whichever id is asked; named as the job.
         foreach (string id in new[] { e1, e2 })
         {
             var reply = Status(db, keys, id);
-            Assert.Equal("Q", (string?)reply[0]);
-            Assert.Contains("\u001fboom", (string?)reply[1], StringComparison.Ordinal);
-            Assert.Equal(e2, (string?)reply[2]);
-            Assert.Equal(e1, (string?)reply[^1]);
+            Assert.Equal((StatusKind.Queued, e1, e2, 2), (reply.Kind, reply.JobId, reply.Entry?.StreamId, reply.Entry?.Attempt));
+            var failed = Assert.Single(reply.Record.History);
+            Assert.Equal((1, "c1", "boom"), (failed.Number, failed.ConsumerName, failed.Error));
+            Assert.Null(reply.Consumer);
         }
 
-        // Delivered: read as pending by either id.
+        // Delivered: read as running by either id, with its consumer and one delivery.
         Assert.Equal([e2], await ScriptState.DeliverAsync(db, keys));
         foreach (string id in new[] { e1, e2 })
         {
             var reply = Status(db, keys, id);
-            Assert.Equal(("P", e2, ScriptState.Consumer, e1), ((string?)reply[0], (string?)reply[2], (string?)reply[4], (string?)reply[^1]));
+            Assert.Equal((StatusKind.Running, e1, e2, ScriptState.Consumer, 1L), (reply.Kind, reply.JobId, reply.Entry?.StreamId, reply.Consumer, reply.Entry?.Deliveries));
         }
     }
 
@@ -47,8 +48,24 @@ public sealed class StatusScriptTests(RedisServerFixture redis) : IClassFixture<
         var queued = Status(db, keys, id);
         var scheduled = Status(db, keys, "s5-1");
 
-        Assert.Equal(("Q", id, id), ((string?)queued[0], (string?)queued[2], (string?)queued[^1]));
-        Assert.Equal(("S", "5000000000000", "s5-1"), ((string?)scheduled[0], (string?)scheduled[2], (string?)scheduled[^1]));
+        Assert.Equal((StatusKind.Queued, id, id, '\0'), (queued.Kind, queued.JobId, queued.Entry?.StreamId, queued.Record.State));
+        Assert.Equal(
+            (StatusKind.Scheduled, "s5-1", DateTimeOffset.FromUnixTimeMilliseconds(5_000_000_000_000), 1, DateTimeOffset.FromUnixTimeMilliseconds(1000)),
+            (scheduled.Kind, scheduled.JobId, scheduled.Due, scheduled.Attempt, scheduled.EnqueuedAt));
+    }
+
+    [Fact]
+    public async Task Status_EndedJob_ReadsItsRecord()
+    {
+        await using var client = await DurableTestHost.ConnectAsync(redis.Server);
+        var db = client.GetDatabase();
+        var keys = ScriptState.NewQueue(db);
+        await db.HashSetAsync(keys.EndedRecords, "7-1", "D\u001f\u001f1003\u001f3\u001f1000\u001fc1\u001f1002\u001fboom");
+
+        var reply = Status(db, keys, "7-1");
+
+        Assert.Equal((StatusKind.Ended, "7-1", 'D', 3, "c1", "boom"), (reply.Kind, reply.JobId, reply.Record.State, reply.Record.Attempt, reply.Record.Consumer, reply.Record.Error));
+        Assert.Equal(DateTimeOffset.FromUnixTimeMilliseconds(1003), reply.Record.At);
     }
 
     [Theory]
@@ -65,7 +82,9 @@ public sealed class StatusScriptTests(RedisServerFixture redis) : IClassFixture<
         var keys = ScriptState.NewQueue(db);
         await ScriptState.RetriedAsync(db, keys, "k");
 
-        Assert.Equal([""], Status(db, keys, id).Select(r => (string?)r));
+        var reply = Status(db, keys, id);
+
+        Assert.Equal((StatusKind.Unknown, null), (reply.Kind, reply.JobId));
     }
 
     [Theory]
@@ -79,9 +98,8 @@ public sealed class StatusScriptTests(RedisServerFixture redis) : IClassFixture<
         var keys = ScriptState.NewQueue(db);
         await db.StringSetAsync(keys.JobLocation("1-1"), where);
 
-        Assert.Equal([""], Status(db, keys, "1-1").Select(r => (string?)r));
+        Assert.Equal(StatusKind.Unknown, Status(db, keys, "1-1").Kind);
     }
 
-    private static RedisResult[] Status(IDatabase db, RedisStreamKeys keys, string id) =>
-        (RedisResult[])db.ScriptEvaluate(DurableScripts.Status, [keys.Stream, keys.Delayed, keys.Scheduled], [RedisStreamKeys.Group, id])!;
+    private static StatusReply Status(IDatabase db, RedisStreamKeys keys, string id) => StatusCall.Run(db, keys, id);
 }

@@ -11,6 +11,7 @@
 -- needs later entries delivered and every earlier one settled); it still covers a Redis restarted from an older
 -- snapshot, which keeps the epoch. KEYS[1] is the stream, ARGV[1] the group.
 --- @include "groupState"
+--- @include "streamInfo"
 
 local function before(a, b)
   local am, as = string.match(a, '^(%d+)-(%d+)$')
@@ -27,14 +28,9 @@ local function vanished(id, epochKey, epoch)
     local current = redis.pcall('GET', epochKey)
     if type(current) ~= 'table' and current ~= epoch then return true end
   end
-  local ok, info = pcall(redis.call, 'XINFO', 'STREAM', KEYS[1])
-  if not ok then return true end
-  local deleted, length, first
-  for i = 1, #info, 2 do
-    local f = info[i]
-    if f == 'max-deleted-entry-id' then deleted = info[i + 1] elseif f == 'length' then length = info[i + 1]
-    elseif f == 'first-entry' then first = info[i + 1] end
-  end
+  local info = streamInfo()
+  if not info then return true end
+  local deleted, length, first = info['max-deleted-entry-id'], info['length'], info['first-entry']
   if not deleted then return false end
   if not before(deleted, id) then return false end
   -- Trimmed rather than deleted (see includes/trim.lua): delivered to the group, and below the stream's first entry.
