@@ -1,5 +1,5 @@
 using System.ComponentModel.DataAnnotations;
-using System.Text.Json;
+using WorkQueue.Validation;
 
 namespace WorkQueue.AspNetCore;
 
@@ -34,7 +34,7 @@ public sealed class DurableQueueOptions
     /// (the consumer crashed or hangs). A job still running keeps its claim alive with heartbeats, however long it runs.
     /// </summary>
     /// <value>The default value is 30 seconds.</value>
-    [Range(typeof(TimeSpan), "00:00:01", "1.00:00:00")]
+    [TimeSpanRange("00:00:01", "1.00:00:00")]
     public TimeSpan ClaimTimeout { get; set; } = TimeSpan.FromSeconds(30);
 
     /// <summary>
@@ -42,7 +42,7 @@ public sealed class DurableQueueOptions
     /// consumers to reclaim. At most a third of <see cref="ClaimTimeout"/>.
     /// </summary>
     /// <value>The default value is 10 seconds.</value>
-    [Range(typeof(TimeSpan), "00:00:00.100", "12:00:00")]
+    [TimeSpanRange("00:00:00.100", "12:00:00")]
     public TimeSpan HeartbeatInterval { get; set; } = TimeSpan.FromSeconds(10);
 
     /// <summary>
@@ -51,7 +51,7 @@ public sealed class DurableQueueOptions
     /// fetched at their due time).
     /// </summary>
     /// <value>The default value is 1 second.</value>
-    [Range(typeof(TimeSpan), "00:00:00.010", "00:01:00")]
+    [TimeSpanRange("00:00:00.010", "00:01:00")]
     public TimeSpan PollInterval { get; set; } = TimeSpan.FromSeconds(1);
 
     /// <summary>
@@ -82,11 +82,4 @@ public sealed class DurableQueueOptions
     [Required]
     [RegularExpression(@"^[^{}\s]+$", ErrorMessage = "The KeyPrefix field must not contain braces or white space.")]
     public string KeyPrefix { get; set; } = "workqueue";
-
-    /// <summary>
-    /// Gets or sets the JSON options payloads are written and read with; set <see cref="JsonSerializerOptions.TypeInfoResolver"/>
-    /// to a source-generated <c>JsonSerializerContext</c> to avoid reflection.
-    /// </summary>
-    /// <value>The default value is <see langword="null"/>: <see cref="JsonSerializerOptions.Web"/>.</value>
-    public JsonSerializerOptions? SerializerOptions { get; set; }
 }

@@ -1,5 +1,6 @@
 using System.ComponentModel.DataAnnotations;
 using StackExchange.Redis;
+using WorkQueue.Validation;
 
 namespace WorkQueue.AspNetCore;
 
@@ -19,7 +20,7 @@ public sealed class RedisWarmupOptions
     /// Gets or sets how long connecting, pinging every endpoint and running the warm-up callbacks may take in all.
     /// </summary>
     /// <value>The default value is 10 seconds.</value>
-    [Range(typeof(TimeSpan), "00:00:00.100", "00:10:00")]
+    [TimeSpanRange("00:00:00.100", "00:10:00")]
     public TimeSpan Timeout { get; set; } = TimeSpan.FromSeconds(10);
 
     /// <summary>
@@ -32,7 +33,7 @@ public sealed class RedisWarmupOptions
     /// Gets or sets how long to wait between two warm-up attempts in <see cref="RedisWarmupFailureMode.StartNotReady"/> mode.
     /// </summary>
     /// <value>The default value is 2 seconds.</value>
-    [Range(typeof(TimeSpan), "00:00:00.010", "01:00:00")]
+    [TimeSpanRange("00:00:00.010", "01:00:00")]
     public TimeSpan RetryInterval { get; set; } = TimeSpan.FromSeconds(2);
 
     /// <summary>

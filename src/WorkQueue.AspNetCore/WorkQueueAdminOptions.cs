@@ -10,7 +10,9 @@ public sealed class WorkQueueAdminOptions
 
     /// <summary>
     /// Gets or sets a value indicating whether the job routes (<c>GET {prefix}/{queue}/jobs</c> and
-    /// <c>GET {prefix}/{queue}/jobs/{id}</c>) include a typed job's payload, written as JSON. Payloads may hold personal
+    /// <c>GET {prefix}/{queue}/jobs/{id}</c>) include a typed job's payload, written as JSON with the app's HTTP JSON
+    /// options (<c>ConfigureHttpJsonOptions</c>; in a trimmed or native AOT app, a payload whose type they do not know
+    /// shows its <c>ToString()</c>). Payloads may hold personal
     /// data (names, addresses, card or account references): turn this on only where everyone who can reach the admin
     /// endpoints may see them. When off, a job's <c>payload</c> is <see langword="null"/> and <c>payloadsShown</c> is
     /// <see langword="false"/>, and the dashboard says payloads are hidden by configuration.

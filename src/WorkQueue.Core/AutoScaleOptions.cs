@@ -1,4 +1,4 @@
-using System.ComponentModel.DataAnnotations;
+using WorkQueue.Validation;
 
 namespace WorkQueue;
 
@@ -18,14 +18,14 @@ public sealed class AutoScaleOptions
     /// Gets or sets the longest a job should wait between enqueue and start; a longer wait adds workers.
     /// </summary>
     /// <value>The default value is 100 milliseconds.</value>
-    [Range(typeof(TimeSpan), "00:00:00.001", "01:00:00")]
+    [TimeSpanRange("00:00:00.001", "01:00:00")]
     public TimeSpan TargetQueueWait { get; set; } = TimeSpan.FromMilliseconds(100);
 
     /// <summary>
     /// Gets or sets the shortest time between two scale-ups, so one burst does not add every worker at once.
     /// </summary>
     /// <value>The default value is 500 milliseconds.</value>
-    [Range(typeof(TimeSpan), "00:00:00", "01:00:00")]
+    [TimeSpanRange("00:00:00", "01:00:00")]
     public TimeSpan ScaleUpCooldown { get; set; } = TimeSpan.FromMilliseconds(500);
 
     /// <summary>
@@ -33,6 +33,6 @@ public sealed class AutoScaleOptions
     /// while the queue is idle.
     /// </summary>
     /// <value>The default value is 250 milliseconds.</value>
-    [Range(typeof(TimeSpan), "00:00:00.010", "00:10:00")]
+    [TimeSpanRange("00:00:00.010", "00:10:00")]
     public TimeSpan SampleInterval { get; set; } = TimeSpan.FromMilliseconds(250);
 }

@@ -1,3 +1,5 @@
+using System.Diagnostics.CodeAnalysis;
+
 namespace WorkQueue;
 
 /// <summary>
@@ -74,7 +76,7 @@ public interface IRecurringJobs
     /// <param name="cronExpression">A cron expression of five fields, or six with seconds first.</param>
     /// <param name="configure">Configures the job's options.</param>
     /// <exception cref="ArgumentException"><paramref name="id"/> is empty or starts with <c>@</c> or <c>~</c>, or the cron expression, time zone or queue is not valid; the message names it.</exception>
-    void AddOrUpdate<THandler>(string id, string cronExpression, Action<RecurringJobOptions>? configure = null)
+    void AddOrUpdate<[DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.PublicConstructors)] THandler>(string id, string cronExpression, Action<RecurringJobOptions>? configure = null)
         where THandler : class, IJobHandler<RecurringOccurrence>;
 
     /// <summary>
@@ -89,7 +91,7 @@ public interface IRecurringJobs
     /// <param name="configure">Configures the job's options.</param>
     /// <exception cref="ArgumentException"><paramref name="id"/> is empty or starts with <c>@</c> or <c>~</c>, or the queue is not valid.</exception>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="interval"/> is out of range.</exception>
-    void AddOrUpdate<THandler>(string id, TimeSpan interval, Action<RecurringJobOptions>? configure = null)
+    void AddOrUpdate<[DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.PublicConstructors)] THandler>(string id, TimeSpan interval, Action<RecurringJobOptions>? configure = null)
         where THandler : class, IJobHandler<RecurringOccurrence>;
 #pragma warning restore RS0026
 }

@@ -1,3 +1,5 @@
+using System.Diagnostics.CodeAnalysis;
+
 namespace WorkQueue;
 
 /// <summary>
@@ -59,7 +61,7 @@ public interface IWorkQueue
     /// <typeparam name="TPayload">The payload type.</typeparam>
     /// <param name="payload">The payload.</param>
     /// <returns><see langword="true"/> if the job was accepted; <see langword="false"/> if the queue is full or stopped.</returns>
-    bool TryEnqueue<THandler, TPayload>(TPayload payload)
+    bool TryEnqueue<[DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.PublicConstructors)] THandler, TPayload>(TPayload payload)
         where THandler : class, IJobHandler<TPayload>;
 
     // RS0026: the EnqueueAsync overloads differ by the kind of job; each takes its optional CancellationToken last, as
@@ -112,7 +114,7 @@ public interface IWorkQueue
     /// <returns>A task that completes when the job is accepted.</returns>
     /// <exception cref="JobRejectedException">The queue is stopped, or full and rejecting, or the wait timed out.</exception>
     /// <exception cref="OperationCanceledException"><paramref name="cancellationToken"/> was cancelled first.</exception>
-    ValueTask EnqueueAsync<THandler, TPayload>(TPayload payload, CancellationToken cancellationToken = default)
+    ValueTask EnqueueAsync<[DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.PublicConstructors)] THandler, TPayload>(TPayload payload, CancellationToken cancellationToken = default)
         where THandler : class, IJobHandler<TPayload>;
 #pragma warning restore RS0026
 
@@ -148,7 +150,7 @@ public interface IWorkQueue
     /// <exception cref="ArgumentException"><paramref name="options"/> is not valid (the message names the setting).</exception>
     /// <exception cref="JobRejectedException">The queue is stopped, or full and rejecting, or the wait timed out.</exception>
     /// <exception cref="OperationCanceledException"><paramref name="cancellationToken"/> was cancelled first.</exception>
-    ValueTask<EnqueueResult> EnqueueAsync<THandler, TPayload>(TPayload payload, JobOptions options, CancellationToken cancellationToken = default)
+    ValueTask<EnqueueResult> EnqueueAsync<[DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.PublicConstructors)] THandler, TPayload>(TPayload payload, JobOptions options, CancellationToken cancellationToken = default)
         where THandler : class, IJobHandler<TPayload>;
 #pragma warning restore RS0026
 
@@ -243,7 +245,7 @@ public interface IWorkQueue
     /// <returns>The job's id, for <see cref="CancelScheduled"/>.</returns>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="delay"/> reaches past <see cref="DateTimeOffset.MaxValue"/>.</exception>
     /// <exception cref="JobRejectedException">The queue is stopping, or holds its <see cref="WorkQueueOptions.MaxScheduledJobs"/>.</exception>
-    long Schedule<THandler, TPayload>(TPayload payload, TimeSpan delay)
+    long Schedule<[DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.PublicConstructors)] THandler, TPayload>(TPayload payload, TimeSpan delay)
         where THandler : class, IJobHandler<TPayload>;
 
     /// <summary>
@@ -255,7 +257,7 @@ public interface IWorkQueue
     /// <param name="runAt">When the job becomes ready to run; a time in the past runs it now.</param>
     /// <returns>The job's id, for <see cref="CancelScheduled"/>.</returns>
     /// <exception cref="JobRejectedException">The queue is stopping, or holds its <see cref="WorkQueueOptions.MaxScheduledJobs"/>.</exception>
-    long Schedule<THandler, TPayload>(TPayload payload, DateTimeOffset runAt)
+    long Schedule<[DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.PublicConstructors)] THandler, TPayload>(TPayload payload, DateTimeOffset runAt)
         where THandler : class, IJobHandler<TPayload>;
 
     /// <summary>

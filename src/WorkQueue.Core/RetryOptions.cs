@@ -1,4 +1,5 @@
 using System.ComponentModel.DataAnnotations;
+using WorkQueue.Validation;
 
 namespace WorkQueue;
 
@@ -22,14 +23,14 @@ public sealed class RetryOptions
     /// Gets or sets the delay before the first retry; each later retry doubles it, up to <see cref="MaxDelay"/>.
     /// </summary>
     /// <value>The default value is 1 second.</value>
-    [Range(typeof(TimeSpan), "00:00:00", "1.00:00:00")]
+    [TimeSpanRange("00:00:00", "1.00:00:00")]
     public TimeSpan BaseDelay { get; set; } = TimeSpan.FromSeconds(1);
 
     /// <summary>
     /// Gets or sets the longest delay between two attempts.
     /// </summary>
     /// <value>The default value is 1 minute.</value>
-    [Range(typeof(TimeSpan), "00:00:00", "1.00:00:00")]
+    [TimeSpanRange("00:00:00", "1.00:00:00")]
     public TimeSpan MaxDelay { get; set; } = TimeSpan.FromMinutes(1);
 
     /// <summary>

@@ -1,4 +1,4 @@
-using System.ComponentModel.DataAnnotations;
+using WorkQueue.Validation;
 
 namespace WorkQueue;
 
@@ -22,7 +22,7 @@ public sealed class ThreadPoolCanaryOptions
     /// the wait of one still waiting), so a starving pool is seen within about this long.
     /// </summary>
     /// <value>The default value is 1 second.</value>
-    [Range(typeof(TimeSpan), "00:00:00.010", "00:01:00")]
+    [TimeSpanRange("00:00:00.010", "00:01:00")]
     public TimeSpan Interval { get; set; } = TimeSpan.FromSeconds(1);
 
     /// <summary>
@@ -35,7 +35,7 @@ public sealed class ThreadPoolCanaryOptions
     /// once per <see cref="Interval"/>. A value shorter than <see cref="Interval"/> acts as <see cref="Interval"/>.
     /// </remarks>
     /// <value>The default value is 1 minute.</value>
-    [Range(typeof(TimeSpan), "00:00:00.010", "01:00:00")]
+    [TimeSpanRange("00:00:00.010", "01:00:00")]
     public TimeSpan IdleInterval { get; set; } = TimeSpan.FromMinutes(1);
 
     /// <summary>
@@ -44,6 +44,6 @@ public sealed class ThreadPoolCanaryOptions
     /// </summary>
     /// <value>The default value is 500 milliseconds: a healthy pool starts a work item in well under a millisecond, and
     /// half a second is already a visible stall for every request.</value>
-    [Range(typeof(TimeSpan), "00:00:00.010", "00:10:00")]
+    [TimeSpanRange("00:00:00.010", "00:10:00")]
     public TimeSpan StarvationThreshold { get; set; } = TimeSpan.FromMilliseconds(500);
 }

@@ -1,5 +1,6 @@
 using System.ComponentModel.DataAnnotations;
 using Microsoft.Extensions.Options;
+using WorkQueue.Validation;
 
 namespace WorkQueue;
 
@@ -62,7 +63,7 @@ public sealed class WorkQueueOptions
     /// Gets or sets how long a worker above <see cref="MinWorkers"/> stays idle before it retires (automatic mode only).
     /// </summary>
     /// <value>The default value is 30 seconds.</value>
-    [Range(typeof(TimeSpan), "00:00:00.001", "1.00:00:00")]
+    [TimeSpanRange("00:00:00.001", "1.00:00:00")]
     public TimeSpan IdleTimeout { get; set; } = TimeSpan.FromSeconds(30);
 
     /// <summary>
@@ -77,7 +78,7 @@ public sealed class WorkQueueOptions
     /// log), when it has no <see cref="JobTimeout"/>; with one, a job is stuck once it outlives its timeout.
     /// </summary>
     /// <value>The default value is 5 minutes.</value>
-    [Range(typeof(TimeSpan), "00:00:00.001", "49.00:00:00")]
+    [TimeSpanRange("00:00:00.001", "49.00:00:00")]
     public TimeSpan StuckJobThreshold { get; set; } = TimeSpan.FromMinutes(5);
 
     /// <summary>
@@ -92,7 +93,7 @@ public sealed class WorkQueueOptions
     /// return before it reports them as still running.
     /// </summary>
     /// <value>The default value is 2 seconds.</value>
-    [Range(typeof(TimeSpan), "00:00:00", "00:10:00")]
+    [TimeSpanRange("00:00:00", "00:10:00")]
     public TimeSpan ShutdownGracePeriod { get; set; } = TimeSpan.FromSeconds(2);
 
     /// <summary>
@@ -132,7 +133,7 @@ public sealed class WorkQueueOptions
     /// </summary>
     /// <remarks>A key held for the retention costs about 100 bytes; the queue drops expired ones as it goes.</remarks>
     /// <value>The default value is zero.</value>
-    [Range(typeof(TimeSpan), "00:00:00", "7.00:00:00")]
+    [TimeSpanRange("00:00:00", "7.00:00:00")]
     public TimeSpan IdempotencyKeyRetention { get; set; }
 
     /// <summary>
@@ -146,7 +147,7 @@ public sealed class WorkQueueOptions
     /// (<see cref="IWorkQueueControl.FindJobs(JobQuery)"/>) reads; see also <see cref="MaxFinishedJobs"/>.
     /// </remarks>
     /// <value>The default value is 10 minutes.</value>
-    [Range(typeof(TimeSpan), "00:00:00", "7.00:00:00")]
+    [TimeSpanRange("00:00:00", "7.00:00:00")]
     public TimeSpan FinishedJobRetention { get; set; } = TimeSpan.FromMinutes(10);
 
     /// <summary>

@@ -1,3 +1,5 @@
+using System.Text.Json;
+
 namespace WorkQueue.AspNetCore.Admin;
 
 /// <summary>
@@ -7,4 +9,5 @@ namespace WorkQueue.AspNetCore.Admin;
 /// <param name="Prefix">The prefix they were mapped under.</param>
 /// <param name="ShowPayloads">Whether job routes include payloads (<see cref="WorkQueueAdminOptions.ShowPayloads"/>).</param>
 /// <param name="MaxPayloadLength">The most payload characters they return (<see cref="WorkQueueAdminOptions.MaxPayloadLength"/>).</param>
-internal sealed record AdminEndpointMetadata(string Prefix, bool ShowPayloads = false, int MaxPayloadLength = 4096);
+/// <param name="PayloadJson">The app's HTTP JSON options, which payloads are written with (null: shown by <c>ToString()</c>).</param>
+internal sealed record AdminEndpointMetadata(string Prefix, bool ShowPayloads = false, int MaxPayloadLength = 4096, JsonSerializerOptions? PayloadJson = null);

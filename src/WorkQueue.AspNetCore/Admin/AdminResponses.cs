@@ -1,4 +1,3 @@
-using System.Diagnostics.CodeAnalysis;
 using System.Globalization;
 using System.Text.Json;
 using WorkQueue.AspNetCore.Dashboard;
@@ -105,16 +104,19 @@ internal static class AdminResponses
         j.LastError,
         j.CancelRequested,
         j.CancelIgnored,
-        settings is { ShowPayloads: true } ? WritePayload(j.Payload, settings.MaxPayloadLength) : null,
+        settings is { ShowPayloads: true } ? WritePayload(j.Payload, settings.MaxPayloadLength, settings.PayloadJson) : null,
         settings is { ShowPayloads: true });
 
     /// <summary>
-    /// Writes a payload as JSON (with the web defaults), cut to <paramref name="maxLength"/> characters; a payload that
-    /// cannot be written as JSON shows its <c>ToString()</c> (or, if that throws too, says so), so one odd type never fails the page.
+    /// Writes a payload as JSON with <paramref name="json"/> (the app's HTTP JSON options), cut to
+    /// <paramref name="maxLength"/> characters; a payload those options cannot write shows its <c>ToString()</c> (or, if
+    /// that throws too, says so), so one odd type never fails the page.
     /// </summary>
-    [UnconditionalSuppressMessage("Trimming", "IL2026", Justification = "Payloads are the app's own types, rooted by the handlers that take them; a failure falls back to ToString().")]
-    [UnconditionalSuppressMessage("AOT", "IL3050", Justification = "As above: a failure falls back to ToString().")]
-    public static string? WritePayload(object? payload, int maxLength)
+    /// <remarks>
+    /// Without reflection (a trimmed or native AOT app) the options know only the types of the resolvers the app gave
+    /// them (<c>ConfigureHttpJsonOptions</c>); a payload of any other type shows its <c>ToString()</c>.
+    /// </remarks>
+    public static string? WritePayload(object? payload, int maxLength, JsonSerializerOptions? json)
     {
         if (payload is null)
         {
@@ -125,7 +127,9 @@ internal static class AdminResponses
         string text;
         try
         {
-            text = JsonSerializer.Serialize(payload, payload.GetType(), JsonSerializerOptions.Web);
+            text = json is not null && json.TryGetTypeInfo(payload.GetType(), out var typeInfo)
+                ? JsonSerializer.Serialize(payload, typeInfo)
+                : payload.ToString() ?? string.Empty;
         }
         catch (Exception)
         {

@@ -60,13 +60,16 @@ public static partial class WorkQueueEndpointRouteBuilderExtensions
         configure?.Invoke(options);
         Validate(options);
 
+        var logger = endpoints.ServiceProvider.GetRequiredService<ILoggerFactory>().CreateLogger("WorkQueue.AspNetCore.Admin");
+
+        // Its refusals are problems, written with the app's JSON options.
+        AddAdminJson(endpoints.ServiceProvider, logger);
         var page = new DashboardEndpoints(pattern, options);
         var group = endpoints.MapGroup(pattern).WithTags("WorkQueue").ExcludeFromDescription();
         AdminRequestGate.Add(group.MapGet("/", page.Index), CrossSiteCheck.FindPageRefusal);
         AdminRequestGate.Add(group.MapGet("/dashboard.js", DashboardEndpoints.Script), CrossSiteCheck.FindRefusal);
         AdminRequestGate.Add(group.MapGet("/dashboard.css", DashboardEndpoints.StyleSheet), CrossSiteCheck.FindRefusal);
 
-        var logger = endpoints.ServiceProvider.GetRequiredService<ILoggerFactory>().CreateLogger("WorkQueue.AspNetCore.Admin");
         Log.DashboardMapped(logger, pattern, options.AdminPrefix);
         return group;
     }

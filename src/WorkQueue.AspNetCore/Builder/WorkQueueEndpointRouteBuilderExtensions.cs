@@ -1,8 +1,10 @@
 using System.Diagnostics.CodeAnalysis;
 using Microsoft.AspNetCore.Http;
+using Microsoft.AspNetCore.Http.Json;
 using Microsoft.AspNetCore.Routing;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Logging;
+using Microsoft.Extensions.Options;
 using WorkQueue;
 using WorkQueue.AspNetCore;
 using WorkQueue.AspNetCore.Admin;
@@ -53,6 +55,10 @@ public static partial class WorkQueueEndpointRouteBuilderExtensions
     /// <c>Content-Type: application/json</c> (415 otherwise; pause and resume take an empty body or <c>{}</c>), so that a
     /// cross-site form or image cannot make them.
     /// </para>
+    /// <para>
+    /// The responses are written with the app's HTTP JSON options (<c>ConfigureHttpJsonOptions</c>), to which this call
+    /// appends WorkQueue's source-generated contract for them, so the routes also answer in a trimmed or native AOT app.
+    /// </para>
     /// </remarks>
     /// <param name="endpoints">The endpoint route builder.</param>
     /// <param name="prefix">The route prefix.</param>
@@ -82,7 +88,13 @@ public static partial class WorkQueueEndpointRouteBuilderExtensions
                 "Unable to find the WorkQueue services. Add them by calling 'services.AddWorkQueue()' before mapping the admin endpoints.");
         }
 
-        var group = endpoints.MapGroup(prefix).WithTags("WorkQueue").WithMetadata(new AdminEndpointMetadata(prefix, options.ShowPayloads, options.MaxPayloadLength));
+        var logger = endpoints.ServiceProvider.GetRequiredService<ILoggerFactory>().CreateLogger("WorkQueue.AspNetCore.Admin");
+        AddAdminJson(endpoints.ServiceProvider, logger);
+
+        // Payloads are written as the app writes its own JSON: in a trimmed or native AOT app, these options know the
+        // types of the app's source-generated contexts and no others.
+        var payloadJson = endpoints.ServiceProvider.GetService<IOptions<JsonOptions>>()?.Value.SerializerOptions;
+        var group = endpoints.MapGroup(prefix).WithTags("WorkQueue").WithMetadata(new AdminEndpointMetadata(prefix, options.ShowPayloads, options.MaxPayloadLength, payloadJson));
         AdminRequestGate.Add(group, static http => CrossSiteCheck.FindRefusal(http) ?? LoopbackOnlyFilter.FindRefusal(http));
         group.MapGet("/", AdminEndpoints.GetAll);
         group.MapGet("/history", AdminEndpoints.GetHistory);
@@ -109,14 +121,29 @@ public static partial class WorkQueueEndpointRouteBuilderExtensions
         group.MapPost("/{queue}/dead-letters/delete", AdminEndpoints.DeleteDeadLetters).AddEndpointFilter(JsonOnlyFilter.InvokeAsync);
         group.MapDelete("/{queue}/dead-letters/{id}", AdminEndpoints.DeleteDeadLetter).AddEndpointFilter(JsonOnlyFilter.InvokeAsync);
 
-        var logger = endpoints.ServiceProvider.GetRequiredService<ILoggerFactory>().CreateLogger("WorkQueue.AspNetCore.Admin");
         Log.AdminMapped(logger, prefix);
         AdminExposureCheck.Register(endpoints, logger);
         return group;
     }
 
+    /// <summary>
+    /// Lets the app's HTTP JSON options write the admin's responses and problems without reflection (see
+    /// <see cref="AdminJsonContext"/>); says so when they were already in use and reflection is off, the one case in which
+    /// the routes would answer 500.
+    /// </summary>
+    private static void AddAdminJson(IServiceProvider services, ILogger logger)
+    {
+        if (!AdminJsonContext.AddTo(services) && !System.Text.Json.JsonSerializer.IsReflectionEnabledByDefault)
+        {
+            Log.AdminJsonNotAdded(logger);
+        }
+    }
+
     private static partial class Log
     {
+        [LoggerMessage(405, LogLevel.Warning, "The app's HTTP JSON options (JsonOptions) were already in use when the WorkQueue admin endpoints or dashboard were mapped, and reflection-based JSON is off (a trimmed or native AOT app): WorkQueue could not add its source-generated contract to them, so the admin routes cannot write their responses. Map them before anything writes JSON.", EventName = "AdminJsonNotAdded")]
+        public static partial void AdminJsonNotAdded(ILogger logger);
+
         [LoggerMessage(400, LogLevel.Information, "WorkQueue admin endpoints mapped at {Prefix}. Until an authorization policy is required on them (.RequireAuthorization(...)), they answer direct loopback clients only and refuse others (and proxied requests) with 403.", EventName = "AdminEndpointsMapped")]
         public static partial void AdminMapped(ILogger logger, string prefix);
 

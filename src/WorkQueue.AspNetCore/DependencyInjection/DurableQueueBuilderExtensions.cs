@@ -1,3 +1,6 @@
+using System.Diagnostics.CodeAnalysis;
+using System.Text.Json;
+using System.Text.Json.Serialization.Metadata;
 using Microsoft.Extensions.DependencyInjection.Extensions;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Logging.Abstractions;
@@ -28,21 +31,82 @@ public static class DurableQueueBuilderExtensions
     /// payload type). Adds a readiness health check (tag <see cref="WorkQueueHealthCheckTags.Ready"/>) named
     /// <c>workqueue-durable-{name}</c>, and a step to the Redis warm-up that creates the queue's consumer group, so it
     /// exists once the host has started (producer-only instances included), before anything is enqueued.
+    /// <para>
+    /// Payloads are written and read with System.Text.Json's web defaults (<see cref="JsonSerializerOptions.Web"/>),
+    /// whose contract is read from <typeparamref name="TPayload"/> by reflection: in a trimmed or native AOT app, or for
+    /// other JSON options, use
+    /// <see cref="AddDurableQueue{THandler, TPayload}(IWorkQueueBuilder, string, JsonTypeInfo{TPayload}, Action{WorkQueueOptions}?, Action{DurableQueueOptions}?)"/>
+    /// with a source-generated <c>JsonSerializerContext</c>'s <see cref="JsonTypeInfo{T}"/>.
+    /// </para>
     /// </remarks>
-    /// <typeparam name="THandler">The handler, resolved from a new service scope for each job.</typeparam>
-    /// <typeparam name="TPayload">The payload, stored as JSON (System.Text.Json; see <see cref="DurableQueueOptions.SerializerOptions"/>).</typeparam>
+    /// <typeparam name="THandler">The handler, resolved from a new service scope for each job (or built from its public constructor when it is not registered).</typeparam>
+    /// <typeparam name="TPayload">The payload, stored as JSON (System.Text.Json, web defaults).</typeparam>
     /// <param name="builder">The WorkQueue builder.</param>
     /// <param name="name">The queue's name (case-insensitive); it is part of the Redis keys.</param>
     /// <param name="configure">Configures the engine's settings (threads, concurrency, retries, capacity).</param>
-    /// <param name="configureDurable">Configures the durable settings (prefetch, claims, poison limit, keys, JSON).</param>
+    /// <param name="configureDurable">Configures the durable settings (prefetch, claims, poison limit, keys).</param>
     /// <returns>The builder.</returns>
     /// <exception cref="ArgumentNullException"><paramref name="builder"/> is <see langword="null"/>.</exception>
     /// <exception cref="ArgumentException"><paramref name="name"/> is empty or white space, or contains braces.</exception>
-    public static IWorkQueueBuilder AddDurableQueue<THandler, TPayload>(
+    [RequiresUnreferencedCode(ReflectionJsonMessage)]
+    [RequiresDynamicCode(ReflectionJsonMessage)]
+    [SuppressMessage("ApiDesign", "RS0026:Do not add multiple public overloads with optional parameters", Justification = OverloadJustification)]
+    public static IWorkQueueBuilder AddDurableQueue<[DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.PublicConstructors)] THandler, TPayload>(
         this IWorkQueueBuilder builder,
         string name,
         Action<WorkQueueOptions>? configure = null,
         Action<DurableQueueOptions>? configureDurable = null)
+        where THandler : class, IJobHandler<TPayload> =>
+        Add<THandler, TPayload>(builder, name, configure, configureDurable, ReflectionTypeInfo<TPayload>());
+
+    /// <summary>
+    /// Adds a durable queue of <typeparamref name="TPayload"/> jobs run by <typeparamref name="THandler"/>, whose payloads
+    /// are written and read with <paramref name="payloadTypeInfo"/>: no reflection, so it suits trimmed and native AOT apps.
+    /// Otherwise as <see cref="AddDurableQueue{THandler, TPayload}(IWorkQueueBuilder, string, Action{WorkQueueOptions}?, Action{DurableQueueOptions}?)"/>.
+    /// </summary>
+    /// <remarks>
+    /// Pass a source-generated context's metadata, such as <c>AppJsonContext.Default.Payment</c> for
+    /// <c>[JsonSerializable(typeof(Payment))] partial class AppJsonContext : JsonSerializerContext</c>; its options
+    /// (<c>[JsonSourceGenerationOptions]</c>) are the payload's JSON options. Jobs run at least once: handlers must be
+    /// idempotent.
+    /// </remarks>
+    /// <typeparam name="THandler">The handler, resolved from a new service scope for each job (or built from its public constructor when it is not registered).</typeparam>
+    /// <typeparam name="TPayload">The payload, stored as JSON.</typeparam>
+    /// <param name="builder">The WorkQueue builder.</param>
+    /// <param name="name">The queue's name (case-insensitive); it is part of the Redis keys.</param>
+    /// <param name="payloadTypeInfo">The payload's JSON metadata, from a source-generated <c>JsonSerializerContext</c>.</param>
+    /// <param name="configure">Configures the engine's settings (threads, concurrency, retries, capacity).</param>
+    /// <param name="configureDurable">Configures the durable settings (prefetch, claims, poison limit, keys).</param>
+    /// <returns>The builder.</returns>
+    /// <exception cref="ArgumentNullException"><paramref name="builder"/> or <paramref name="payloadTypeInfo"/> is <see langword="null"/>.</exception>
+    /// <exception cref="ArgumentException"><paramref name="name"/> is empty or white space, or contains braces.</exception>
+    [SuppressMessage("ApiDesign", "RS0026:Do not add multiple public overloads with optional parameters", Justification = OverloadJustification)]
+    public static IWorkQueueBuilder AddDurableQueue<[DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.PublicConstructors)] THandler, TPayload>(
+        this IWorkQueueBuilder builder,
+        string name,
+        JsonTypeInfo<TPayload> payloadTypeInfo,
+        Action<WorkQueueOptions>? configure = null,
+        Action<DurableQueueOptions>? configureDurable = null)
+        where THandler : class, IJobHandler<TPayload>
+    {
+        ArgumentNullException.ThrowIfNull(payloadTypeInfo);
+        return Add<THandler, TPayload>(builder, name, configure, configureDurable, payloadTypeInfo);
+    }
+
+    private const string ReflectionJsonMessage =
+        "The payload's JSON contract is read from TPayload by reflection (System.Text.Json's web defaults). " +
+        "Use the overload that takes a JsonTypeInfo<TPayload> from a source-generated JsonSerializerContext.";
+
+    // As System.Text.Json's Serialize(value, options = null) and Serialize(value, JsonTypeInfo): the overloads differ in a
+    // required parameter, so only a call whose third argument is a bare null is ambiguous, and the compiler says so.
+    private const string OverloadJustification = "The overloads differ in the required JsonTypeInfo<TPayload>; a bare null third argument is the only ambiguous call and fails to compile.";
+
+    private static IWorkQueueBuilder Add<[DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.PublicConstructors)] THandler, TPayload>(
+        IWorkQueueBuilder builder,
+        string name,
+        Action<WorkQueueOptions>? configure,
+        Action<DurableQueueOptions>? configureDurable,
+        JsonTypeInfo<TPayload> payloadTypeInfo)
         where THandler : class, IJobHandler<TPayload>
     {
         ArgumentNullException.ThrowIfNull(builder);
@@ -71,7 +135,7 @@ public static class DurableQueueBuilderExtensions
         services.TryAddSingleton<DurableQueueRegistry>();
         services.TryAddSingleton<DurableQueueMetrics>();
         services.TryAddEnumerable(ServiceDescriptor.Singleton<IConfigureOptions<RedisWarmupOptions>, DurableGroupsWarmup>());
-        services.Configure<WorkQueueRegistry>(r => r.Stores[name] = CreateStore<THandler, TPayload>);
+        services.Configure<WorkQueueRegistry>(r => r.Stores[name] = (sp, queue) => CreateStore<THandler, TPayload>(sp, queue, payloadTypeInfo));
 
         // Any string key, matched case-insensitively as queue names are.
         services.TryAddKeyedSingleton<IDurableQueue<TPayload>>(KeyedService.AnyKey, static (sp, key) => key is string queue
@@ -82,13 +146,14 @@ public static class DurableQueueBuilderExtensions
         return builder;
     }
 
-    private static RedisStreamStore CreateStore<THandler, TPayload>(IServiceProvider services, string name)
+    private static RedisStreamStore CreateStore<[DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.PublicConstructors)] THandler, TPayload>(
+        IServiceProvider services, string name, JsonTypeInfo<TPayload> payloadTypeInfo)
         where THandler : class, IJobHandler<TPayload>
     {
         string optionsName = WorkQueueRegistry.OptionsName(name);
         var options = services.GetRequiredService<IOptionsMonitor<WorkQueueOptions>>().Get(optionsName);
         var durable = services.GetRequiredService<IOptionsMonitor<DurableQueueOptions>>().Get(optionsName);
-        var jobType = new DurableJobType<THandler, TPayload>(name, durable.SerializerOptions);
+        var jobType = new DurableJobType<THandler, TPayload>(name, payloadTypeInfo);
         var logger = services.GetService<ILoggerFactory>()?.CreateLogger("WorkQueue") ?? NullLogger.Instance;
         var store = new RedisStreamStore(name, options, durable, jobType, services, services.GetRequiredService<WorkQueueEnvironment>().Time, logger);
         services.GetRequiredService<DurableQueueRegistry>().Add(new DurableQueue(store, new DurableProducer<THandler, TPayload>(store, jobType, services.GetService<global::WorkQueue.Telemetry.WorkQueueMetrics>()), typeof(TPayload)));
@@ -97,6 +162,12 @@ public static class DurableQueueBuilderExtensions
         _ = services.GetRequiredService<DurableQueueMetrics>();
         return store;
     }
+
+    /// <summary>The payload's metadata with the web defaults, read from <typeparamref name="TPayload"/> by reflection.</summary>
+    [RequiresUnreferencedCode(ReflectionJsonMessage)]
+    [RequiresDynamicCode(ReflectionJsonMessage)]
+    private static JsonTypeInfo<TPayload> ReflectionTypeInfo<TPayload>() =>
+        (JsonTypeInfo<TPayload>)JsonSerializerOptions.Web.GetTypeInfo(typeof(TPayload));
 
     private static IDurableQueue<TPayload> Find<TPayload>(IServiceProvider services, string name)
     {

@@ -1,3 +1,4 @@
+using System.Diagnostics.CodeAnalysis;
 using System.Text.Json;
 using System.Text.Json.Serialization.Metadata;
 using WorkQueue.Internal;
@@ -24,17 +25,15 @@ internal abstract class DurableJobType
 }
 
 /// <summary>A durable queue of <typeparamref name="TPayload"/> jobs run by <typeparamref name="THandler"/>.</summary>
-internal sealed class DurableJobType<THandler, TPayload> : DurableJobType
+internal sealed class DurableJobType<[DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.PublicConstructors)] THandler, TPayload> : DurableJobType
     where THandler : class, IJobHandler<TPayload>
 {
     private readonly string _queue;
 
-    public DurableJobType(string queue, JsonSerializerOptions? options)
+    public DurableJobType(string queue, JsonTypeInfo<TPayload> typeInfo)
     {
         _queue = queue;
-        var serializer = options ?? JsonSerializerOptions.Web;
-        serializer.MakeReadOnly(populateMissingResolver: true);
-        TypeInfo = (JsonTypeInfo<TPayload>)serializer.GetTypeInfo(typeof(TPayload));
+        TypeInfo = typeInfo;
     }
 
     public JsonTypeInfo<TPayload> TypeInfo { get; }

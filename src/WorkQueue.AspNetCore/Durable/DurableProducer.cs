@@ -1,9 +1,10 @@
+using System.Diagnostics.CodeAnalysis;
 using WorkQueue.Telemetry;
 
 namespace WorkQueue.AspNetCore.Durable;
 
 /// <summary>The producer side of a durable queue: writes the payload as JSON on the caller's thread, then hands it to the store.</summary>
-internal sealed class DurableProducer<THandler, TPayload> : IDurableQueue<TPayload>
+internal sealed class DurableProducer<[DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.PublicConstructors)] THandler, TPayload> : IDurableQueue<TPayload>
     where THandler : class, IJobHandler<TPayload>
 {
     /// <summary>The longest delay: Redis keeps due times as doubles of Unix ms, exact far beyond it.</summary>

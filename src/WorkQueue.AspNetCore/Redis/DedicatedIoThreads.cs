@@ -1,3 +1,4 @@
+using System.Diagnostics.CodeAnalysis;
 using System.Net;
 using System.Reflection;
 using StackExchange.Redis;
@@ -15,7 +16,11 @@ internal static class DedicatedIoThreads
 
     // The flag is a request that each connection reads when it is made; what a connection actually got is answered by
     // the library's IInternalConnectionMultiplexer.IsSyncReader/IsSyncWriter, which it keeps "for tests and
-    // diagnostics" but does not make public. Looked up once; null when a future version renames or drops them.
+    // diagnostics" but does not make public. Looked up once; null when a future version renames or drops them. The
+    // interface is named by a constant and kept with its public methods (the annotation), so the lookups also work in a
+    // trimmed or native AOT app.
+    [DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.PublicMethods)]
+    private static readonly Type? InternalMultiplexer = Type.GetType("StackExchange.Redis.IInternalConnectionMultiplexer, StackExchange.Redis");
     private static readonly MethodInfo? IsSyncReader = FindDiagnostic("IsSyncReader");
     private static readonly MethodInfo? IsSyncWriter = FindDiagnostic("IsSyncWriter");
 
@@ -79,9 +84,7 @@ internal static class DedicatedIoThreads
 
     private static MethodInfo? FindDiagnostic(string name)
     {
-        var method = typeof(ConnectionMultiplexer).Assembly
-            .GetType("StackExchange.Redis.IInternalConnectionMultiplexer")
-            ?.GetMethod(name, [typeof(EndPoint), typeof(ConnectionType)]);
+        var method = InternalMultiplexer?.GetMethod(name, [typeof(EndPoint), typeof(ConnectionType)]);
         return method?.ReturnType == typeof(bool?) && method.DeclaringType!.IsAssignableFrom(typeof(ConnectionMultiplexer)) ? method : null;
     }
 }

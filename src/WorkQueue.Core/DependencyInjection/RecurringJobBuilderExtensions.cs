@@ -1,3 +1,4 @@
+using System.Diagnostics.CodeAnalysis;
 using Microsoft.Extensions.DependencyInjection.Extensions;
 using WorkQueue;
 using WorkQueue.Queueing;
@@ -31,7 +32,7 @@ public static class RecurringJobBuilderExtensions
     /// <paramref name="id"/> is empty, starts with <c>@</c> or <c>~</c>, or is already registered, or the cron expression or time zone is not valid; the message names it.
     /// (An unknown queue fails when the app starts.)
     /// </exception>
-    public static IWorkQueueBuilder AddRecurringJob<THandler>(this IWorkQueueBuilder builder, string id, string cronExpression, Action<RecurringJobOptions>? configure = null)
+    public static IWorkQueueBuilder AddRecurringJob<[DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.PublicConstructors)] THandler>(this IWorkQueueBuilder builder, string id, string cronExpression, Action<RecurringJobOptions>? configure = null)
         where THandler : class, IJobHandler<RecurringOccurrence>
     {
         ArgumentNullException.ThrowIfNull(builder);
@@ -51,7 +52,7 @@ public static class RecurringJobBuilderExtensions
     /// <returns>The builder.</returns>
     /// <exception cref="ArgumentException"><paramref name="id"/> is empty, starts with <c>@</c> or <c>~</c>, or is already registered.</exception>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="interval"/> is out of range.</exception>
-    public static IWorkQueueBuilder AddRecurringJob<THandler>(this IWorkQueueBuilder builder, string id, TimeSpan interval, Action<RecurringJobOptions>? configure = null)
+    public static IWorkQueueBuilder AddRecurringJob<[DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.PublicConstructors)] THandler>(this IWorkQueueBuilder builder, string id, TimeSpan interval, Action<RecurringJobOptions>? configure = null)
         where THandler : class, IJobHandler<RecurringOccurrence>
     {
         ArgumentNullException.ThrowIfNull(builder);

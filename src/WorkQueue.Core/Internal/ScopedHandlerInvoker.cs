@@ -1,3 +1,4 @@
+using System.Diagnostics.CodeAnalysis;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Logging;
 using WorkQueue.Telemetry;
@@ -13,7 +14,7 @@ namespace WorkQueue.Internal;
 /// succeeded does not fail the job (a retry would run its effects again); the error is logged and counted. When the
 /// handler threw, its exception stays the outcome and a disposal error is logged as well.
 /// </remarks>
-internal sealed partial class ScopedHandlerInvoker<THandler, TPayload> : JobInvoker
+internal sealed partial class ScopedHandlerInvoker<[DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.PublicConstructors)] THandler, TPayload> : JobInvoker
     where THandler : class, IJobHandler<TPayload>
 {
     public static readonly ScopedHandlerInvoker<THandler, TPayload> Instance = new();

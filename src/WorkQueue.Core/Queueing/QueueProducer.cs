@@ -1,3 +1,4 @@
+using System.Diagnostics.CodeAnalysis;
 using System.Threading.Channels;
 using WorkQueue.Accounting;
 using WorkQueue.Internal;
@@ -57,7 +58,7 @@ internal sealed class QueueProducer : IWorkQueue
         return TryWrite(HandlerInvoker<TPayload>.Instance, handler, payload);
     }
 
-    public bool TryEnqueue<THandler, TPayload>(TPayload payload)
+    public bool TryEnqueue<[DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.PublicConstructors)] THandler, TPayload>(TPayload payload)
         where THandler : class, IJobHandler<TPayload> =>
         TryWrite(ScopedHandlerInvoker<THandler, TPayload>.Instance, null, payload);
 
@@ -79,7 +80,7 @@ internal sealed class QueueProducer : IWorkQueue
         return WriteAsync(HandlerInvoker<TPayload>.Instance, handler, payload, cancellationToken);
     }
 
-    public ValueTask EnqueueAsync<THandler, TPayload>(TPayload payload, CancellationToken cancellationToken = default)
+    public ValueTask EnqueueAsync<[DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.PublicConstructors)] THandler, TPayload>(TPayload payload, CancellationToken cancellationToken = default)
         where THandler : class, IJobHandler<TPayload> =>
         WriteAsync(ScopedHandlerInvoker<THandler, TPayload>.Instance, null, payload, cancellationToken);
 
@@ -90,7 +91,7 @@ internal sealed class QueueProducer : IWorkQueue
         return Enqueue(HandlerInvoker<TPayload>.Instance, handler, payload, options, cancellationToken);
     }
 
-    public ValueTask<EnqueueResult> EnqueueAsync<THandler, TPayload>(TPayload payload, JobOptions options, CancellationToken cancellationToken = default)
+    public ValueTask<EnqueueResult> EnqueueAsync<[DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.PublicConstructors)] THandler, TPayload>(TPayload payload, JobOptions options, CancellationToken cancellationToken = default)
         where THandler : class, IJobHandler<TPayload>
     {
         ArgumentNullException.ThrowIfNull(options);
@@ -133,11 +134,11 @@ internal sealed class QueueProducer : IWorkQueue
         return Schedule(HandlerInvoker<TPayload>.Instance, handler, payload, runAt);
     }
 
-    public long Schedule<THandler, TPayload>(TPayload payload, TimeSpan delay)
+    public long Schedule<[DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.PublicConstructors)] THandler, TPayload>(TPayload payload, TimeSpan delay)
         where THandler : class, IJobHandler<TPayload> =>
         Schedule(ScopedHandlerInvoker<THandler, TPayload>.Instance, null, payload, DueAfter(delay));
 
-    public long Schedule<THandler, TPayload>(TPayload payload, DateTimeOffset runAt)
+    public long Schedule<[DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.PublicConstructors)] THandler, TPayload>(TPayload payload, DateTimeOffset runAt)
         where THandler : class, IJobHandler<TPayload> =>
         Schedule(ScopedHandlerInvoker<THandler, TPayload>.Instance, null, payload, runAt);
 

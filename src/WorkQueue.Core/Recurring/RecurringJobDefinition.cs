@@ -1,3 +1,4 @@
+using System.Diagnostics.CodeAnalysis;
 using WorkQueue.Internal;
 
 namespace WorkQueue.Recurring;
@@ -5,7 +6,7 @@ namespace WorkQueue.Recurring;
 /// <summary>A recurring job as registered: validated, immutable; replacing a job replaces its definition.</summary>
 internal sealed record RecurringJobDefinition(string Id, RecurringSchedule Schedule, string Queue, bool StartPaused, MissedOccurrencePolicy MissedOccurrences, JobInvoker Invoker, Type HandlerType)
 {
-    public static RecurringJobDefinition Create<THandler>(string id, Func<string, RecurringSchedule> schedule, Action<RecurringJobOptions>? configure)
+    public static RecurringJobDefinition Create<[DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.PublicConstructors)] THandler>(string id, Func<string, RecurringSchedule> schedule, Action<RecurringJobOptions>? configure)
         where THandler : class, IJobHandler<RecurringOccurrence>
     {
         ArgumentException.ThrowIfNullOrWhiteSpace(id);

@@ -1,3 +1,4 @@
+using System.Diagnostics.CodeAnalysis;
 using WorkQueue.Internal;
 
 namespace WorkQueue.Recurring;
@@ -6,7 +7,7 @@ namespace WorkQueue.Recurring;
 /// Runs one occurrence of a recurring job on a scoped <typeparamref name="THandler"/>, as any scoped handler job runs,
 /// and tells the job's state how the attempt went (its latest run, as the admin endpoints show it).
 /// </summary>
-internal sealed class RecurringJobInvoker<THandler> : JobInvoker
+internal sealed class RecurringJobInvoker<[DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.PublicConstructors)] THandler> : JobInvoker
     where THandler : class, IJobHandler<RecurringOccurrence>
 {
     public static readonly RecurringJobInvoker<THandler> Instance = new();

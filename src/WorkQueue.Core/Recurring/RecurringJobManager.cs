@@ -1,3 +1,4 @@
+using System.Diagnostics.CodeAnalysis;
 using Microsoft.Extensions.Logging;
 using WorkQueue.Durability;
 using WorkQueue.Internal;
@@ -136,11 +137,11 @@ internal sealed partial class RecurringJobManager : IRecurringJobs, IDisposable
         return job is not null;
     }
 
-    public void AddOrUpdate<THandler>(string id, string cronExpression, Action<RecurringJobOptions>? configure = null)
+    public void AddOrUpdate<[DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.PublicConstructors)] THandler>(string id, string cronExpression, Action<RecurringJobOptions>? configure = null)
         where THandler : class, IJobHandler<RecurringOccurrence> =>
         AddOrReplace(RecurringJobDefinition.Create<THandler>(id, zone => RecurringSchedule.Cron(cronExpression, zone, nameof(cronExpression)), configure));
 
-    public void AddOrUpdate<THandler>(string id, TimeSpan interval, Action<RecurringJobOptions>? configure = null)
+    public void AddOrUpdate<[DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.PublicConstructors)] THandler>(string id, TimeSpan interval, Action<RecurringJobOptions>? configure = null)
         where THandler : class, IJobHandler<RecurringOccurrence> =>
         AddOrReplace(RecurringJobDefinition.Create<THandler>(id, _ => RecurringSchedule.Every(interval, nameof(interval)), configure));
 

@@ -1,3 +1,4 @@
+using System.Text.Json.Serialization;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Hosting;
 using Microsoft.Extensions.Logging;
@@ -11,7 +12,7 @@ namespace WorkQueue.AspNetCore.Tests.DependencyInjection;
 /// The names a durable queue puts in its Redis keys, checked where they are given: a queue's name and the key prefix
 /// cannot break out of the hash tag <c>{name}</c> that keeps the queue's keys in one slot and apart from other queues'.
 /// </summary>
-public sealed class DurableQueueBuilderExtensionsTests
+public sealed partial class DurableQueueBuilderExtensionsTests(RedisServerFixture redis) : IClassFixture<RedisServerFixture>
 {
     [Theory]
     [InlineData("a{b")]
@@ -56,4 +57,41 @@ public sealed class DurableQueueBuilderExtensionsTests
         using var provider = services.BuildServiceProvider();
         Assert.Single(provider.GetRequiredService<IOptions<RedisWarmupOptions>>().Value.WarmupCallbacks);
     }
+
+    [Fact]
+    public async Task AddDurableQueue_WithJsonTypeInfo_StoresAndReadsPayloadsWithThatContract()
+    {
+        string prefix = DurableTestHost.NewPrefix();
+        var log = new JobLog();
+        var builder = Host.CreateApplicationBuilder();
+        builder.Logging.ClearProviders();
+        builder.Services.AddSingleton(log).AddSingleton(new InstanceName("a"));
+        builder.Services.AddRedisWarmup(o => o.Configuration = redis.Server.Configuration);
+        builder.Services.AddWorkQueue().AddDurableQueue<TestJobHandler, TestJob>(
+            DurableTestHost.Queue,
+            UpperSnakeJsonContext.Default.TestJob,
+            configureDurable: d => { d.KeyPrefix = prefix; d.PollInterval = TimeSpan.FromMilliseconds(200); });
+        using var host = builder.Build();
+        await host.StartAsync();
+        var producer = host.Services.GetRequiredKeyedService<IDurableQueue<TestJob>>(DurableTestHost.Queue);
+        Assert.True(host.Services.GetRequiredService<IWorkQueueProvider>().TryGetControl(DurableTestHost.Queue, out var control));
+
+        // Paused, the entry stays in the stream as the producer wrote it.
+        control.Pause();
+        await producer.EnqueueAsync(new TestJob(7, "snake"));
+        await using var connection = await DurableTestHost.ConnectAsync(redis.Server);
+        var entries = await connection.GetDatabase().StreamRangeAsync(DurableTestHost.StreamKey(prefix));
+        control.Resume();
+        await log.WaitUntilAsync(() => log.CallsOf(7) == 1, "the job to run");
+        await host.StopAsync();
+
+        string stored = string.Join(" ", entries.SelectMany(e => e.Values).Select(v => v.Value.ToString()));
+        Assert.Contains("\"TAG\":\"snake\"", stored, StringComparison.Ordinal);
+        Assert.Equal(new TestJob(7, "snake"), Assert.Single(log.Runs).Job);
+    }
+
+    /// <summary>A contract other than the web defaults, so the stored JSON shows which one wrote it.</summary>
+    [JsonSourceGenerationOptions(PropertyNamingPolicy = JsonKnownNamingPolicy.SnakeCaseUpper)]
+    [JsonSerializable(typeof(TestJob))]
+    private sealed partial class UpperSnakeJsonContext : JsonSerializerContext;
 }

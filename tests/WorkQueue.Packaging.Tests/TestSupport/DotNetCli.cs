@@ -17,22 +17,10 @@ internal static class DotNetCli
         IReadOnlyDictionary<string, string>? environment = null)
     {
         using var process = Start(workingDirectory, arguments, environment);
-        var stopwatch = Stopwatch.StartNew();
-        using var cts = new CancellationTokenSource(timeout);
-        bool timedOut = false;
-        try
-        {
-            // Waits for the exit and for the end of both output streams. Build servers would keep the streams open
-            // after the exit, which is why every build command runs with --disable-build-servers.
-            await process.Process.WaitForExitAsync(cts.Token);
-        }
-        catch (OperationCanceledException) when (cts.IsCancellationRequested)
-        {
-            timedOut = true;
-            process.Kill();
-        }
 
-        return new CommandResult(process.CommandLine, timedOut ? -1 : process.Process.ExitCode, timedOut, stopwatch.Elapsed, process.Output);
+        // Build servers would keep the output streams open after the exit, which is why every build command runs with
+        // --disable-build-servers.
+        return await process.WaitAsync(timeout);
     }
 
     /// <summary>Starts <c>dotnet</c> with <paramref name="arguments"/> and captures its output as it comes.</summary>

@@ -96,7 +96,7 @@ public sealed class PackagedFeed : IAsyncLifetime
 
     internal string PackagePath(string id, string extension) => Path.Combine(FeedDirectory, $"{id}.{Version}.{extension}");
 
-    private static string FindRepositoryRoot()
+    internal static string FindRepositoryRoot()
     {
         for (var directory = new DirectoryInfo(AppContext.BaseDirectory); directory is not null; directory = directory.Parent)
         {

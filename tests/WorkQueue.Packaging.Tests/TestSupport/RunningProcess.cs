@@ -66,6 +66,49 @@ internal sealed class RunningProcess : IDisposable
         return line.Task;
     }
 
+    /// <summary>Starts <paramref name="fileName"/> (a native program) with <paramref name="arguments"/> and runs it to completion, or kills it after <paramref name="timeout"/>.</summary>
+    public static async Task<CommandResult> RunAsync(string fileName, IReadOnlyList<string> arguments, TimeSpan timeout)
+    {
+        var startInfo = new ProcessStartInfo(fileName)
+        {
+            RedirectStandardOutput = true,
+            RedirectStandardError = true,
+            RedirectStandardInput = true,
+            UseShellExecute = false,
+            StandardOutputEncoding = Encoding.UTF8,
+            StandardErrorEncoding = Encoding.UTF8,
+        };
+        foreach (var argument in arguments)
+        {
+            startInfo.ArgumentList.Add(argument);
+        }
+
+        using var process = new RunningProcess(startInfo);
+        return await process.WaitAsync(timeout);
+    }
+
+    /// <summary>
+    /// Waits for the process to exit and for the end of both output streams, or kills its process tree after
+    /// <paramref name="timeout"/>; returns its exit code and everything it printed.
+    /// </summary>
+    public async Task<CommandResult> WaitAsync(TimeSpan timeout)
+    {
+        var stopwatch = Stopwatch.StartNew();
+        using var cts = new CancellationTokenSource(timeout);
+        bool timedOut = false;
+        try
+        {
+            await Process.WaitForExitAsync(cts.Token);
+        }
+        catch (OperationCanceledException) when (cts.IsCancellationRequested)
+        {
+            timedOut = true;
+            Kill();
+        }
+
+        return new CommandResult(CommandLine, timedOut ? -1 : Process.ExitCode, timedOut, stopwatch.Elapsed, Output);
+    }
+
     /// <summary>Kills the process and all its children, and waits for them to go.</summary>
     public void Kill()
     {
