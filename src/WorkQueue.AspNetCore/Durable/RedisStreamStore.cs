@@ -91,6 +91,9 @@ internal sealed partial class RedisStreamStore : IJobStore
 
     public int PrefetchCapacity => _durable.Prefetch;
 
+    /// <summary>Gets what the warm-up does about a server that can lose this queue's jobs (<see cref="DurableServerChecks"/>).</summary>
+    public RedisServerCheckMode ServerChecks => _durable.ServerChecks;
+
     /// <summary>How long a failing Redis waits between two passes: at most a heartbeat, so claims are refreshed in time once it answers.</summary>
     private TimeSpan ErrorBackoff => _durable.HeartbeatInterval < TimeSpan.FromSeconds(1) ? _durable.HeartbeatInterval : TimeSpan.FromSeconds(1);
 

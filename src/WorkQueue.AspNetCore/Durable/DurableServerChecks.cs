@@ -1,0 +1,111 @@
+using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.Logging;
+using Microsoft.Extensions.Logging.Abstractions;
+using StackExchange.Redis;
+using WorkQueue.AspNetCore.Redis;
+
+namespace WorkQueue.AspNetCore.Durable;
+
+/// <summary>
+/// The durable queues' startup checks of the Redis server each uses (<see cref="DurableQueueOptions.ServerChecks"/>), run
+/// by the warm-up once Redis answers: the settings that can cost a queue its jobs and the version its scripts need, read
+/// in one script call per queue (<c>serverInfo.lua</c>) on the node that holds the queue. Each risk is logged (event 520,
+/// a warning, or an error when the queue's checks are <see cref="RedisServerCheckMode.Fail"/>); a queue that fails them
+/// fails the warm-up with a message naming every risk. A server that will not tell (INFO refused by an ACL, say) gets one
+/// warning per queue saying so and why (event 521), and the queue goes on.
+/// </summary>
+internal sealed partial class DurableServerChecks : IRedisWarmupCheck
+{
+    private readonly IServiceProvider _services;
+    private readonly ILogger _logger;
+
+    public DurableServerChecks(IServiceProvider services)
+    {
+        _services = services;
+
+        // The category the queues log under, so one filter shows a queue's whole story.
+        _logger = services.GetService<ILoggerFactory>()?.CreateLogger("WorkQueue") ?? NullLogger.Instance;
+    }
+
+    public async Task RunAsync(IConnectionMultiplexer multiplexer, CancellationToken cancellationToken)
+    {
+        // Resolving the provider creates the queues, and so their stores, if nothing has yet.
+        _ = _services.GetRequiredService<IWorkQueueProvider>().Queues;
+        var failures = new List<string>();
+        foreach (var queue in _services.GetRequiredService<DurableQueueRegistry>().Queues)
+        {
+            var store = queue.Store;
+            if (store.ServerChecks == RedisServerCheckMode.Off)
+            {
+                continue;
+            }
+
+            string endpoint = Describe(multiplexer, store.Keys.Stream);
+            var risks = await ReadRisksAsync(multiplexer.GetDatabase(), store, endpoint, cancellationToken).ConfigureAwait(false);
+            var level = store.ServerChecks == RedisServerCheckMode.Fail ? LogLevel.Error : LogLevel.Warning;
+            foreach (var risk in risks)
+            {
+                Log.ServerRisk(_logger, level, store.QueueName, endpoint, risk.Setting, risk.Value, risk.Consequence, risk.Remedy, store.ServerChecks);
+                if (store.ServerChecks == RedisServerCheckMode.Fail)
+                {
+                    failures.Add($"Durable queue '{store.QueueName}': Redis {endpoint} has {risk.Setting} {risk.Value}: {risk.Consequence}; {risk.Remedy}.");
+                }
+            }
+        }
+
+        if (failures.Count > 0)
+        {
+            throw new InvalidOperationException(
+                string.Join(" ", failures) + " (DurableQueueOptions.ServerChecks is Fail: fix the server, or set it to Warn to run anyway.)");
+        }
+    }
+
+    /// <summary>Reads the settings and returns their risks; none when Redis would not tell (logged once, with why).</summary>
+    private async Task<IReadOnlyList<ServerRisk>> ReadRisksAsync(IDatabase db, RedisStreamStore store, string endpoint, CancellationToken cancellationToken)
+    {
+        RedisResult[] reply;
+        try
+        {
+            reply = (RedisResult[])(await db.ScriptEvaluateAsync(DurableScripts.ServerInfo, [store.Keys.Stream]).WaitAsync(cancellationToken).ConfigureAwait(false))!;
+        }
+        catch (RedisServerException ex)
+        {
+            // Redis refused the script itself (an ACL without EVAL, a key pattern that leaves the queue out): a refusal
+            // the queue meets on its first call too, where it is reported again.
+            Log.ChecksSkipped(_logger, store.QueueName, endpoint, ex.Message);
+            return [];
+        }
+
+        // Lua's false arrives as a null reply.
+        string? version = reply[0].IsNull ? null : (string?)reply[0];
+        if (reply[1].IsNull)
+        {
+            // INFO refused (an ACL without +info): the version the script engine knows is still checked.
+            Log.ChecksSkipped(_logger, store.QueueName, endpoint, $"Redis refused INFO to the connection's user ({(string?)reply[2]}); grant it +info to have them");
+            return new RedisServerSettings(version, null, null, null).Risks();
+        }
+
+        return RedisServerSettings.Parse(version, (string)reply[1]!).Risks();
+    }
+
+    private static string Describe(IConnectionMultiplexer multiplexer, RedisKey key)
+    {
+        try
+        {
+            return RedisConnection.Format(multiplexer.GetServer(key).EndPoint);
+        }
+        catch (Exception ex) when (ex is RedisException or InvalidOperationException or NotSupportedException)
+        {
+            return string.Join(", ", multiplexer.GetEndPoints().Select(RedisConnection.Format));
+        }
+    }
+
+    private static partial class Log
+    {
+        [LoggerMessage(EventId = 520, EventName = "DurableServerRisk", Message = "Durable queue '{Queue}': Redis {Endpoint} has {Setting} {Value}: {Consequence}. To keep the queue's jobs, {Remedy} (DurableQueueOptions.ServerChecks is {Mode}).")]
+        public static partial void ServerRisk(ILogger logger, LogLevel level, string queue, string endpoint, string setting, string value, string consequence, string remedy, RedisServerCheckMode mode);
+
+        [LoggerMessage(521, LogLevel.Warning, "Durable queue '{Queue}': the Redis server checks (maxmemory-policy, appendonly, version) could not run on {Endpoint}: {Reason}. The queue goes on without them.", EventName = "DurableServerChecksSkipped")]
+        public static partial void ChecksSkipped(ILogger logger, string queue, string endpoint, string reason);
+    }
+}
