@@ -77,8 +77,9 @@ public sealed class DurableQueueOptions
     /// <summary>
     /// Gets or sets what the Redis warm-up does when the server this queue uses can lose its jobs or cannot run them:
     /// a <c>maxmemory-policy</c> other than <c>noeviction</c> (Redis evicts keys, jobs among them, when it reaches
-    /// <c>maxmemory</c>), <c>appendonly no</c> (a restart loses what was stored since the last snapshot), or a version
-    /// older than 7.0 (the scripts need it). The settings are read with <c>INFO</c>, from a script (so without
+    /// <c>maxmemory</c>), <c>appendonly no</c> (a restart loses what was stored since the last snapshot), a version
+    /// older than 7.0 (the scripts need it), or a command the queue sends that the connection's user may not run (an
+    /// ACL: named with the rules to add). The settings are read with <c>INFO</c>, from a script (so without
     /// StackExchange.Redis's admin mode, and where a managed Redis refuses <c>CONFIG</c>); when Redis refuses that, one
     /// warning says the checks could not run and why, and the queue goes on. The checks run once per queue in the
     /// warm-up of <see cref="Microsoft.Extensions.DependencyInjection.RedisWarmupServiceCollectionExtensions.AddRedisWarmup"/>.

@@ -94,4 +94,7 @@ internal static class DurableScripts
 
     /// <summary>The script in <c>Durable/Scripts/serverInfo.lua</c>: its header says what it does, its KEYS, ARGV and reply.</summary>
     public static readonly string ServerInfo = DurableScriptLoader.Load("serverInfo");
+
+    /// <summary>The script in <c>Durable/Scripts/checkAccess.lua</c>: its header says what it does, its KEYS, ARGV and reply.</summary>
+    public static readonly string CheckAccess = DurableScriptLoader.Load("checkAccess");
 }

@@ -8,11 +8,13 @@ namespace WorkQueue.AspNetCore.Durable;
 
 /// <summary>
 /// The durable queues' startup checks of the Redis server each uses (<see cref="DurableQueueOptions.ServerChecks"/>), run
-/// by the warm-up once Redis answers: the settings that can cost a queue its jobs and the version its scripts need, read
-/// in one script call per queue (<c>serverInfo.lua</c>) on the node that holds the queue. Each risk is logged (event 520,
-/// a warning, or an error when the queue's checks are <see cref="RedisServerCheckMode.Fail"/>); a queue that fails them
-/// fails the warm-up with a message naming every risk. A server that will not tell (INFO refused by an ACL, say) gets one
-/// warning per queue saying so and why (event 521), and the queue goes on.
+/// by the warm-up once Redis answers, two script calls per queue on the node that holds it: whether the connection's
+/// user may run every command the queue sends (<see cref="DurableAccess"/>; a refusal is logged as an error naming the
+/// commands and the ACL to add, event 522), then the settings that can cost a queue its jobs and the version its scripts
+/// need (<c>serverInfo.lua</c>; each risk logged, event 520, a warning, or an error when the queue's checks are
+/// <see cref="RedisServerCheckMode.Fail"/>). A queue whose checks are Fail and find anything fails the warm-up with a
+/// message naming all of it. A server that will not tell (INFO refused by an ACL, say) gets one warning per queue saying
+/// so and why (event 521), and the queue goes on.
 /// </summary>
 internal sealed partial class DurableServerChecks : IRedisWarmupCheck
 {
@@ -41,6 +43,18 @@ internal sealed partial class DurableServerChecks : IRedisWarmupCheck
             }
 
             string endpoint = Describe(multiplexer, store.Keys.Stream);
+            var access = await DurableAccess.CheckAsync(multiplexer.GetDatabase(), store.Keys, store.KeyPrefix, store.Consumes).WaitAsync(cancellationToken).ConfigureAwait(false);
+            if (!access.Allowed)
+            {
+                // A refused command is no risk but a certain failure: an error in either mode.
+                string refusal = access.Explain(DurableAccess.UserOf(multiplexer), store.KeyPrefix);
+                Log.AccessDenied(_logger, store.QueueName, endpoint, refusal, store.ServerChecks);
+                if (store.ServerChecks == RedisServerCheckMode.Fail)
+                {
+                    failures.Add($"Durable queue '{store.QueueName}' on Redis {endpoint}: {refusal}");
+                }
+            }
+
             var risks = await ReadRisksAsync(multiplexer.GetDatabase(), store, endpoint, cancellationToken).ConfigureAwait(false);
             var level = store.ServerChecks == RedisServerCheckMode.Fail ? LogLevel.Error : LogLevel.Warning;
             foreach (var risk in risks)
@@ -56,7 +70,7 @@ internal sealed partial class DurableServerChecks : IRedisWarmupCheck
         if (failures.Count > 0)
         {
             throw new InvalidOperationException(
-                string.Join(" ", failures) + " (DurableQueueOptions.ServerChecks is Fail: fix the server, or set it to Warn to run anyway.)");
+                string.Join(" ", failures) + " (DurableQueueOptions.ServerChecks is Fail: fix the server or the user's ACL, or set it to Warn to run anyway.)");
         }
     }
 
@@ -104,6 +118,9 @@ internal sealed partial class DurableServerChecks : IRedisWarmupCheck
     {
         [LoggerMessage(EventId = 520, EventName = "DurableServerRisk", Message = "Durable queue '{Queue}': Redis {Endpoint} has {Setting} {Value}: {Consequence}. To keep the queue's jobs, {Remedy} (DurableQueueOptions.ServerChecks is {Mode}).")]
         public static partial void ServerRisk(ILogger logger, LogLevel level, string queue, string endpoint, string setting, string value, string consequence, string remedy, RedisServerCheckMode mode);
+
+        [LoggerMessage(522, LogLevel.Error, "Durable queue '{Queue}' on Redis {Endpoint}: {Refusal} The queue fails when it sends what is refused (DurableQueueOptions.ServerChecks is {Mode}).", EventName = "DurableAccessDenied")]
+        public static partial void AccessDenied(ILogger logger, string queue, string endpoint, string refusal, RedisServerCheckMode mode);
 
         [LoggerMessage(521, LogLevel.Warning, "Durable queue '{Queue}': the Redis server checks (maxmemory-policy, appendonly, version) could not run on {Endpoint}: {Reason}. The queue goes on without them.", EventName = "DurableServerChecksSkipped")]
         public static partial void ChecksSkipped(ILogger logger, string queue, string endpoint, string reason);

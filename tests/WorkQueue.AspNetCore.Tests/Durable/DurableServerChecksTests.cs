@@ -39,7 +39,7 @@ public sealed class DurableServerChecksTests(RedisServerFixture redis) : IClassF
     [InlineData("volatile-ttl")]
     public async Task StartAsync_EvictingMaxMemoryPolicy_LogsOneWarningNamingThePolicy(string policy)
     {
-        await using var server = await SafeServerAsync("--maxmemory-policy", policy);
+        await using var server = await SafeRedisServer.StartAsync("--maxmemory-policy", policy);
         await using var host = await DurableTestHost.StartAsync(server.Redis, new JobLog(), DurableTestHost.NewPrefix(), configureHost: FakeLogging);
 
         var risk = Assert.Single(Records(host.Services), r => r.Id.Name == Risk);
@@ -51,7 +51,7 @@ public sealed class DurableServerChecksTests(RedisServerFixture redis) : IClassF
     [Fact]
     public async Task StartAsync_NoRisk_LogsNothing()
     {
-        await using var server = await SafeServerAsync();
+        await using var server = await SafeRedisServer.StartAsync();
         await using var host = await DurableTestHost.StartAsync(server.Redis, new JobLog(), DurableTestHost.NewPrefix(), configureDurable: d => d.ServerChecks = RedisServerCheckMode.Fail, configureHost: FakeLogging);
 
         Assert.DoesNotContain(Records(host.Services), r => r.Id.Name is Risk or Skipped);
@@ -60,7 +60,7 @@ public sealed class DurableServerChecksTests(RedisServerFixture redis) : IClassF
     [Fact]
     public async Task StartAsync_ServerChecksFail_EvictingPolicy_FailsStartupNamingTheSettingAndItsValue()
     {
-        await using var server = await SafeServerAsync("--maxmemory-policy", "volatile-lru");
+        await using var server = await SafeRedisServer.StartAsync("--maxmemory-policy", "volatile-lru");
         using var host = DurableTestHost.Build(server.Redis, new JobLog(), DurableTestHost.NewPrefix(), configureDurable: d => d.ServerChecks = RedisServerCheckMode.Fail, configureHost: FakeLogging);
 
         var error = await Assert.ThrowsAsync<InvalidOperationException>(() => host.StartAsync());
@@ -75,7 +75,7 @@ public sealed class DurableServerChecksTests(RedisServerFixture redis) : IClassF
     [Fact]
     public async Task StartAsync_ServerChecksFailUnderStartNotReady_NotReadyNamingTheRisk_UntilTheServerIsFixed()
     {
-        await using var server = await SafeServerAsync("--appendonly", "no");
+        await using var server = await SafeRedisServer.StartAsync("--appendonly", "no");
         await using var host = await DurableTestHost.StartAsync(
             server.Redis,
             new JobLog(),
@@ -139,21 +139,4 @@ public sealed class DurableServerChecksTests(RedisServerFixture redis) : IClassF
     private static void FakeLogging(Microsoft.Extensions.Hosting.HostApplicationBuilder builder) => builder.Services.AddFakeLogging();
 
     private static IReadOnlyList<FakeLogRecord> Records(IServiceProvider services) => services.GetFakeLogCollector().GetSnapshot();
-
-    /// <summary>A server of its own with AOF on and noeviction (a server with no risk), then <paramref name="arguments"/>; its files in a directory of its own.</summary>
-    private static async Task<OwnServer> SafeServerAsync(params string[] arguments)
-    {
-        var dir = Directory.CreateTempSubdirectory("workqueue-checks-");
-        var server = await RedisServer.StartAsync(["--dir", dir.FullName, "--appendonly", "yes", "--maxmemory-policy", "noeviction", .. arguments]);
-        return new OwnServer(server, dir);
-    }
-
-    private sealed record OwnServer(RedisServer Redis, DirectoryInfo Dir) : IAsyncDisposable
-    {
-        public async ValueTask DisposeAsync()
-        {
-            await Redis.DisposeAsync();
-            Dir.Delete(recursive: true);
-        }
-    }
 }
