@@ -206,6 +206,20 @@ public sealed class DurableAclTests(RedisServerFixture redis) : IClassFixture<Re
         Assert.Contains($"may not run XADD. Add it: ACL SETUSER {user} +xadd.", rejected.Message, StringComparison.Ordinal);
     }
 
+    [Fact]
+    public void Docs_RunningOnProductionRedis_GiveTheAclTheCodeChecks()
+    {
+        var root = new DirectoryInfo(AppContext.BaseDirectory);
+        while (root is not null && !File.Exists(Path.Combine(root.FullName, "WorkQueue.sln")))
+        {
+            root = root.Parent;
+        }
+
+        Assert.NotNull(root);
+        string docs = File.ReadAllText(Path.Combine(root.FullName, "docs", "durable.md"));
+        Assert.Contains($"ACL SETUSER workqueue on >{{password}} {DurableAcl.Rules("workqueue")}\n", docs.ReplaceLineEndings("\n"), StringComparison.Ordinal);
+    }
+
     /// <summary>Creates a user with a password and exactly <paramref name="rules"/> (split at spaces, as <c>ACL SETUSER</c> takes them).</summary>
     private static async Task<string> CreateUserAsync(ConnectionMultiplexer admin, string rules)
     {
