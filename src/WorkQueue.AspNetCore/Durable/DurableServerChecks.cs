@@ -43,7 +43,7 @@ internal sealed partial class DurableServerChecks : IRedisWarmupCheck
             }
 
             string endpoint = Describe(multiplexer, store.Keys.Stream);
-            var access = await DurableAccess.CheckAsync(multiplexer.GetDatabase(), store.Keys, store.KeyPrefix, store.Consumes).WaitAsync(cancellationToken).ConfigureAwait(false);
+            var access = await CheckAccessAsync(multiplexer.GetDatabase(), store, endpoint, cancellationToken).ConfigureAwait(false);
             if (!access.Allowed)
             {
                 // A refused command is no risk but a certain failure: an error in either mode.
@@ -74,6 +74,20 @@ internal sealed partial class DurableServerChecks : IRedisWarmupCheck
         }
     }
 
+    /// <summary>Asks Redis what the user may not run; nothing known when the check fails for another reason than an ACL (logged once, with why).</summary>
+    private async Task<AccessReport> CheckAccessAsync(IDatabase db, RedisStreamStore store, string endpoint, CancellationToken cancellationToken)
+    {
+        try
+        {
+            return await DurableAccess.CheckAsync(db, store.Keys, store.KeyPrefix, store.Consumes).WaitAsync(cancellationToken).ConfigureAwait(false);
+        }
+        catch (RedisServerException ex)
+        {
+            Log.ChecksSkipped(_logger, store.QueueName, endpoint, $"the access check failed ({ex.Message})");
+            return AccessReport.Unchecked;
+        }
+    }
+
     /// <summary>Reads the settings and returns their risks; none when Redis would not tell (logged once, with why).</summary>
     private async Task<IReadOnlyList<ServerRisk>> ReadRisksAsync(IDatabase db, RedisStreamStore store, string endpoint, CancellationToken cancellationToken)
     {
@@ -84,9 +98,9 @@ internal sealed partial class DurableServerChecks : IRedisWarmupCheck
         }
         catch (RedisServerException ex)
         {
-            // Redis refused the script itself (an ACL without EVAL, a key pattern that leaves the queue out): a refusal
-            // the queue meets on its first call too, where it is reported again.
-            Log.ChecksSkipped(_logger, store.QueueName, endpoint, ex.Message);
+            // Redis refused the script itself (an ACL without EVAL, a key pattern that leaves the queue out; the access
+            // check has named it) or cannot run it.
+            Log.ChecksSkipped(_logger, store.QueueName, endpoint, $"the settings could not be read ({ex.Message})");
             return [];
         }
 
@@ -95,7 +109,7 @@ internal sealed partial class DurableServerChecks : IRedisWarmupCheck
         if (reply[1].IsNull)
         {
             // INFO refused (an ACL without +info): the version the script engine knows is still checked.
-            Log.ChecksSkipped(_logger, store.QueueName, endpoint, $"Redis refused INFO to the connection's user ({(string?)reply[2]}); grant it +info to have them");
+            Log.ChecksSkipped(_logger, store.QueueName, endpoint, $"Redis refused INFO to the connection's user ({(string?)reply[2]}); grant it +info to have maxmemory-policy and appendonly checked");
             return new RedisServerSettings(version, null, null, null).Risks();
         }
 
@@ -122,7 +136,7 @@ internal sealed partial class DurableServerChecks : IRedisWarmupCheck
         [LoggerMessage(522, LogLevel.Error, "Durable queue '{Queue}' on Redis {Endpoint}: {Refusal} The queue fails when it sends what is refused (DurableQueueOptions.ServerChecks is {Mode}).", EventName = "DurableAccessDenied")]
         public static partial void AccessDenied(ILogger logger, string queue, string endpoint, string refusal, RedisServerCheckMode mode);
 
-        [LoggerMessage(521, LogLevel.Warning, "Durable queue '{Queue}': the Redis server checks (maxmemory-policy, appendonly, version) could not run on {Endpoint}: {Reason}. The queue goes on without them.", EventName = "DurableServerChecksSkipped")]
+        [LoggerMessage(521, LogLevel.Warning, "Durable queue '{Queue}': a startup check of Redis {Endpoint} could not run: {Reason}. The queue goes on without it.", EventName = "DurableServerChecksSkipped")]
         public static partial void ChecksSkipped(ILogger logger, string queue, string endpoint, string reason);
     }
 }
