@@ -17,6 +17,9 @@ internal sealed class CountdownSignal
 
     public Task Task => _done.Task;
 
+    /// <summary>Gets how many signals are still awaited (for a timeout's message).</summary>
+    public int Remaining => Volatile.Read(ref _remaining);
+
     public void Signal()
     {
         if (Interlocked.Decrement(ref _remaining) == 0)
