@@ -156,8 +156,7 @@ internal sealed partial class RedisStreamStore
             }
             else if (id.Length > 0 && id[0] == RoundReply.NotStoredPrefix)
             {
-                string why = id[1..];
-                batch[i].Fail(new JobRejectedException(_queue, RejectionReason.StoreUnavailable, $"Durable queue '{_queue}': Redis did not take the job ({ExplainRefusal(why, null, fresh: false)?.Message ?? why})."));
+                batch[i].Fail(new JobRejectedException(_queue, RejectionReason.StoreUnavailable, $"Durable queue '{_queue}': Redis did not take the job ({id[1..]})."));
             }
             else
             {
@@ -207,7 +206,7 @@ internal sealed partial class RedisStreamStore
     {
         Exception error = SentWithoutAnswer(ex)
             ? OutcomeUnknown(ex)
-            : new JobRejectedException(_queue, RejectionReason.StoreUnavailable, $"Durable queue '{_queue}': Redis did not take the job ({ExplainRefusal(ex.Message, ex, fresh: false)?.Message ?? ex.Message}).", ex);
+            : new JobRejectedException(_queue, RejectionReason.StoreUnavailable, $"Durable queue '{_queue}': Redis did not take the job ({ex.Message}).", ex);
         foreach (var pending in batch)
         {
             pending.Fail(error);

@@ -112,10 +112,9 @@ internal sealed class DurableTestHost : IAsyncDisposable
         Action<WorkQueueOptions>? configure = null,
         Action<DurableQueueOptions>? configureDurable = null,
         LogCapture? logs = null,
-        string? connection = null,
-        Action<HostApplicationBuilder>? configureHost = null)
+        string? connection = null)
     {
-        var host = Build(redis, log, prefix, instance, configure, configureDurable, logs, connection, configureHost);
+        var host = Build(redis, log, prefix, instance, configure, configureDurable, logs, connection);
         await host.StartAsync();
         return new DurableTestHost(host);
     }
@@ -128,8 +127,7 @@ internal sealed class DurableTestHost : IAsyncDisposable
         Action<WorkQueueOptions>? configure = null,
         Action<DurableQueueOptions>? configureDurable = null,
         LogCapture? logs = null,
-        string? connection = null,
-        Action<HostApplicationBuilder>? configureHost = null)
+        string? connection = null)
     {
         var builder = Microsoft.Extensions.Hosting.Host.CreateApplicationBuilder();
         builder.Logging.ClearProviders();
@@ -154,7 +152,6 @@ internal sealed class DurableTestHost : IAsyncDisposable
                 d.KeyPrefix = prefix;
                 configureDurable?.Invoke(d);
             });
-        configureHost?.Invoke(builder);
         return builder.Build();
     }
 
