@@ -121,9 +121,12 @@ internal sealed partial class ChaosController : IAsyncDisposable
                 }
             }
 
-            if (allCompleted && _kills >= _settings.MinKills)
+            // Every job completed is not yet the end: an enqueue retried after its reply was lost (Redis killed) left
+            // a second entry, and a worker stopped with SIGTERM hands back the entries it had not started. The run ends
+            // once those ran too and the stream is trimmed, so that what the report finds left in Redis is left behind.
+            if (allCompleted && _kills >= _settings.MinKills && await UnfinishedInRedisAsync() == 0)
             {
-                Say($"all {_acknowledgedCount} acknowledged jobs completed, {_kills} kills");
+                Say($"all {_acknowledgedCount} acknowledged jobs completed and the queue is empty, {_kills} kills");
                 return true;
             }
 
