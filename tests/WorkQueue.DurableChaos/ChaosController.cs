@@ -137,7 +137,11 @@ internal sealed partial class ChaosController : IAsyncDisposable
                 nextKill = loadStarted + (_settings.Bursts ? Min(BurstKillOffset, _settings.KillInterval / 2) : _settings.KillInterval);
             }
 
-            if (Elapsed >= nextKill)
+            // Once the load is over and the kills asked for are done, the workers are left to drain the queue: on a
+            // machine too busy to start a replacement within the kill interval, more kills would only hit workers that
+            // just took over the same entries, until the entries' delivery limit dead-letters them as poison.
+            bool killsDone = producing.IsCompleted && _kills >= _settings.MinKills;
+            if (!killsDone && Elapsed >= nextKill)
             {
                 bool onlyBusy = !producing.IsCompleted && Elapsed < nextKill + (_settings.KillInterval / 2);
                 if (await TryKillRandomWorkerAsync(onlyBusy))
