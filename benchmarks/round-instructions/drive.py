@@ -31,9 +31,11 @@ for r in range(rounds):
     for i in range(n): read()
     entries = call('XREADGROUP', 'GROUP', 'workers', 'c1', 'COUNT', n, 'STREAMS', keys[0], '>')[0][1]
     ids = [e[0] for e in entries]
+    # A plain acknowledgement carries its times only when records are kept (finished > 0): else its id alone.
+    width = 3 if int(finished) > 0 else 1
     argv = ['workers', 'c1', 1000000, 'b:{q}:nudge', 0, 256, 0, finished, 10000, 0, '', 1,
-            21, 0, 21, 0, 21, len(ids), 21 + 3 * len(ids), 0]
-    for i in ids: argv += [i, '1700000000000', '1700000000100']
+            21, 0, 21, 0, 21, len(ids), 21 + width * len(ids), 0]
+    for i in ids: argv += [i, '1700000000000', '1700000000100'][:width]
     reply = call('EVALSHA', sha, len(keys), *keys, *argv)
     assert reply[2] == b'1' and reply[3] == [], reply[:6]
 print('ok', rounds * n)

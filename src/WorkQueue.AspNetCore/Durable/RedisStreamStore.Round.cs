@@ -82,7 +82,7 @@ internal sealed partial class RedisStreamStore
             }
         }
 
-        var args = new RoundArguments(count, plainEnqueues, keyed, plain, (completed?.Count ?? 0) - plain);
+        var args = new RoundArguments(count, plainEnqueues, keyed, plain, (completed?.Count ?? 0) - plain, recordsKept: FinishedRetentionMs > 0);
         args.SetSettings(
             RedisStreamKeys.Group,
             ConsumerName,

@@ -17,8 +17,8 @@ internal sealed class RoundArguments
     /// <summary>The fields of a key release: key, job id, stream id.</summary>
     public const int ReleaseFields = 3;
 
-    /// <summary>The fields of a plain acknowledgement: stream id, enqueued at, started at.</summary>
-    public const int PlainAckFields = 3;
+    /// <summary>The fields of a plain acknowledgement when records are kept: stream id, enqueued at, started at.</summary>
+    public const int TimedPlainAckFields = 3;
 
     /// <summary>The fields of another acknowledgement: stream id, job id, attempt, enqueued at, started at, cancel asked.</summary>
     public const int AckFields = 6;
@@ -44,19 +44,25 @@ internal sealed class RoundArguments
     private readonly int _enqueueEnd;
     private readonly int _releaseEnd;
     private readonly int _plainAckEnd;
+    private readonly int _plainAckWidth;
     private int _enqueueAt;
     private int _releaseAt;
     private int _plainAckAt;
     private int _ackAt;
 
-    /// <summary>Sizes the arguments for the sections' element counts; <paramref name="plainEnqueues"/>: payloads alone (due now, no key).</summary>
-    public RoundArguments(int enqueues, bool plainEnqueues, int releases, int plainAcks, int acks)
+    /// <summary>
+    /// Sizes the arguments for the sections' element counts; <paramref name="plainEnqueues"/>: payloads alone (due now,
+    /// no key); <paramref name="recordsKept"/>: the finished-job retention the round is given is not 0, so a plain
+    /// acknowledgement carries its times for the job's record (without records it is its stream id alone).
+    /// </summary>
+    public RoundArguments(int enqueues, bool plainEnqueues, int releases, int plainAcks, int acks, bool recordsKept)
     {
         int width = plainEnqueues ? 1 : EnqueueFields;
+        _plainAckWidth = recordsKept ? TimedPlainAckFields : 1;
         _enqueueAt = HeaderLength;
         _releaseAt = _enqueueEnd = _enqueueAt + (width * enqueues);
         _plainAckAt = _releaseEnd = _releaseAt + (ReleaseFields * releases);
-        _ackAt = _plainAckEnd = _plainAckAt + (PlainAckFields * plainAcks);
+        _ackAt = _plainAckEnd = _plainAckAt + (_plainAckWidth * plainAcks);
         _values = new RedisValue[_ackAt + (AckFields * acks)];
         _values[EnqueueWidthAt] = width;
         SetSection(0, _enqueueAt, enqueues);
@@ -101,6 +107,7 @@ internal sealed class RoundArguments
         _values[FetchCountAt] = fetchCount;
         _values[PromoteLimitAt] = promoteLimit;
         _values[KeyRetentionAt] = keyRetentionMs;
+        Debug.Assert(finishedRetentionMs > 0 == (_plainAckWidth == TimedPlainAckFields), "Plain acknowledgements carry their times exactly when records are kept.");
         _values[FinishedRetentionAt] = finishedRetentionMs;
         _values[FinishedCapAt] = finishedCap;
         _values[TrimAt] = trim ? 1 : 0;
@@ -127,12 +134,15 @@ internal sealed class RoundArguments
         _values[_releaseAt++] = streamId;
     }
 
-    /// <summary>Adds a plain acknowledgement: its job id is its stream id, on attempt 1, with no cancel.</summary>
+    /// <summary>Adds a plain acknowledgement: its job id is its stream id, on attempt 1, with no cancel; its times only when records are kept.</summary>
     public void AddPlainAck(string streamId, long enqueuedAtMs, RedisValue startedAtMs)
     {
         _values[_plainAckAt++] = streamId;
-        _values[_plainAckAt++] = enqueuedAtMs;
-        _values[_plainAckAt++] = startedAtMs;
+        if (_plainAckWidth == TimedPlainAckFields)
+        {
+            _values[_plainAckAt++] = enqueuedAtMs;
+            _values[_plainAckAt++] = startedAtMs;
+        }
     }
 
     /// <summary>Adds another acknowledgement.</summary>

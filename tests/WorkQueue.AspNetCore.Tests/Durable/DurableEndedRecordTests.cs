@@ -255,7 +255,7 @@ public sealed class DurableEndedRecordTests(RedisServerFixture redis, ITestOutpu
         Assert.Equal(Jobs, read.Length);
         await client.GetServer(client.GetEndPoints()[0]).ConfigResetStatisticsAsync();
 
-        var args = new RoundArguments(0, false, releases: 0, plainAcks: 0, acks: Jobs);
+        var args = new RoundArguments(0, false, releases: 0, plainAcks: 0, acks: Jobs, recordsKept: true);
         args.SetSettings(RedisStreamKeys.Group, "c", 1_000, keys.NudgeName, 0, 256, 0, 600_000, 10_000, trim: false);
         foreach (var e in read)
         {
@@ -291,7 +291,7 @@ public sealed class DurableEndedRecordTests(RedisServerFixture redis, ITestOutpu
 
         // The store puts a round's acknowledgements back when its reply is lost (RedisStreamStore.Round.cs) and sends
         // them again: the second run finds the entry acknowledged and the live record merged and gone.
-        var ack = new RoundArguments(0, false, releases: 0, plainAcks: 0, acks: 1);
+        var ack = new RoundArguments(0, false, releases: 0, plainAcks: 0, acks: 1, recordsKept: true);
         ack.SetSettings(RedisStreamKeys.Group, "c", 1_000, keys.NudgeName, 0, 256, 0, 600_000, 10_000, trim: false);
         ack.AddAck(id, id, 2, 0, 1_700_000_000_000, cancelRequested: false);
         var args = ack.Values;
@@ -565,7 +565,7 @@ public sealed class DurableEndedRecordTests(RedisServerFixture redis, ITestOutpu
     /// <summary>A round that only acknowledges <paramref name="ids"/> (attempt 1, no cancel) and trims when asked.</summary>
     private static RedisValue[] RoundArgs(RedisStreamKeys keys, string consumer, long finishedMs, bool trim, params string[] ids)
     {
-        var args = new RoundArguments(0, false, releases: 0, plainAcks: 0, acks: ids.Length);
+        var args = new RoundArguments(0, false, releases: 0, plainAcks: 0, acks: ids.Length, recordsKept: finishedMs > 0);
         args.SetSettings(RedisStreamKeys.Group, consumer, 1_000, keys.NudgeName, 0, 256, 0, finishedMs, 10_000, trim);
         foreach (string id in ids)
         {

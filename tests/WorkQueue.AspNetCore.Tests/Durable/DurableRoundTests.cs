@@ -237,7 +237,7 @@ public sealed class DurableRoundTests(RedisServerFixture redis) : IClassFixture<
 
         // A full batch of 16 KiB payloads (4 MiB) and a full batch of acknowledgements, with the default prefetch's fetch.
         // Each success recorded (finished-job retention 1 minute) and the ended-job lists trimmed in the same call.
-        var args = new RoundArguments(batch, plainEnqueues: false, releases: 0, plainAcks: 0, acks: batch);
+        var args = new RoundArguments(batch, plainEnqueues: false, releases: 0, plainAcks: 0, acks: batch, recordsKept: true);
         args.SetSettings(RedisStreamKeys.Group, "c", 1_000_000, keys.NudgeName, Prefetch, 256, 0, 60_000, 10_000, trim: true);
         args.NudgeTag = "c|1";
         for (int i = 0; i < batch; i++)
@@ -285,7 +285,7 @@ public sealed class DurableRoundTests(RedisServerFixture redis) : IClassFixture<
         // Three payloads alone (no specs, no keys), then three in the full form with empty specs and keys.
         RedisValue[] Enqueues(bool plain, params string[] payloads)
         {
-            var args = new RoundArguments(payloads.Length, plain, 0, 0, 0);
+            var args = new RoundArguments(payloads.Length, plain, 0, 0, 0, recordsKept: true);
             args.SetSettings(RedisStreamKeys.Group, "c", 1_000, keys.NudgeName, 0, 256, 0, 600_000, 10_000, trim: false);
             args.NudgeTag = "c|1";
             foreach (string p in payloads)
@@ -318,7 +318,7 @@ public sealed class DurableRoundTests(RedisServerFixture redis) : IClassFixture<
         // A plain acknowledgement's fields are not a key release: a key named like its stream id and holding its
         // times as job and place stays.
         await db.StringSetAsync(keys.IdempotencyKey(ids[0]), "1700000000000|1700000000100");
-        var acks = new RoundArguments(0, false, releases: 1, plainAcks: 3, acks: 3);
+        var acks = new RoundArguments(0, false, releases: 1, plainAcks: 3, acks: 3, recordsKept: true);
         acks.SetSettings(RedisStreamKeys.Group, "c", 1_000, keys.NudgeName, 0, 256, 0, 600_000, 10_000, trim: false);
         acks.AddRelease("held", ids[5], ids[5]);
         for (int i = 0; i < 3; i++)

@@ -4,8 +4,9 @@
 -- consumer and its round number, {consumer}|{round}), the fields per enqueue (1: payloads alone, all due now with no
 -- key; 3: payload, spec, idempotency key (empty: none)), then the section header: the first ARGV index and the
 -- element count of each of the four sections that follow, in this order: enqueues, key releases (a triple { key, job
--- id, stream id } per completed entry that holds a key), plain acknowledgements (three fields per completed entry
--- whose job id is its stream id, on attempt 1, with no cancel: { stream id, enqueued at, started at }) and other
+-- id, stream id } per completed entry that holds a key), plain acknowledgements (per completed entry whose job id
+-- is its stream id, on attempt 1, with no cancel: { stream id, enqueued at, started at }, or { stream id } alone when
+-- the finished-job retention is 0) and other
 -- acknowledgements (six: { stream id, job id ('' when the same), attempt, enqueued at, started at, '1' when a cancel
 -- reached it (else '') }). One turn of the store's loop in one call (one round trip, and under appendfsync always
 -- one fsync where three calls waited for three), composed of parts that each fail on their own:

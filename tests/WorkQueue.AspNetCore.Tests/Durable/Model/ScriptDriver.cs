@@ -38,7 +38,7 @@ internal sealed class ScriptDriver(IDatabase db, RedisStreamKeys keys, ModelSett
         int keyed = acks.Count(static a => a.Key is not null);
         var plainAck = acks.Select(static a => a.Attempt == 1 && !a.CancelRequested && a.JobId == a.StreamId).ToArray();
         int plain = plainAck.Count(static p => p);
-        var args = new RoundArguments(count, plainEnqueues, keyed, plain, acks.Count - plain);
+        var args = new RoundArguments(count, plainEnqueues, keyed, plain, acks.Count - plain, recordsKept: settings.FinishedRetentionMs > 0);
         args.SetSettings(RedisStreamKeys.Group, consumer, (int)Math.Min(int.MaxValue, settings.Capacity), keys.NudgeName, fetch, 256, settings.KeyRetentionMs, settings.FinishedRetentionMs, (int)Math.Min(int.MaxValue, maxFinished), trim);
         foreach (var e in enqueues)
         {

@@ -150,7 +150,7 @@ public sealed class RoundScriptTests(RedisServerFixture redis) : IClassFixture<R
     {
         var (db, keys) = await NewQueueAsync();
         string[] ids = await DeliverAsync(db, keys, 3);
-        var args = new RoundArguments(0, false, releases: 0, plainAcks: 2, acks: 3);
+        var args = new RoundArguments(0, false, releases: 0, plainAcks: 2, acks: 3, recordsKept: true);
         args.SetSettings(RedisStreamKeys.Group, Consumer, 1_000, keys.NudgeName, 0, 256, 0, 600_000, 10_000, trim: false);
         args.AddPlainAck(ids[0], 1_700_000_000_000, 1_700_000_000_100);
         args.AddPlainAck("not-an-id", 1_700_000_000_000, 1_700_000_000_100);
@@ -175,7 +175,7 @@ public sealed class RoundScriptTests(RedisServerFixture redis) : IClassFixture<R
         // field, or a field that would pass as its neighbour, must still be left out alone, as the per-element check does.
         var (db, keys) = await NewQueueAsync();
         string[] ids = await DeliverAsync(db, keys, 4);
-        var args = new RoundArguments(0, false, releases: 0, plainAcks: 5, acks: 0);
+        var args = new RoundArguments(0, false, releases: 0, plainAcks: 5, acks: 0, recordsKept: true);
         args.SetSettings(RedisStreamKeys.Group, Consumer, 1_000, keys.NudgeName, 0, 256, 0, 600_000, 10_000, trim: false);
         args.AddPlainAck(ids[0], 1_700_000_000_000, 1_700_000_000_100);
         args.AddPlainAck(ids[1], 1_700_000_000_000, 1_700_000_000_100);
@@ -202,7 +202,7 @@ public sealed class RoundScriptTests(RedisServerFixture redis) : IClassFixture<R
         const int Count = 2_000;
         var (db, keys) = await NewQueueAsync();
         string[] ids = await DeliverAsync(db, keys, Count);
-        var args = new RoundArguments(0, false, releases: 0, plainAcks: Count, acks: 0);
+        var args = new RoundArguments(0, false, releases: 0, plainAcks: Count, acks: 0, recordsKept: true);
         args.SetSettings(RedisStreamKeys.Group, Consumer, 1_000, keys.NudgeName, 0, 256, 0, 600_000, 100_000, trim: false);
         foreach (string id in ids)
         {
@@ -215,6 +215,76 @@ public sealed class RoundScriptTests(RedisServerFixture redis) : IClassFixture<R
         Assert.Empty(reply.InvalidAcks);
         Assert.Equal(0, (await db.StreamPendingAsync(keys.Stream, RedisStreamKeys.Group)).PendingMessageCount);
         Assert.Equal(Count, await db.SortedSetLengthAsync(keys.Succeeded));
+    }
+
+    [Fact]
+    public async Task Acknowledge_PlainElementsWithoutRecords_TheirIdsAlone_AllAppliedAndTrimmed()
+    {
+        // Without records, a plain acknowledgement is its stream id alone and a round of them is one XACK
+        // (acknowledge.lua): all acknowledged, nothing recorded, the stream trimmed, the key released.
+        var (db, keys) = await NewQueueAsync();
+        string[] ids = await DeliverAsync(db, keys, 3);
+        await db.StringSetAsync(keys.IdempotencyKey("k"), $"{ids[1]}|{ids[1]}");
+        var args = new RoundArguments(0, false, releases: 1, plainAcks: 3, acks: 0, recordsKept: false);
+        args.SetSettings(RedisStreamKeys.Group, Consumer, 1_000, keys.NudgeName, 0, 256, 0, 0, 10_000, trim: false);
+        args.AddRelease("k", ids[1], ids[1]);
+        foreach (string id in ids)
+        {
+            args.AddPlainAck(id, 1_700_000_000_000, 1_700_000_000_100);
+        }
+
+        Assert.Equal(ids, args.Values[^3..].Select(v => (string?)v).ToArray());
+        var reply = new RoundReply((RedisResult[])(await db.ScriptEvaluateAsync(DurableScripts.Round, RoundKeys(keys), args.Values))!);
+
+        Assert.True(reply.AcksApplied, $"The acknowledgements were refused: {reply.AckError}.");
+        Assert.Empty(reply.InvalidAcks);
+        Assert.Equal(0, (await db.StreamPendingAsync(keys.Stream, RedisStreamKeys.Group)).PendingMessageCount);
+        Assert.Equal(0, await db.StreamLengthAsync(keys.Stream));
+        Assert.Equal(0, await db.SortedSetLengthAsync(keys.Succeeded));
+        Assert.False(await db.KeyExistsAsync(keys.IdempotencyKey("k")));
+    }
+
+    [Fact]
+    public async Task Acknowledge_PlainElementsWithoutRecords_OneUnreadableId_LeftOutAndNamed_TheOthersApplied()
+    {
+        // XACK reads every id before it acknowledges any: one it cannot read refuses the whole section, and the
+        // elements are then read one by one, so the others are still acknowledged.
+        var (db, keys) = await NewQueueAsync();
+        string[] ids = await DeliverAsync(db, keys, 3);
+        var args = new RoundArguments(0, false, releases: 0, plainAcks: 4, acks: 0, recordsKept: false);
+        args.SetSettings(RedisStreamKeys.Group, Consumer, 1_000, keys.NudgeName, 0, 256, 0, 0, 10_000, trim: false);
+        args.AddPlainAck(ids[0], 1_700_000_000_000, 1_700_000_000_100);
+        args.AddPlainAck("not-an-id", 1_700_000_000_000, 1_700_000_000_100);
+        args.AddPlainAck(ids[1], 1_700_000_000_000, 1_700_000_000_100);
+        args.AddPlainAck("1-2,3-4", 1_700_000_000_000, 1_700_000_000_100);
+
+        var reply = new RoundReply((RedisResult[])(await db.ScriptEvaluateAsync(DurableScripts.Round, RoundKeys(keys), args.Values))!);
+
+        Assert.True(reply.AcksApplied, $"The acknowledgements were refused: {reply.AckError}.");
+        Assert.Equal(new[] { 2L, 4L }, reply.InvalidAcks.Select(p => (long)p).ToArray());
+        var pending = await db.StreamPendingMessagesAsync(keys.Stream, RedisStreamKeys.Group, 10, RedisValue.Null);
+        Assert.Equal(ids[2], (string?)pending.Single().MessageId);
+    }
+
+    [Fact]
+    public async Task Acknowledge_PlainElementsWithoutRecords_StreamOfAnotherType_RefusalReturned_NothingApplied()
+    {
+        // A refusal that is not about an id (the stream's key holds a string) is met again by the element-by-element
+        // pass and returned as the part's error, with nothing applied.
+        var (db, keys) = await NewQueueAsync();
+        string[] ids = await DeliverAsync(db, keys, 2);
+        await db.KeyDeleteAsync(keys.Stream);
+        await db.StringSetAsync(keys.Stream, "not a stream");
+        var args = new RoundArguments(0, false, releases: 0, plainAcks: 2, acks: 0, recordsKept: false);
+        args.SetSettings(RedisStreamKeys.Group, Consumer, 1_000, keys.NudgeName, 0, 256, 0, 0, 10_000, trim: false);
+        args.AddPlainAck(ids[0], 1_700_000_000_000, 1_700_000_000_100);
+        args.AddPlainAck(ids[1], 1_700_000_000_000, 1_700_000_000_100);
+
+        var reply = new RoundReply((RedisResult[])(await db.ScriptEvaluateAsync(DurableScripts.Round, RoundKeys(keys), args.Values))!);
+
+        Assert.False(reply.AcksApplied);
+        Assert.StartsWith("WRONGTYPE", reply.AckError, StringComparison.Ordinal);
+        Assert.Empty(reply.InvalidAcks);
     }
 
     [Fact]
@@ -264,7 +334,7 @@ public sealed class RoundScriptTests(RedisServerFixture redis) : IClassFixture<R
     {
         enqueues ??= [];
         acks ??= [];
-        var args = new RoundArguments(enqueues.Length, false, releases: 0, plainAcks: 0, acks: acks.Length);
+        var args = new RoundArguments(enqueues.Length, false, releases: 0, plainAcks: 0, acks: acks.Length, recordsKept: true);
         args.SetSettings(RedisStreamKeys.Group, Consumer, 1_000, keys.NudgeName, fetch, 256, 0, 600_000, 10_000, trim: false);
         args.NudgeTag = "c|1";
         for (int i = 0; i < enqueues.Length; i++)

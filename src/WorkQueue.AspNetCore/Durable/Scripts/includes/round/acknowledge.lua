@@ -1,14 +1,17 @@
 -- acknowledge(releases, plains, acks): the round's acknowledgements. Reads three sections of ARGV: key releases
--- { key, job id, stream id } of completed entries that hold a key; plain completed entries { stream id, enqueued at,
--- started at } (their job id their stream id, attempt 1, no cancel); other completed entries { stream id, job id (''
--- when the same), attempt, enqueued at, started at, '1' when a cancel reached it (else '') }; ARGV[1] the group,
--- ARGV[2] the consumer, ARGV[7] the key retention, ARGV[8] the finished-job retention (0: no records); KEYS[1] the
--- stream. Every element is read before the XACK: one that cannot be read (a malformed id or number) is left out, its
--- position (plain ones first, then the others, from 1) listed in acknowledged.invalid; a release that cannot be
--- read is skipped (the key is stale once its job is gone, and the next enqueue takes it). The valid ones are
--- acknowledged in one XACK, all or none: acknowledged.applied tells which, as soon as it is known, so a fault after
--- it still reports them applied. Returns Redis's refusal of the XACK, or false (acknowledged: what follows it is
--- best effort).
+-- { key, job id, stream id } of completed entries that hold a key; plain completed entries (their job id their
+-- stream id, attempt 1, no cancel): { stream id, enqueued at, started at } when records are kept, else { stream id }
+-- alone (nothing reads their times); other completed entries { stream id, job id ('' when the same), attempt,
+-- enqueued at, started at, '1' when a cancel reached it (else '') }; ARGV[1] the group, ARGV[2] the consumer, ARGV[7]
+-- the key retention, ARGV[8] the finished-job retention (0: no records); KEYS[1] the stream. Every element is read
+-- before the XACK: one that cannot be read (a malformed id or number) is left out, its position (plain ones first,
+-- then the others, from 1) listed in acknowledged.invalid; a release that cannot be read is skipped (the key is
+-- stale once its job is gone, and the next enqueue takes it). The valid ones are acknowledged in one XACK, all or
+-- none: acknowledged.applied tells which, as soon as it is known, so a fault after it still reports them applied.
+-- Without records, a round of plain acknowledgements alone (the common case) is one XACK over the section: XACK reads
+-- every id before it acknowledges any, so an unreadable one fails it whole, and then the elements are read one by
+-- one as in any other round. Returns Redis's refusal of the XACK, or false (acknowledged: what follows it is best
+-- effort).
 --- @include "../now"
 --- @include "../try"
 --- @include "../keys"
@@ -23,29 +26,51 @@ local function isJobId(s) return string.match(s, '^s?%d+%-%d+$') ~= nil end
 local function isMs(s) return string.match(s, '^%d+$') ~= nil end
 local function isMsOrNone(s) return s == '' or isMs(s) end
 
--- Whether every plain acknowledgement reads well (each as the loop below checks it: a stream id, a number, a number
--- or nothing), checked at once: one pattern, a copy of the element's for each element, over the section joined by
--- commas. A field with a comma in it changes the count of commas, so it never matches; without one, each field meets
--- exactly its own sub-pattern. A round of first attempts is the common case, and three matches per element cost
--- about a microsecond of Redis's time per job; when this fails, each element is read alone as before.
-local function plainsReadable(plains)
+-- Whether every plain acknowledgement reads well (each as the loop below checks it: a stream id, then with records
+-- a number and a number or nothing), checked at once: one pattern, a copy of the element's for each element, over the
+-- section joined by commas. A field with a comma in it changes the count of commas, so it never matches; without
+-- one, each field meets exactly its own sub-pattern. A round of first attempts is the common case, and three matches
+-- per element cost about a microsecond of Redis's time per job; when this fails, each element is read alone.
+local function plainsReadable(plains, width)
   if plains.count == 0 then return true end
-  local joined = table.concat(ARGV, ',', plains.first, plains.first + 3 * plains.count - 1) .. ','
-  return string.find(joined, '^' .. string.rep('%d+%-%d+,%d+,%d*,', plains.count) .. '$') ~= nil
+  local joined = table.concat(ARGV, ',', plains.first, plains.first + width * plains.count - 1) .. ','
+  local element = width == 3 and '%d+%-%d+,%d+,%d*,' or '%d+%-%d+,'
+  return string.find(joined, '^' .. string.rep(element, plains.count) .. '$') ~= nil
+end
+
+-- Frees the keys of the acknowledged entries that hold one (or keeps them as done for the key retention).
+local function releaseKeys(releases, retention)
+  for k = 1, releases.count do
+    local i = releases.first + 3 * (k - 1)
+    local key, job, at = ARGV[i], ARGV[i + 1], ARGV[i + 2]
+    if key ~= '' and not string.find(key, '%c') and isJobId(job) and isStreamId(at) then releaseKey(key, job, at, retention) end
+  end
 end
 
 local function acknowledge(releases, plains, acks)
   local plainAcks = plains.count
   if plainAcks + acks.count == 0 then return false end
   local retention, finished = tonumber(ARGV[7]), tonumber(ARGV[8])
+  local width = finished > 0 and 3 or 1
+  if width == 1 and acks.count == 0 then
+    -- Nothing to record and nothing to delete: the ids alone, in one XACK that reads them all first.
+    local _, err = try('XACK', KEYS[1], ARGV[1], unpack(ARGV, plains.first, plains.first + plainAcks - 1))
+    if not err then
+      acknowledged.applied = true
+      releaseKeys(releases, retention)
+      trimSettled()
+      return false
+    end
+    -- Refused whole, nothing acknowledged: the pass below finds the ids it could not read, or meets the refusal again.
+  end
   -- One pass over the acknowledgements reads each and gathers the valid ones' ids, job ids, ARGV indexes and, with
   -- records kept, their live record names: the plain ones first, then the others.
   local done, jobs, names, from, plain, n = {}, {}, {}, {}, {}, 0
-  local allReadable = plainsReadable(plains)
+  local allReadable = plainsReadable(plains, width)
   for k = 1, plainAcks do
-    local i = plains.first + 3 * (k - 1)
+    local i = plains.first + width * (k - 1)
     local id = ARGV[i]
-    if allReadable or (isStreamId(id) and isMs(ARGV[i + 1]) and isMsOrNone(ARGV[i + 2])) then
+    if allReadable or (isStreamId(id) and (width == 1 or (isMs(ARGV[i + 1]) and isMsOrNone(ARGV[i + 2])))) then
       n = n + 1
       done[n], jobs[n], from[n], plain[n] = id, id, i, true
       if finished > 0 then names[n] = recNames .. id end
@@ -70,11 +95,7 @@ local function acknowledge(releases, plains, acks)
   local acked, err = try('XACK', KEYS[1], ARGV[1], unpack(done))
   if err then return err end
   acknowledged.applied = true
-  for k = 1, releases.count do
-    local i = releases.first + 3 * (k - 1)
-    local key, job, at = ARGV[i], ARGV[i + 1], ARGV[i + 2]
-    if key ~= '' and not string.find(key, '%c') and isJobId(job) and isStreamId(at) then releaseKey(key, job, at, retention) end
-  end
+  releaseKeys(releases, retention)
   local stamp = string.format('%.0f', now)
   -- An entry that was no longer pending was settled before: by this very acknowledgement sent again after a
   -- lost reply, or elsewhere (reclaimed, then retried, dead-lettered, handed back, cancelled). Its job's fate
