@@ -166,19 +166,19 @@ public class DurableJobBrowserBenchmarks
     }
 
     [Benchmark(Baseline = true)]
-    public Task<DurableJobStatus?> GetById() => _queue.GetJobAsync(_middleId).AsTask();
+    public Task<JobStatus?> GetById() => _queue.GetJobAsync(_middleId).AsTask();
 
     [Benchmark]
-    public Task<DurableJobPage> NewestSucceededPage() => _queue.FindJobsAsync(Newest).AsTask();
+    public Task<JobPage> NewestSucceededPage() => _queue.FindJobsAsync(Newest).AsTask();
 
     [Benchmark]
-    public Task<DurableJobPage> DeepSucceededPage() => _queue.FindJobsAsync(_deep).AsTask();
+    public Task<JobPage> DeepSucceededPage() => _queue.FindJobsAsync(_deep).AsTask();
 
     [Benchmark]
-    public Task<DurableJobPage> DeadLetteredPage() => _queue.FindJobsAsync(DeadLettered).AsTask();
+    public Task<JobPage> DeadLetteredPage() => _queue.FindJobsAsync(DeadLettered).AsTask();
 
     [Benchmark]
-    public Task<DurableJobPage> ErrorTextSearchPage() => _queue.FindJobsAsync(MissingError).AsTask();
+    public Task<JobPage> ErrorTextSearchPage() => _queue.FindJobsAsync(MissingError).AsTask();
 
     private static void Check(bool condition, string what)
     {

@@ -41,7 +41,7 @@ public class IdempotencyKeyBenchmarks
     private string[] _keys = null!;
     private WorkQueueHost _workQueue = null!;
     private CountingHandler _handler = null!;
-    private long _holderId;
+    private string _holderId = string.Empty;
     private int _next;
     private long _submitted;
     private long _created;

@@ -37,7 +37,7 @@ public class JobBrowserBenchmarks
     private static readonly JobQuery MissingError = new() { ErrorContains = "card declined", Limit = 50 };
 
     private WorkQueueHost _workQueue = null!;
-    private long _middleId;
+    private string _middleId = string.Empty;
 
     [GlobalSetup]
     public void Setup()
@@ -62,7 +62,7 @@ public class JobBrowserBenchmarks
             var result = i % RefundEvery == 0
                 ? _workQueue.Queue.EnqueueAsync(refunds, i, options)
                 : _workQueue.Queue.EnqueueAsync(orders, i, options);
-            long id = result.IsCompletedSuccessfully ? result.Result.JobId : result.AsTask().GetAwaiter().GetResult().JobId;
+            string id = result.IsCompletedSuccessfully ? result.Result.JobId : result.AsTask().GetAwaiter().GetResult().JobId;
             if (i == RetainedJobs / 2)
             {
                 _middleId = id;

@@ -8,7 +8,7 @@ namespace WorkQueue.AspNetCore;
 /// Unlike <see cref="JobRejectedException"/>, this does not say the job was not stored: Redis may have stored it and
 /// only its reply was lost, and then it runs. Enqueuing it again may store it twice, unless it has an idempotency key
 /// (<see cref="JobOptions.IdempotencyKey"/>): a repeat with the same key stores at most one job, and answers the id of
-/// the one stored (<see cref="DurableEnqueueResult.Created"/> <see langword="false"/>), so retrying a keyed enqueue is safe.
+/// the one stored (<see cref="EnqueueResult.Created"/> <see langword="false"/>), so retrying a keyed enqueue is safe.
 /// </remarks>
 public sealed class EnqueueOutcomeUnknownException : Exception
 {

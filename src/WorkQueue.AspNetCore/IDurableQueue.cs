@@ -48,7 +48,7 @@ public interface IDurableQueue<in TPayload>
     /// While a job enqueued on this queue with the same <see cref="JobOptions.IdempotencyKey"/> is queued, scheduled,
     /// running or waiting for a retry, on any instance (and, when <see cref="WorkQueueOptions.IdempotencyKeyRetention"/> is
     /// set, for that long after it succeeded), this enqueue stores nothing and returns that job's id with
-    /// <see cref="DurableEnqueueResult.Created"/> <see langword="false"/>. The check and the store are one Redis script,
+    /// <see cref="EnqueueResult.Created"/> <see langword="false"/>. The check and the store are one Redis script,
     /// so concurrent enqueues of one key, from any number of instances, store exactly one job and all learn its id.
     /// </para>
     /// <para>
@@ -71,7 +71,7 @@ public interface IDurableQueue<in TPayload>
     /// most one job, and answers the stored one's id.
     /// </exception>
     /// <exception cref="OperationCanceledException"><paramref name="cancellationToken"/> was cancelled before Redis had the job.</exception>
-    ValueTask<DurableEnqueueResult> EnqueueAsync(TPayload payload, JobOptions options, CancellationToken cancellationToken = default);
+    ValueTask<EnqueueResult> EnqueueAsync(TPayload payload, JobOptions options, CancellationToken cancellationToken = default);
 #pragma warning restore RS0026
 
     // RS0026: the ScheduleAsync overloads differ by the type of their second argument (a delay or a time), before the
@@ -140,7 +140,7 @@ public interface IDurableQueue<in TPayload>
     /// <returns>The job's status, or <see langword="null"/> when Redis knows no such job (unknown, or ended longer ago than the retention).</returns>
     /// <exception cref="ArgumentException"><paramref name="jobId"/> is empty or not a durable job id (<c>{ms}-{seq}</c> or <c>s{ms}-{n}</c>, each number from 0 to 2^64-1 as Redis writes it, without leading zeros).</exception>
     /// <exception cref="JobRejectedException">Redis could not be reached (<see cref="RejectionReason.StoreUnavailable"/>).</exception>
-    ValueTask<DurableJobStatus?> GetJobAsync(string jobId, CancellationToken cancellationToken = default);
+    ValueTask<JobStatus?> GetJobAsync(string jobId, CancellationToken cancellationToken = default);
 
     /// <summary>
     /// Cancels a job by id, wherever it is: a queued, scheduled or retrying job is removed from Redis (its idempotency key
@@ -149,7 +149,7 @@ public interface IDurableQueue<in TPayload>
     /// </summary>
     /// <remarks>
     /// A running job that honours its token (throws <see cref="OperationCanceledException"/>) ends cancelled; one that
-    /// ignores it ends as it ends (succeeded, or dead-lettered without a retry), with <see cref="DurableJobStatus.CancelIgnored"/>
+    /// ignores it ends as it ends (succeeded, or dead-lettered without a retry), with <see cref="JobStatus.CancelIgnored"/>
     /// and a warning logged where it ran. The cancel reaches a running job over Redis pub/sub: an instance that is not
     /// subscribed at that moment (its connection is being restored) does not see it, and its job runs to its end.
     /// </remarks>
@@ -161,7 +161,7 @@ public interface IDurableQueue<in TPayload>
     /// <returns>What the cancel did, and the job's status after it.</returns>
     /// <exception cref="ArgumentException"><paramref name="jobId"/> is empty or not a durable job id (<c>{ms}-{seq}</c> or <c>s{ms}-{n}</c>, each number from 0 to 2^64-1 as Redis writes it, without leading zeros).</exception>
     /// <exception cref="JobRejectedException">Redis could not be reached (<see cref="RejectionReason.StoreUnavailable"/>).</exception>
-    ValueTask<DurableJobCancelResult> CancelAsync(string jobId, CancellationToken cancellationToken = default);
+    ValueTask<JobCancelResult> CancelAsync(string jobId, CancellationToken cancellationToken = default);
 
     /// <summary>
     /// Finds a page of this queue's jobs in Redis: those in <see cref="JobQuery.States"/> (all when empty) whose last
@@ -187,5 +187,5 @@ public interface IDurableQueue<in TPayload>
     /// <returns>The page, with the cursor of the next one.</returns>
     /// <exception cref="ArgumentException"><paramref name="query"/> has an out-of-range field, or a cursor no page of a durable queue returned.</exception>
     /// <exception cref="JobRejectedException">Redis could not be reached (<see cref="RejectionReason.StoreUnavailable"/>).</exception>
-    ValueTask<DurableJobPage> FindJobsAsync(JobQuery query, CancellationToken cancellationToken = default);
+    ValueTask<JobPage> FindJobsAsync(JobQuery query, CancellationToken cancellationToken = default);
 }

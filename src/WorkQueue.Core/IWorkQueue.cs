@@ -163,7 +163,7 @@ public interface IWorkQueue
     /// <exception cref="ArgumentNullException"><paramref name="job"/> is <see langword="null"/>.</exception>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="delay"/> reaches past <see cref="DateTimeOffset.MaxValue"/>.</exception>
     /// <exception cref="JobRejectedException">The queue is stopping, or holds its <see cref="WorkQueueOptions.MaxScheduledJobs"/>.</exception>
-    long Schedule(Action<CancellationToken> job, TimeSpan delay);
+    string Schedule(Action<CancellationToken> job, TimeSpan delay);
 
     /// <summary>
     /// Schedules a synchronous job to run at <paramref name="runAt"/>.
@@ -187,7 +187,7 @@ public interface IWorkQueue
     /// <returns>The job's id, for <see cref="CancelScheduled"/>.</returns>
     /// <exception cref="ArgumentNullException"><paramref name="job"/> is <see langword="null"/>.</exception>
     /// <exception cref="JobRejectedException">The queue is stopping, or holds its <see cref="WorkQueueOptions.MaxScheduledJobs"/>.</exception>
-    long Schedule(Action<CancellationToken> job, DateTimeOffset runAt);
+    string Schedule(Action<CancellationToken> job, DateTimeOffset runAt);
 
     /// <summary>
     /// Schedules an asynchronous job to run once <paramref name="delay"/> has passed.
@@ -198,7 +198,7 @@ public interface IWorkQueue
     /// <exception cref="ArgumentNullException"><paramref name="job"/> is <see langword="null"/>.</exception>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="delay"/> reaches past <see cref="DateTimeOffset.MaxValue"/>.</exception>
     /// <exception cref="JobRejectedException">The queue is stopping, or holds its <see cref="WorkQueueOptions.MaxScheduledJobs"/>.</exception>
-    long Schedule(Func<CancellationToken, ValueTask> job, TimeSpan delay);
+    string Schedule(Func<CancellationToken, ValueTask> job, TimeSpan delay);
 
     /// <summary>
     /// Schedules an asynchronous job to run at <paramref name="runAt"/> (see <see cref="Schedule(Action{CancellationToken}, DateTimeOffset)"/>).
@@ -208,7 +208,7 @@ public interface IWorkQueue
     /// <returns>The job's id, for <see cref="CancelScheduled"/>.</returns>
     /// <exception cref="ArgumentNullException"><paramref name="job"/> is <see langword="null"/>.</exception>
     /// <exception cref="JobRejectedException">The queue is stopping, or holds its <see cref="WorkQueueOptions.MaxScheduledJobs"/>.</exception>
-    long Schedule(Func<CancellationToken, ValueTask> job, DateTimeOffset runAt);
+    string Schedule(Func<CancellationToken, ValueTask> job, DateTimeOffset runAt);
 
     /// <summary>
     /// Schedules a payload for a handler instance to run once <paramref name="delay"/> has passed.
@@ -221,7 +221,7 @@ public interface IWorkQueue
     /// <exception cref="ArgumentNullException"><paramref name="handler"/> is <see langword="null"/>.</exception>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="delay"/> reaches past <see cref="DateTimeOffset.MaxValue"/>.</exception>
     /// <exception cref="JobRejectedException">The queue is stopping, or holds its <see cref="WorkQueueOptions.MaxScheduledJobs"/>.</exception>
-    long Schedule<TPayload>(IJobHandler<TPayload> handler, TPayload payload, TimeSpan delay);
+    string Schedule<TPayload>(IJobHandler<TPayload> handler, TPayload payload, TimeSpan delay);
 
     /// <summary>
     /// Schedules a payload for a handler instance to run at <paramref name="runAt"/> (see <see cref="Schedule(Action{CancellationToken}, DateTimeOffset)"/>).
@@ -233,7 +233,7 @@ public interface IWorkQueue
     /// <returns>The job's id, for <see cref="CancelScheduled"/>.</returns>
     /// <exception cref="ArgumentNullException"><paramref name="handler"/> is <see langword="null"/>.</exception>
     /// <exception cref="JobRejectedException">The queue is stopping, or holds its <see cref="WorkQueueOptions.MaxScheduledJobs"/>.</exception>
-    long Schedule<TPayload>(IJobHandler<TPayload> handler, TPayload payload, DateTimeOffset runAt);
+    string Schedule<TPayload>(IJobHandler<TPayload> handler, TPayload payload, DateTimeOffset runAt);
 
     /// <summary>
     /// Schedules a payload for a scoped <typeparamref name="THandler"/> to run once <paramref name="delay"/> has passed.
@@ -245,7 +245,7 @@ public interface IWorkQueue
     /// <returns>The job's id, for <see cref="CancelScheduled"/>.</returns>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="delay"/> reaches past <see cref="DateTimeOffset.MaxValue"/>.</exception>
     /// <exception cref="JobRejectedException">The queue is stopping, or holds its <see cref="WorkQueueOptions.MaxScheduledJobs"/>.</exception>
-    long Schedule<[DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.PublicConstructors)] THandler, TPayload>(TPayload payload, TimeSpan delay)
+    string Schedule<[DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.PublicConstructors)] THandler, TPayload>(TPayload payload, TimeSpan delay)
         where THandler : class, IJobHandler<TPayload>;
 
     /// <summary>
@@ -257,7 +257,7 @@ public interface IWorkQueue
     /// <param name="runAt">When the job becomes ready to run; a time in the past runs it now.</param>
     /// <returns>The job's id, for <see cref="CancelScheduled"/>.</returns>
     /// <exception cref="JobRejectedException">The queue is stopping, or holds its <see cref="WorkQueueOptions.MaxScheduledJobs"/>.</exception>
-    long Schedule<[DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.PublicConstructors)] THandler, TPayload>(TPayload payload, DateTimeOffset runAt)
+    string Schedule<[DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.PublicConstructors)] THandler, TPayload>(TPayload payload, DateTimeOffset runAt)
         where THandler : class, IJobHandler<TPayload>;
 
     /// <summary>
@@ -269,5 +269,5 @@ public interface IWorkQueue
     /// <see langword="true"/> if the job was waiting and is now cancelled; <see langword="false"/> if this queue holds no
     /// such scheduled job (unknown id, already due and handed to the threads, cancelled, or the queue stopped).
     /// </returns>
-    bool CancelScheduled(long jobId);
+    bool CancelScheduled(string jobId);
 }

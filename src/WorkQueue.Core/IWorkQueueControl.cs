@@ -88,7 +88,7 @@ public interface IWorkQueueControl
     /// </remarks>
     /// <param name="jobId">The job's id.</param>
     /// <returns>The job's status, or <see langword="null"/> if the queue knows no such job (unknown, untracked, or ended longer ago than the retention).</returns>
-    JobStatus? GetJob(long jobId);
+    JobStatus? GetJob(string jobId);
 
     /// <summary>
     /// Cancels a job of an in-memory queue by its id. A queued, scheduled or retrying job is removed at once: it never
@@ -97,17 +97,17 @@ public interface IWorkQueueControl
     /// it ends <see cref="JobState.Canceled"/>, otherwise it ends as it would have and is not retried, and a warning is logged.
     /// </summary>
     /// <remarks>
-    /// Only tracked jobs can be cancelled (see <see cref="GetJob(long)"/>). A cancelled queued job leaves the queue's
+    /// Only tracked jobs can be cancelled (see <see cref="GetJob(string)"/>). A cancelled queued job leaves the queue's
     /// channel when a thread next reaches it, without running: until then it still takes one of the
     /// <see cref="WorkQueueOptions.Capacity"/> slots (a paused queue frees them when it resumes). A durable queue
     /// answers <see cref="JobCancelOutcome.NotFound"/>.
     /// </remarks>
     /// <param name="jobId">The job's id.</param>
     /// <returns>What the cancel did, and the job as it was left.</returns>
-    JobCancelResult Cancel(long jobId);
+    JobCancelResult Cancel(string jobId);
 
     /// <summary>
-    /// Finds one page of an in-memory queue's tracked jobs (see <see cref="GetJob(long)"/> for which jobs are tracked):
+    /// Finds one page of an in-memory queue's tracked jobs (see <see cref="GetJob(string)"/> for which jobs are tracked):
     /// by state, by text in the job's name or last error, newest first, continued with the page's
     /// <see cref="JobPage.Next"/> cursor.
     /// </summary>

@@ -8,4 +8,4 @@ namespace WorkQueue;
 /// <param name="Name">The handler type or delegate method that runs the job.</param>
 /// <param name="Payload">The payload the job was enqueued with, or the delegate for delegate jobs.</param>
 /// <param name="Attempt">The attempt the job was on (1 for the first run).</param>
-public sealed record JobInfo(long Id, string QueueName, string Name, object? Payload, int Attempt);
+public sealed record JobInfo(string Id, string QueueName, string Name, object? Payload, int Attempt);

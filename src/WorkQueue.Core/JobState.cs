@@ -1,7 +1,7 @@
 namespace WorkQueue;
 
 /// <summary>
-/// Where a job of an in-memory queue is in its life, as <see cref="IWorkQueueControl.GetJob(long)"/> reports it.
+/// Where a job of an in-memory queue is in its life, as <see cref="IWorkQueueControl.GetJob(string)"/> reports it.
 /// </summary>
 /// <remarks>
 /// A job moves Queued (or Scheduled) -> Running -> Retrying -> Queued -> Running ... and ends in exactly one of

@@ -11,4 +11,4 @@ namespace WorkQueue;
 /// <param name="Attempt">The attempt that is running (1 for the first run).</param>
 /// <param name="RunningFor">How long the attempt has been running.</param>
 /// <param name="Reason">Why it is reported.</param>
-public sealed record StuckJob(long Id, string QueueName, string Name, int Attempt, TimeSpan RunningFor, string Reason);
+public sealed record StuckJob(string Id, string QueueName, string Name, int Attempt, TimeSpan RunningFor, string Reason);

@@ -137,7 +137,7 @@ public sealed class WorkQueueOptions
     public TimeSpan IdempotencyKeyRetention { get; set; }
 
     /// <summary>
-    /// Gets or sets how long <see cref="IWorkQueueControl.GetJob(long)"/> still reports a tracked job after it ended (for a
+    /// Gets or sets how long <see cref="IWorkQueueControl.GetJob(string)"/> still reports a tracked job after it ended (for a
     /// durable queue, how long Redis keeps an ended job's record for <c>IDurableQueue.GetJobAsync</c>). Zero forgets a job as
     /// soon as it ends.
     /// </summary>
@@ -151,7 +151,7 @@ public sealed class WorkQueueOptions
     public TimeSpan FinishedJobRetention { get; set; } = TimeSpan.FromMinutes(10);
 
     /// <summary>
-    /// Gets or sets the most ended jobs <see cref="IWorkQueueControl.GetJob(long)"/> and
+    /// Gets or sets the most ended jobs <see cref="IWorkQueueControl.GetJob(string)"/> and
     /// <see cref="IWorkQueueControl.FindJobs(JobQuery)"/> still report (for a durable queue, the most of each ending,
     /// succeeded, dead-lettered or cancelled, Redis keeps, trimmed about every 100 ms); the oldest endings are forgotten
     /// first, even within <see cref="FinishedJobRetention"/>. Zero forgets a job as soon as it ends.

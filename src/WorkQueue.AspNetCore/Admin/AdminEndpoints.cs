@@ -345,7 +345,7 @@ internal static class AdminEndpoints
         }
         else if (long.TryParse(id, NumberStyles.None, CultureInfo.InvariantCulture, out long jobId))
         {
-            cancelled = queues.GetQueue(q.Name).CancelScheduled(jobId);
+            cancelled = queues.GetQueue(q.Name).CancelScheduled(id);
         }
         else
         {
@@ -388,7 +388,7 @@ internal static class AdminEndpoints
             return InvalidJobId(id);
         }
 
-        return q!.GetJob(jobId) is { } job ? TypedResults.Ok(AdminResponses.FromJob(job, Settings(http))) : UnknownJob(q.Name, id);
+        return q!.GetJob(id) is { } job ? TypedResults.Ok(AdminResponses.FromJob(job, Settings(http))) : UnknownJob(q.Name, id);
     }
 
     /// <summary>
@@ -482,7 +482,7 @@ internal static class AdminEndpoints
             return InvalidJobId(id);
         }
 
-        var result = q!.Cancel(jobId);
+        var result = q!.Cancel(id);
         return result switch
         {
             { Outcome: JobCancelOutcome.NotFound } or { Job: null } => UnknownJob(q.Name, id),
@@ -507,7 +507,7 @@ internal static class AdminEndpoints
             return InvalidDurableJobId(id);
         }
 
-        DurableJobCancelResult result;
+        JobCancelResult result;
         try
         {
             result = await store.CancelAsync(id).ConfigureAwait(false);

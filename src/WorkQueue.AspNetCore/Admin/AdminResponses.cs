@@ -146,7 +146,7 @@ internal static class AdminResponses
         return text.Length <= maxLength ? text : string.Concat(text.AsSpan(0, maxLength), "…");
     }
 
-    public static DurableJobStatusState FromJob(DurableJobStatus j, string job) => new(
+    public static DurableJobStatusState FromJob(JobStatus j, string job) => new(
         j.Id,
         j.QueueName,
         job,
@@ -156,11 +156,11 @@ internal static class AdminResponses
         j.StateSince,
         j.RunAt,
         j.StartedAt,
-        j.ConsumerName,
+        j.WorkerName,
         j.LastError,
         j.CancelRequested,
         j.CancelIgnored,
-        [.. j.Attempts.Select(a => new DurableJobAttemptState(a.Number, a.ConsumerName, a.StartedAt, a.EndedAt, ToJson(a.Outcome), a.Error))]);
+        [.. j.Attempts.Select(a => new DurableJobAttemptState(a.Number, a.WorkerName, a.StartedAt, a.EndedAt, ToJson(a.Outcome), a.Error))]);
 
     public static string ToJson(JobCancelOutcome outcome) => outcome switch
     {
@@ -270,7 +270,7 @@ internal sealed record DeadLetterBatchState(string Queue, string Action, int Don
 /// <summary>Jobs running now (async jobs that await hold no thread), the concurrency limit, and continuations waiting for a thread.</summary>
 internal sealed record JobsState(int Running, int MaxConcurrency, int WaitingContinuations);
 
-internal sealed record StuckJobState(long Id, string Job, int Attempt, double RunningForMs, string Reason);
+internal sealed record StuckJobState(string Id, string Job, int Attempt, double RunningForMs, string Reason);
 
 /// <summary>The queue's threads: alive, executing job code (busy), the target and the limits, and who sets the count.</summary>
 internal sealed record WorkersState(string Queue, int Current, int Busy, int Target, int Min, int Max, string Mode);
@@ -286,7 +286,7 @@ internal sealed record Latency(int Samples, double P50, double P95, double P99, 
 }
 
 /// <summary>A dead-lettered job without its payload (payloads may hold personal data).</summary>
-internal sealed record DeadLetterState(long Id, string Name, int Attempt, ErrorState Error, DateTimeOffset DeadLetteredAt);
+internal sealed record DeadLetterState(string Id, string Name, int Attempt, ErrorState Error, DateTimeOffset DeadLetteredAt);
 
 internal sealed record ErrorState(string Type, string Message);
 
@@ -309,13 +309,13 @@ internal sealed record HistorySample(
 
 /// <summary>A job of an in-memory queue by id (<c>GET {prefix}/{queue}/jobs/{id}</c>).</summary>
 internal sealed record JobStatusState(
-    long Id,
+    string Id,
     string Queue,
     string Job,
     string State,
     int Attempt,
     DateTimeOffset EnqueuedAt,
-    DateTimeOffset StateSince,
+    DateTimeOffset? StateSince,
     DateTimeOffset? RunAt,
     DateTimeOffset? StartedAt,
     string? Worker,

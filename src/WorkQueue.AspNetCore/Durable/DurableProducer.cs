@@ -28,7 +28,7 @@ internal sealed class DurableProducer<[DynamicallyAccessedMembers(DynamicallyAcc
     public ValueTask<string> EnqueueAsync(TPayload payload, CancellationToken cancellationToken = default) =>
         _store.EnqueueAsync(_jobType.Write(payload), cancellationToken);
 
-    public ValueTask<DurableEnqueueResult> EnqueueAsync(TPayload payload, JobOptions options, CancellationToken cancellationToken = default)
+    public ValueTask<EnqueueResult> EnqueueAsync(TPayload payload, JobOptions options, CancellationToken cancellationToken = default)
     {
         ArgumentNullException.ThrowIfNull(options);
         options.Validate(nameof(options));
@@ -50,18 +50,18 @@ internal sealed class DurableProducer<[DynamicallyAccessedMembers(DynamicallyAcc
         var enqueue = _store.EnqueueAsync(_jobType.Write(payload), spec, options.IdempotencyKey, cancellationToken);
         return enqueue.IsCompletedSuccessfully ? ValueTask.FromResult(ToResult(enqueue.Result)) : AwaitResultAsync(enqueue);
 
-        async ValueTask<DurableEnqueueResult> AwaitResultAsync(ValueTask<string> pending) => ToResult(await pending.ConfigureAwait(false));
+        async ValueTask<EnqueueResult> AwaitResultAsync(ValueTask<string> pending) => ToResult(await pending.ConfigureAwait(false));
     }
 
-    private DurableEnqueueResult ToResult(string id)
+    private EnqueueResult ToResult(string id)
     {
         if (id.Length > 0 && id[0] == RedisStreamStore.DeduplicatedPrefix)
         {
             _metrics?.Deduplicated(_metricTag);
-            return new DurableEnqueueResult(id[1..], Created: false);
+            return new EnqueueResult(id[1..], Created: false);
         }
 
-        return new DurableEnqueueResult(id, Created: true);
+        return new EnqueueResult(id, Created: true);
     }
 
     public ValueTask<string> ScheduleAsync(TPayload payload, TimeSpan delay, CancellationToken cancellationToken = default)
@@ -86,7 +86,7 @@ internal sealed class DurableProducer<[DynamicallyAccessedMembers(DynamicallyAcc
         }
     }
 
-    public async ValueTask<DurableJobStatus?> GetJobAsync(string jobId, CancellationToken cancellationToken = default)
+    public async ValueTask<JobStatus?> GetJobAsync(string jobId, CancellationToken cancellationToken = default)
     {
         CheckJobId(jobId);
         try
@@ -99,7 +99,7 @@ internal sealed class DurableProducer<[DynamicallyAccessedMembers(DynamicallyAcc
         }
     }
 
-    public async ValueTask<DurableJobCancelResult> CancelAsync(string jobId, CancellationToken cancellationToken = default)
+    public async ValueTask<JobCancelResult> CancelAsync(string jobId, CancellationToken cancellationToken = default)
     {
         CheckJobId(jobId);
         try
@@ -112,7 +112,7 @@ internal sealed class DurableProducer<[DynamicallyAccessedMembers(DynamicallyAcc
         }
     }
 
-    public async ValueTask<DurableJobPage> FindJobsAsync(JobQuery query, CancellationToken cancellationToken = default)
+    public async ValueTask<JobPage> FindJobsAsync(JobQuery query, CancellationToken cancellationToken = default)
     {
         ArgumentNullException.ThrowIfNull(query);
         query.Validate(nameof(query), checkCursor: false);
@@ -123,7 +123,7 @@ internal sealed class DurableProducer<[DynamicallyAccessedMembers(DynamicallyAcc
 
         if (query.NameContains is { } name && !_store.JobType.HandlerName.Contains(name, StringComparison.OrdinalIgnoreCase))
         {
-            return new DurableJobPage([], null, 0);
+            return new JobPage([], null, 0);
         }
 
         try

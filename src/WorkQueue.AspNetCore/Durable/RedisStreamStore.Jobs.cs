@@ -40,7 +40,7 @@ internal sealed partial class RedisStreamStore
     /// <paramref name="jobId"/> may also be the stream id of a later entry of the job (a retry's, a hand-back's) while
     /// that entry is in the stream: the status is the job's, under its own id.
     /// </summary>
-    public async Task<DurableJobStatus?> GetJobAsync(string jobId) =>
+    public async Task<JobStatus?> GetJobAsync(string jobId) =>
         ToStatus(await StatusCall.RunAsync(Database, Keys, jobId).ConfigureAwait(false));
 
     /// <summary>
@@ -48,7 +48,7 @@ internal sealed partial class RedisStreamStore
     /// retry's, a hand-back's) while that entry is in the stream; with <paramref name="scheduledOnly"/>, only a
     /// scheduled job that has not come due. A job cancelled here is counted in this process's metrics.
     /// </summary>
-    public async Task<DurableJobCancelResult> CancelAsync(string jobId, bool scheduledOnly = false)
+    public async Task<JobCancelResult> CancelAsync(string jobId, bool scheduledOnly = false)
     {
         var reply = await CancelCall.RunAsync(Database, Keys, jobId, FinishedRetentionMs, scheduledOnly).ConfigureAwait(false);
         var outcome = reply.Outcome;
@@ -63,13 +63,13 @@ internal sealed partial class RedisStreamStore
 
         if (outcome == JobCancelOutcome.NotFound || scheduledOnly)
         {
-            return new DurableJobCancelResult(outcome, null);
+            return new JobCancelResult(outcome, null);
         }
 
         // The job's own id, which the script answers: the id given may be a later entry's, gone after a cancel.
         string job = reply.JobId ?? jobId;
         _logger.TryLog(static (l, s) => Log.CancelAsked(l, s._queue, s.job, s.outcome), (_queue, job, outcome));
-        return new DurableJobCancelResult(outcome, await GetJobAsync(job).ConfigureAwait(false));
+        return new JobCancelResult(outcome, await GetJobAsync(job).ConfigureAwait(false));
     }
 
     /// <summary>A cancel by id reached this process (the store's subscription): fires the token of the entry held here, or drops it unstarted.</summary>
@@ -89,7 +89,7 @@ internal sealed partial class RedisStreamStore
         }
     }
 
-    private DurableJobStatus? ToStatus(in StatusReply reply)
+    private JobStatus? ToStatus(in StatusReply reply)
     {
         if (reply.Kind == StatusKind.Unknown)
         {
@@ -98,7 +98,7 @@ internal sealed partial class RedisStreamStore
 
         string jobId = reply.JobId!;
         var record = reply.Record;
-        var attempts = new List<DurableJobAttempt>(record.History);
+        var attempts = new List<JobAttempt>(record.History);
         switch (reply.Kind)
         {
             case StatusKind.Ended:
@@ -111,10 +111,10 @@ internal sealed partial class RedisStreamStore
                 };
                 if (record.Consumer is not null || state != JobState.Canceled)
                 {
-                    attempts.Add(new DurableJobAttempt(record.Attempt, record.Consumer, record.StartedAt, record.At, state, record.Error));
+                    attempts.Add(new JobAttempt(record.Attempt, record.Consumer, record.StartedAt, record.At, state, record.Error));
                 }
 
-                return new DurableJobStatus(jobId, _queue, state, record.Attempt, record.EnqueuedAt, record.At, null, record.StartedAt, record.Consumer, LastErrorOf(record, attempts), record.CancelRequested, attempts);
+                return new JobStatus(jobId, _queue, _jobType.HandlerName, state, record.Attempt, record.EnqueuedAt, record.At, null, record.StartedAt, record.Consumer, LastErrorOf(record, attempts), record.CancelRequested) { Attempts = attempts };
             }
 
             case StatusKind.Scheduled:
@@ -125,7 +125,7 @@ internal sealed partial class RedisStreamStore
                 var enqueuedAt = reply.EnqueuedAt;
                 var state = reply.Kind == StatusKind.Scheduled ? JobState.Scheduled : JobState.Retrying;
                 var since = state == JobState.Scheduled ? enqueuedAt : attempts.LastOrDefault()?.EndedAt;
-                return new DurableJobStatus(jobId, _queue, state, attempt, enqueuedAt, since, runAt, attempts.LastOrDefault()?.StartedAt, attempts.LastOrDefault()?.ConsumerName, LastErrorOf(record, attempts), record.CancelRequested, attempts);
+                return new JobStatus(jobId, _queue, _jobType.HandlerName, state, attempt, enqueuedAt, since, runAt, attempts.LastOrDefault()?.StartedAt, attempts.LastOrDefault()?.WorkerName, LastErrorOf(record, attempts), record.CancelRequested) { Attempts = attempts };
             }
 
             default:
@@ -136,7 +136,7 @@ internal sealed partial class RedisStreamStore
                 var queuedSince = DateTimeOffset.FromUnixTimeMilliseconds(long.TryParse(streamId.AsSpan(0, streamId.IndexOf('-')), NumberStyles.None, CultureInfo.InvariantCulture, out long added) ? added : entry.EnqueuedAtMs);
                 if (reply.Kind == StatusKind.Queued)
                 {
-                    return new DurableJobStatus(jobId, _queue, JobState.Queued, entry.Attempt, enqueuedAt, queuedSince, null, attempts.LastOrDefault()?.StartedAt, attempts.LastOrDefault()?.ConsumerName, LastErrorOf(record, attempts), record.CancelRequested, attempts);
+                    return new JobStatus(jobId, _queue, _jobType.HandlerName, JobState.Queued, entry.Attempt, enqueuedAt, queuedSince, null, attempts.LastOrDefault()?.StartedAt, attempts.LastOrDefault()?.WorkerName, LastErrorOf(record, attempts), record.CancelRequested) { Attempts = attempts };
                 }
 
                 string consumer = reply.Consumer!;
@@ -150,12 +150,12 @@ internal sealed partial class RedisStreamStore
                     cancelRequested |= held.CancelRequested;
                 }
 
-                attempts.Add(new DurableJobAttempt(entry.Attempt, consumer, startedAt, null, JobState.Running, null));
-                return new DurableJobStatus(jobId, _queue, JobState.Running, entry.Attempt, enqueuedAt, startedAt, null, startedAt, consumer, LastErrorOf(record, attempts), cancelRequested, attempts);
+                attempts.Add(new JobAttempt(entry.Attempt, consumer, startedAt, null, JobState.Running, null));
+                return new JobStatus(jobId, _queue, _jobType.HandlerName, JobState.Running, entry.Attempt, enqueuedAt, startedAt, null, startedAt, consumer, LastErrorOf(record, attempts), cancelRequested) { Attempts = attempts };
             }
         }
     }
 
-    private static string? LastErrorOf(JobRecord record, List<DurableJobAttempt> attempts) =>
+    private static string? LastErrorOf(JobRecord record, List<JobAttempt> attempts) =>
         record.Error ?? attempts.LastOrDefault(static a => a.Error is not null)?.Error;
 }

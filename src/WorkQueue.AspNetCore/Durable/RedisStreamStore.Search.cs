@@ -38,7 +38,7 @@ internal sealed partial class RedisStreamStore
     /// answers <see langword="null"/> when none is free.
     /// </summary>
     /// <exception cref="ArgumentException"><paramref name="cursor"/> is not one a page returned.</exception>
-    public async Task<DurableJobPage?> FindJobsAsync(
+    public async Task<JobPage?> FindJobsAsync(
         IReadOnlyCollection<JobState>? states, string? errorContains, string? cursor, int limit, int scanLimit, bool wait, CancellationToken cancellationToken)
     {
         if (!TryParseCursor(cursor, out string phase, out string position, out string member))
@@ -61,7 +61,7 @@ internal sealed partial class RedisStreamStore
             Wants(JobState.Retrying) ? "R" : string.Empty);
         if (phases.Length == 0)
         {
-            return new DurableJobPage([], null, 0);
+            return new JobPage([], null, 0);
         }
 
         // Each search holds Redis for a few ms per call and a page can take hundreds of calls: a dashboard left
@@ -77,7 +77,7 @@ internal sealed partial class RedisStreamStore
 
         try
         {
-            var jobs = new List<DurableJobStatus>();
+            var jobs = new List<JobStatus>();
             string error = errorContains is null ? string.Empty : AsciiLower(errorContains);
             int scanned = 0;
             while (true)
@@ -102,12 +102,12 @@ internal sealed partial class RedisStreamStore
                 member = reply.NextMember;
                 if (phase.Length == 0)
                 {
-                    return new DurableJobPage(jobs, null, scanned);
+                    return new JobPage(jobs, null, scanned);
                 }
 
                 if (jobs.Count >= limit || scanned >= scanLimit)
                 {
-                    return new DurableJobPage(jobs, FormatCursor(phase, position, member), scanned);
+                    return new JobPage(jobs, FormatCursor(phase, position, member), scanned);
                 }
             }
         }

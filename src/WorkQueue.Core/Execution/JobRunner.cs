@@ -339,13 +339,13 @@ internal sealed partial class JobRunner : IJobExecutor
         public static partial void JobRetrying(ILogger logger, Exception exception, string queue, long jobId, string job, int attempt, int maxAttempts, double delayMs);
 
         [LoggerMessage(102, LogLevel.Error, "Queue '{Queue}': job {JobId} ({Job}) failed on attempt {Attempt} and was dead-lettered.", EventName = "JobDeadLettered")]
-        public static partial void JobDeadLettered(ILogger logger, Exception exception, string queue, long jobId, string job, int attempt);
+        public static partial void JobDeadLettered(ILogger logger, Exception exception, string queue, string jobId, string job, int attempt);
 
         [LoggerMessage(103, LogLevel.Warning, "Queue '{Queue}': job {JobId} ({Job}) was dropped to make room (DropOldest).", EventName = "JobDropped")]
-        public static partial void JobDropped(ILogger logger, string queue, long jobId, string job);
+        public static partial void JobDropped(ILogger logger, string queue, string jobId, string job);
 
         [LoggerMessage(104, LogLevel.Warning, "Queue '{Queue}': job {JobId} ({Job}) did not complete before shutdown: {Reason}. Its payload is in the ShutdownReport.", EventName = "JobAbandoned")]
-        public static partial void JobAbandoned(ILogger logger, string queue, long jobId, string job, AbandonReason reason);
+        public static partial void JobAbandoned(ILogger logger, string queue, string jobId, string job, AbandonReason reason);
 
         [LoggerMessage(105, LogLevel.Error, "Queue '{Queue}': the {Callback} callback threw; ignored.", EventName = "CallbackFailed")]
         public static partial void CallbackFailed(ILogger logger, Exception exception, string queue, string callback);

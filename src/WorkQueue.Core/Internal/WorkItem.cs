@@ -60,5 +60,5 @@ internal readonly struct WorkItem
         new(Invoker, Target, State, Id, enqueuedTimestamp, Attempt + 1, Parent, Key, Tracked);
 
     public JobInfo Describe(string queueName) =>
-        new(Id, queueName, Invoker.Describe(Target), Invoker.GetPayload(Target, State), Attempt);
+        new(JobIds.Format(Id), queueName, Invoker.Describe(Target), Invoker.GetPayload(Target, State), Attempt);
 }

@@ -24,9 +24,9 @@ internal sealed class QueueControl(QueueRuntime runtime) : IWorkQueueControl
         return runtime.GetScheduledJobs(maxCount);
     }
 
-    public JobStatus? GetJob(long jobId) => runtime.GetJob(jobId);
+    public JobStatus? GetJob(string jobId) => runtime.GetJob(jobId);
 
-    public JobCancelResult Cancel(long jobId) => runtime.Cancel(jobId);
+    public JobCancelResult Cancel(string jobId) => runtime.Cancel(jobId);
 
     public JobPage FindJobs(JobQuery query)
     {

@@ -98,51 +98,57 @@ internal sealed class QueueProducer : IWorkQueue
         return Enqueue(ScopedHandlerInvoker<THandler, TPayload>.Instance, null, payload, options, cancellationToken);
     }
 
-    public long Schedule(Action<CancellationToken> job, TimeSpan delay)
+    public string Schedule(Action<CancellationToken> job, TimeSpan delay)
     {
         ArgumentNullException.ThrowIfNull(job);
-        return Schedule(SyncDelegateInvoker.Instance, job, null, DueAfter(delay));
+        return JobIds.Format(Schedule(SyncDelegateInvoker.Instance, job, null, DueAfter(delay)));
     }
 
-    public long Schedule(Action<CancellationToken> job, DateTimeOffset runAt)
+    public string Schedule(Action<CancellationToken> job, DateTimeOffset runAt)
     {
         ArgumentNullException.ThrowIfNull(job);
-        return Schedule(SyncDelegateInvoker.Instance, job, null, runAt);
+        return JobIds.Format(Schedule(SyncDelegateInvoker.Instance, job, null, runAt));
     }
 
-    public long Schedule(Func<CancellationToken, ValueTask> job, TimeSpan delay)
+    public string Schedule(Func<CancellationToken, ValueTask> job, TimeSpan delay)
     {
         ArgumentNullException.ThrowIfNull(job);
-        return Schedule(AsyncDelegateInvoker.Instance, job, null, DueAfter(delay));
+        return JobIds.Format(Schedule(AsyncDelegateInvoker.Instance, job, null, DueAfter(delay)));
     }
 
-    public long Schedule(Func<CancellationToken, ValueTask> job, DateTimeOffset runAt)
+    public string Schedule(Func<CancellationToken, ValueTask> job, DateTimeOffset runAt)
     {
         ArgumentNullException.ThrowIfNull(job);
-        return Schedule(AsyncDelegateInvoker.Instance, job, null, runAt);
+        return JobIds.Format(Schedule(AsyncDelegateInvoker.Instance, job, null, runAt));
     }
 
-    public long Schedule<TPayload>(IJobHandler<TPayload> handler, TPayload payload, TimeSpan delay)
+    public string Schedule<TPayload>(IJobHandler<TPayload> handler, TPayload payload, TimeSpan delay)
     {
         ArgumentNullException.ThrowIfNull(handler);
-        return Schedule(HandlerInvoker<TPayload>.Instance, handler, payload, DueAfter(delay));
+        return JobIds.Format(Schedule(HandlerInvoker<TPayload>.Instance, handler, payload, DueAfter(delay)));
     }
 
-    public long Schedule<TPayload>(IJobHandler<TPayload> handler, TPayload payload, DateTimeOffset runAt)
+    public string Schedule<TPayload>(IJobHandler<TPayload> handler, TPayload payload, DateTimeOffset runAt)
     {
         ArgumentNullException.ThrowIfNull(handler);
-        return Schedule(HandlerInvoker<TPayload>.Instance, handler, payload, runAt);
+        return JobIds.Format(Schedule(HandlerInvoker<TPayload>.Instance, handler, payload, runAt));
     }
 
-    public long Schedule<[DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.PublicConstructors)] THandler, TPayload>(TPayload payload, TimeSpan delay)
+    public string Schedule<[DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.PublicConstructors)] THandler, TPayload>(TPayload payload, TimeSpan delay)
         where THandler : class, IJobHandler<TPayload> =>
-        Schedule(ScopedHandlerInvoker<THandler, TPayload>.Instance, null, payload, DueAfter(delay));
+        JobIds.Format(Schedule(ScopedHandlerInvoker<THandler, TPayload>.Instance, null, payload, DueAfter(delay)));
 
-    public long Schedule<[DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.PublicConstructors)] THandler, TPayload>(TPayload payload, DateTimeOffset runAt)
+    public string Schedule<[DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.PublicConstructors)] THandler, TPayload>(TPayload payload, DateTimeOffset runAt)
         where THandler : class, IJobHandler<TPayload> =>
-        Schedule(ScopedHandlerInvoker<THandler, TPayload>.Instance, null, payload, runAt);
+        JobIds.Format(Schedule(ScopedHandlerInvoker<THandler, TPayload>.Instance, null, payload, runAt));
 
-    public bool CancelScheduled(long jobId)
+    public bool CancelScheduled(string jobId)
+    {
+        ArgumentNullException.ThrowIfNull(jobId);
+        return JobIds.TryParse(jobId, out long id) && CancelScheduled(id);
+    }
+
+    private bool CancelScheduled(long jobId)
     {
         // Whoever takes the entry out of the set owns it; the ledger still counts it only if a cancel by id
         // (IWorkQueueControl.Cancel) did not end it first.
@@ -205,23 +211,23 @@ internal sealed class QueueProducer : IWorkQueue
         if (key is not null && !_ledger.Keys!.TryReserve(key, out long holder))
         {
             _metrics.Deduplicated(_metricTag);
-            return ValueTask.FromResult(new EnqueueResult(holder, Created: false));
+            return ValueTask.FromResult(new EnqueueResult(JobIds.Format(holder), Created: false));
         }
 
         if (runAt is { } at)
         {
-            return ValueTask.FromResult(new EnqueueResult(Schedule(invoker, target, state, at, key), Created: true));
+            return ValueTask.FromResult(new EnqueueResult(JobIds.Format(Schedule(invoker, target, state, at, key)), Created: true));
         }
 
         var write = WriteAsync(invoker, target, state, cancellationToken, out long id, key, track: true);
         return write.IsCompletedSuccessfully
-            ? ValueTask.FromResult(new EnqueueResult(id, Created: true))
+            ? ValueTask.FromResult(new EnqueueResult(JobIds.Format(id), Created: true))
             : AwaitWriteAsync(write, id);
 
         static async ValueTask<EnqueueResult> AwaitWriteAsync(ValueTask write, long id)
         {
             await write.ConfigureAwait(false);
-            return new EnqueueResult(id, Created: true);
+            return new EnqueueResult(JobIds.Format(id), Created: true);
         }
     }
 

@@ -6,15 +6,19 @@ namespace WorkQueue.Queueing;
 /// <summary>A queue's jobs by id: status and cancel (in-memory queues).</summary>
 internal sealed partial class QueueRuntime
 {
-    public JobStatus? GetJob(long jobId) =>
-        Store is null && Tracker.Find(jobId) is { } job ? job.Describe(Name) : null;
+    public JobStatus? GetJob(string jobId)
+    {
+        ArgumentNullException.ThrowIfNull(jobId);
+        return Store is null && JobIds.TryParse(jobId, out long id) && Tracker.Find(id) is { } job ? job.Describe(Name) : null;
+    }
 
     public JobPage FindJobs(JobQuery query) =>
         Store is null ? Tracker.Query(query, Name) : new JobPage([], Next: null, Scanned: 0);
 
-    public JobCancelResult Cancel(long jobId)
+    public JobCancelResult Cancel(string jobId)
     {
-        if (Store is not null || Tracker.Find(jobId) is not { } job)
+        ArgumentNullException.ThrowIfNull(jobId);
+        if (Store is not null || !JobIds.TryParse(jobId, out long id) || Tracker.Find(id) is not { } job)
         {
             return new JobCancelResult(JobCancelOutcome.NotFound, null);
         }
@@ -40,11 +44,11 @@ internal sealed partial class QueueRuntime
                 // it and drops it (JobRunner.OnStarting). Whatever came due meanwhile is dropped the same way.
                 if (state == JobState.Scheduled)
                 {
-                    _scheduled.TryCancel(jobId);
+                    _scheduled.TryCancel(id);
                 }
                 else if (state == JobState.Retrying)
                 {
-                    _runner.Retries.TryRemove(jobId);
+                    _runner.Retries.TryRemove(id);
                 }
 
                 TryLog(() => _metrics.Canceled(MetricTag));

@@ -237,7 +237,7 @@ internal sealed class TrackedJob
         long runAt = Volatile.Read(ref _runAtTicks);
         long startedAt = Volatile.Read(ref _startedAtTicks);
         return new JobStatus(
-            Id,
+            JobIds.Format(Id),
             queue,
             _name ?? Describe(),
             state,

@@ -42,7 +42,7 @@ internal sealed partial class WorkerPool
             var elapsed = _time.GetElapsedTime(run.StartTimestamp);
             if ((run.Blocked || elapsed > threshold) && TryDescribe(run, out var item, out string name))
             {
-                stuck.Add(new StuckJob(item.Id, QueueName, name, item.Attempt, elapsed, run.Blocked ? BlockedReason : OverdueReason));
+                stuck.Add(new StuckJob(JobIds.Format(item.Id), QueueName, name, item.Attempt, elapsed, run.Blocked ? BlockedReason : OverdueReason));
             }
         }
 

@@ -25,7 +25,7 @@ public sealed class DeadLettersEndpointTests
         string body = await response.Content.ReadAsStringAsync();
         using var json = JsonDocument.Parse(body);
         var item = Assert.Single(json.RootElement.EnumerateArray().ToArray());
-        Assert.Equal(control.GetDeadLetters()[0].Job.Id, item.GetProperty("id").GetInt64());
+        Assert.Equal(control.GetDeadLetters()[0].Job.Id, item.GetProperty("id").GetString());
         Assert.Contains(nameof(FailingHandler), item.GetProperty("name").GetString());
         Assert.Equal(1, item.GetProperty("attempt").GetInt32());
         Assert.Equal(typeof(InvalidOperationException).FullName, item.GetProperty("error").GetProperty("type").GetString());

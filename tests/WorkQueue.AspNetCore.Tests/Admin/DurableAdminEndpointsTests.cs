@@ -367,7 +367,7 @@ public sealed class DurableAdminEndpointsTests(RedisServerFixture redis) : IClas
         var control = app.Services.GetRequiredService<IWorkQueueProvider>().Queues.Single(q => q.Name == "default");
         Assert.True(app.Services.GetRequiredService<IWorkQueue>().TryEnqueue(_ => throw new InvalidOperationException("in memory")));
         await Wait.UntilAsync(() => control.GetSnapshot().Totals.DeadLettered == 1, "the in-memory job to be dead-lettered");
-        long id = control.GetDeadLetters()[0].Job.Id;
+        string id = control.GetDeadLetters()[0].Job.Id;
 
         using var response = await SendAsync(app, new HttpMethod(method), $"{Prefix}/default/dead-letters/{id}{suffix}");
 

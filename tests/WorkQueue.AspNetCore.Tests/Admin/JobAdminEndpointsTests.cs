@@ -34,14 +34,14 @@ public sealed class JobAdminEndpointsTests : IAsyncLifetime
     [Fact]
     public async Task GetJob_ScheduledJob_200WithItsState()
     {
-        long id = Queue.Schedule(_ => { }, TimeSpan.FromHours(1));
+        string id = Queue.Schedule(_ => { }, TimeSpan.FromHours(1));
 
         using var response = await Client.GetAsync($"{Prefix}/default/jobs/{id}");
 
         Assert.Equal(HttpStatusCode.OK, response.StatusCode);
         using var json = JsonDocument.Parse(await response.Content.ReadAsStringAsync());
         var root = json.RootElement;
-        Assert.Equal(id, root.GetProperty("id").GetInt64());
+        Assert.Equal(id, root.GetProperty("id").GetString());
         Assert.Equal("default", root.GetProperty("queue").GetString());
         Assert.Equal("scheduled", root.GetProperty("state").GetString());
         Assert.True(root.GetProperty("runAt").GetDateTimeOffset() > DateTimeOffset.UtcNow.AddMinutes(59));
@@ -122,7 +122,7 @@ public sealed class JobAdminEndpointsTests : IAsyncLifetime
     [Fact]
     public async Task CancelJob_UnknownJob_404_AndWithoutJsonContentType_415()
     {
-        long id = Queue.Schedule(_ => { }, TimeSpan.FromHours(1));
+        string id = Queue.Schedule(_ => { }, TimeSpan.FromHours(1));
 
         using var unknown = await SendAsync(HttpMethod.Delete, $"{Prefix}/default/jobs/424242");
         using var notJson = await Client.DeleteAsync($"{Prefix}/default/jobs/{id}");

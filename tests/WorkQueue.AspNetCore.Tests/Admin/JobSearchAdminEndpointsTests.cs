@@ -41,7 +41,7 @@ public sealed class JobSearchAdminEndpointsTests(RedisServerFixture redis) : ICl
     {
         await using var app = await StartAsync();
         var queue = app.Services.GetRequiredService<IWorkQueue>();
-        var ids = new List<long>();
+        var ids = new List<string>();
         for (int i = 0; i < 5; i++)
         {
             ids.Add(queue.Schedule(_ => { }, TimeSpan.FromHours(1)));
@@ -90,7 +90,7 @@ public sealed class JobSearchAdminEndpointsTests(RedisServerFixture redis) : ICl
     public async Task Payload_ByDefault_IsLeftOutOfTheListAndTheJob()
     {
         await using var app = await StartAsync();
-        long id = await EnqueueWaitingAsync(app);
+        string id = await EnqueueWaitingAsync(app);
 
         using var page = await GetJsonAsync(app, $"{Prefix}/default/jobs");
         using var job = await GetJsonAsync(app, $"{Prefix}/default/jobs/{id}");
@@ -106,7 +106,7 @@ public sealed class JobSearchAdminEndpointsTests(RedisServerFixture redis) : ICl
     public async Task Payload_WhenShown_IsTheJsonCutToTheMaximum()
     {
         await using var app = await StartAsync(o => { o.ShowPayloads = true; o.MaxPayloadLength = 20; });
-        long id = await EnqueueWaitingAsync(app);
+        string id = await EnqueueWaitingAsync(app);
 
         using var page = await GetJsonAsync(app, $"{Prefix}/default/jobs");
         using var job = await GetJsonAsync(app, $"{Prefix}/default/jobs/{id}");
@@ -125,7 +125,7 @@ public sealed class JobSearchAdminEndpointsTests(RedisServerFixture redis) : ICl
 
         using var page = await GetJsonAsync(app, $"{Prefix}/default/jobs");
 
-        var job = page.RootElement.GetProperty("jobs").EnumerateArray().Single(j => j.GetProperty("id").GetInt64() == result.JobId);
+        var job = page.RootElement.GetProperty("jobs").EnumerateArray().Single(j => j.GetProperty("id").GetString() == result.JobId);
         Assert.Contains("could not be written", job.GetProperty("payload").GetString());
     }
 
@@ -232,7 +232,7 @@ public sealed class JobSearchAdminEndpointsTests(RedisServerFixture redis) : ICl
             b => b.Services.AddWorkQueue(o => { o.MinWorkers = 1; o.MaxWorkers = 1; o.Retry.MaxAttempts = 1; }),
             app => app.MapWorkQueueAdmin(Prefix, configure));
 
-    private static async Task<(long Failed, long Succeeded)> RunTwoJobsAsync(TestApp app)
+    private static async Task<(string Failed, string Succeeded)> RunTwoJobsAsync(TestApp app)
     {
         var queue = app.Services.GetRequiredService<IWorkQueue>();
         var control = app.Services.GetRequiredService<IWorkQueueProvider>().Queues.Single();
@@ -242,7 +242,7 @@ public sealed class JobSearchAdminEndpointsTests(RedisServerFixture redis) : ICl
         return (failed.JobId, succeeded.JobId);
     }
 
-    private static async Task<long> EnqueueWaitingAsync(TestApp app)
+    private static async Task<string> EnqueueWaitingAsync(TestApp app)
     {
         var queue = app.Services.GetRequiredService<IWorkQueue>();
         var result = await queue.EnqueueAsync(new OrderHandler(), new Order("Ada Lovelace"), new JobOptions { Delay = TimeSpan.FromHours(1) });
@@ -256,8 +256,8 @@ public sealed class JobSearchAdminEndpointsTests(RedisServerFixture redis) : ICl
         return JsonDocument.Parse(await response.Content.ReadAsStringAsync());
     }
 
-    private static IEnumerable<long> Ids(JsonDocument page) =>
-        page.RootElement.GetProperty("jobs").EnumerateArray().Select(j => j.GetProperty("id").GetInt64()).ToArray();
+    private static IEnumerable<string?> Ids(JsonDocument page) =>
+        page.RootElement.GetProperty("jobs").EnumerateArray().Select(j => j.GetProperty("id").GetString()).ToArray();
 
     private sealed record Order(string Customer);
 

@@ -27,8 +27,8 @@ public sealed class ScheduledAdminEndpointsTests : IAsyncLifetime
     [Fact]
     public async Task GetScheduled_ListsWaitingJobsSoonestFirst_AndTheQueueStateCountsThem()
     {
-        long later = Queue.Schedule(_ => { }, TimeSpan.FromHours(2));
-        long sooner = Queue.Schedule(_ => { }, TimeSpan.FromHours(1));
+        string later = Queue.Schedule(_ => { }, TimeSpan.FromHours(2));
+        string sooner = Queue.Schedule(_ => { }, TimeSpan.FromHours(1));
 
         using var list = await GetJsonAsync($"{Prefix}/default/scheduled");
         Assert.Equal([sooner.ToString(), later.ToString()], list.RootElement.EnumerateArray().Select(j => j.GetProperty("id").GetString()));
@@ -55,7 +55,7 @@ public sealed class ScheduledAdminEndpointsTests : IAsyncLifetime
     public async Task CancelScheduled_WaitingJob_204ThenUnknown404AndMalformed400()
     {
         int runs = 0;
-        long id = Queue.Schedule(_ => Interlocked.Increment(ref runs), TimeSpan.FromHours(1));
+        string id = Queue.Schedule(_ => Interlocked.Increment(ref runs), TimeSpan.FromHours(1));
 
         using var cancelled = await SendAsync(HttpMethod.Delete, $"{Prefix}/default/scheduled/{id}");
         Assert.Equal(HttpStatusCode.NoContent, cancelled.StatusCode);
@@ -73,7 +73,7 @@ public sealed class ScheduledAdminEndpointsTests : IAsyncLifetime
     [Fact]
     public async Task CancelScheduled_WithoutJsonContentType_415AndTheJobStays()
     {
-        long id = Queue.Schedule(_ => { }, TimeSpan.FromHours(1));
+        string id = Queue.Schedule(_ => { }, TimeSpan.FromHours(1));
         using var response = await Client.DeleteAsync($"{Prefix}/default/scheduled/{id}");
         Assert.Equal(HttpStatusCode.UnsupportedMediaType, response.StatusCode);
         Assert.True(Queue.CancelScheduled(id));

@@ -151,7 +151,7 @@ public sealed class DurableEndedRecordTests(RedisServerFixture redis, ITestOutpu
 
         var job = await host.Producer.GetJobAsync(Id);
         Assert.Equal(JobState.Succeeded, job?.State);
-        Assert.Equal("old-consumer", job!.ConsumerName);
+        Assert.Equal("old-consumer", job!.WorkerName);
         var page = await host.Producer.FindJobsAsync(new JobQuery { States = [JobState.Succeeded] });
         Assert.Equal(Id, Assert.Single(page.Jobs).Id);
         Assert.Equal(JobCancelOutcome.AlreadyFinished, (await host.Producer.CancelAsync(Id)).Outcome);
@@ -197,7 +197,7 @@ public sealed class DurableEndedRecordTests(RedisServerFixture redis, ITestOutpu
                 var job = await a.Producer.GetJobAsync(ids[n]);
                 if (job?.State is not (JobState.Succeeded or JobState.Canceled or JobState.DeadLettered))
                 {
-                    unended.Add($"{n} ({ids[n]}): {job?.State.ToString() ?? "not found"}, attempt {job?.Attempt}, on {job?.ConsumerName}, cancel asked {job?.CancelRequested}");
+                    unended.Add($"{n} ({ids[n]}): {job?.State.ToString() ?? "not found"}, attempt {job?.Attempt}, on {job?.WorkerName}, cancel asked {job?.CancelRequested}");
                 }
             }
 

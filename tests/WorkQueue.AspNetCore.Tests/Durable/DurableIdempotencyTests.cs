@@ -40,7 +40,7 @@ public sealed class DurableIdempotencyTests(RedisServerFixture redis) : IClassFi
         var other = await host.Producer.EnqueueAsync(new TestJob(3), Key("order-2"));
 
         Assert.True(first.Created);
-        Assert.Equal(new DurableEnqueueResult(first.JobId, Created: false), second);
+        Assert.Equal(new EnqueueResult(first.JobId, Created: false), second);
         Assert.True(other.Created);
         Assert.Equal(2, await db.StreamLengthAsync(keys.Stream));
         Assert.Equal($"{first.JobId}|{first.JobId}", (string?)await db.StringGetAsync(keys.IdempotencyKey("order-1")));
@@ -73,7 +73,7 @@ public sealed class DurableIdempotencyTests(RedisServerFixture redis) : IClassFi
         var unkeyed = host.Producer.EnqueueAsync(new TestJob(2), new JobOptions()).AsTask();
         var repeat = host.Producer.EnqueueAsync(new TestJob(3), Key("only")).AsTask();
         Assert.Equal(RejectionReason.QueueFull, (await Assert.ThrowsAsync<JobRejectedException>(() => unkeyed)).Reason);
-        Assert.Equal(new DurableEnqueueResult(first.JobId, Created: false), await repeat);
+        Assert.Equal(new EnqueueResult(first.JobId, Created: false), await repeat);
 
         var other = await Assert.ThrowsAsync<JobRejectedException>(async () => await host.Producer.EnqueueAsync(new TestJob(4), Key("other")));
         Assert.Equal(RejectionReason.QueueFull, other.Reason);
@@ -90,7 +90,7 @@ public sealed class DurableIdempotencyTests(RedisServerFixture redis) : IClassFi
         await log.WaitUntilAsync(() => log.Runs.Count == 1, "the job to start");
         var second = await host.Producer.EnqueueAsync(new TestJob(2), Key("k"));
 
-        Assert.Equal(new DurableEnqueueResult(first.JobId, Created: false), second);
+        Assert.Equal(new EnqueueResult(first.JobId, Created: false), second);
         release.SetResult();
         await log.WaitUntilAsync(() => log.Completed == 1, "the job to complete");
         await Eventually.HoldsAsync(async () => (await host.Producer.EnqueueAsync(new TestJob(3), Key("k"))).Created, "a new job once the key is released");
@@ -114,8 +114,8 @@ public sealed class DurableIdempotencyTests(RedisServerFixture redis) : IClassFi
 
         Assert.True(scheduled.Created);
         Assert.StartsWith("s", scheduled.JobId, StringComparison.Ordinal);
-        Assert.Equal(new DurableEnqueueResult(scheduled.JobId, Created: false), now);
-        Assert.Equal(new DurableEnqueueResult(scheduled.JobId, Created: false), at);
+        Assert.Equal(new EnqueueResult(scheduled.JobId, Created: false), now);
+        Assert.Equal(new EnqueueResult(scheduled.JobId, Created: false), at);
         Assert.Equal(1, await db.SortedSetLengthAsync(keys.Delayed));
         Assert.StartsWith("{\"n\":1", (await Store(host).ListScheduledAsync(10)).Single().Payload, StringComparison.Ordinal);
 
@@ -139,7 +139,7 @@ public sealed class DurableIdempotencyTests(RedisServerFixture redis) : IClassFi
 
         // Moved from the delayed set to the stream, under its own job id.
         var whileRunning = await host.Producer.EnqueueAsync(new TestJob(2), Key("nightly"));
-        Assert.Equal(new DurableEnqueueResult(scheduled.JobId, Created: false), whileRunning);
+        Assert.Equal(new EnqueueResult(scheduled.JobId, Created: false), whileRunning);
 
         release.SetResult();
         await Eventually.HoldsAsync(async () => (await host.Producer.EnqueueAsync(new TestJob(3), Key("nightly"))).Created, "a new job once the scheduled one succeeded");
@@ -168,7 +168,7 @@ public sealed class DurableIdempotencyTests(RedisServerFixture redis) : IClassFi
         Assert.StartsWith($"{first.JobId}|z", held, StringComparison.Ordinal);
 
         var duringRetryWait = await host.Producer.EnqueueAsync(new TestJob(2), Key("retry"));
-        Assert.Equal(new DurableEnqueueResult(first.JobId, Created: false), duringRetryWait);
+        Assert.Equal(new EnqueueResult(first.JobId, Created: false), duringRetryWait);
 
         await log.WaitUntilAsync(() => log.Completed == 1, "the retry to succeed");
         await Eventually.HoldsAsync(async () => !await db.KeyExistsAsync(keys.IdempotencyKey("retry")), "the key released after the retry succeeded");
@@ -192,7 +192,7 @@ public sealed class DurableIdempotencyTests(RedisServerFixture redis) : IClassFi
         Assert.True(ttl is { } t && t > TimeSpan.Zero && t <= TimeSpan.FromSeconds(2), $"expiry {ttl}");
 
         var repeat = await host.Producer.EnqueueAsync(new TestJob(2), Key("paid"));
-        Assert.Equal(new DurableEnqueueResult(first.JobId, Created: false), repeat);
+        Assert.Equal(new EnqueueResult(first.JobId, Created: false), repeat);
 
         // Redis expires it on its own clock.
         await Eventually.HoldsAsync(async () => !await db.KeyExistsAsync(key), "the retention to pass");
@@ -233,7 +233,7 @@ public sealed class DurableIdempotencyTests(RedisServerFixture redis) : IClassFi
         var deadAgain = (await db.StreamRangeAsync(store.Keys.Dead)).Single();
         Assert.NotNull((await store.RequeueDeadLetterAsync(deadAgain.Id!)).NewId);
         var refused = await host.Producer.EnqueueAsync(new TestJob(3), Key("doomed"));
-        Assert.Equal(new DurableEnqueueResult(first.JobId, Created: false), refused);
+        Assert.Equal(new EnqueueResult(first.JobId, Created: false), refused);
     }
 
     [Fact]
@@ -245,7 +245,7 @@ public sealed class DurableIdempotencyTests(RedisServerFixture redis) : IClassFi
         await using var redisClient = await DurableTestHost.ConnectAsync(redis.Server);
         var db = redisClient.GetDatabase();
         string stream = DurableTestHost.StreamKey(prefix);
-        DurableEnqueueResult first;
+        EnqueueResult first;
         await using (var producer = await DurableTestHost.StartAsync(redis.Server, log, prefix, "producer", configureDurable: d => d.Consume = false))
         {
             first = await producer.Producer.EnqueueAsync(new TestJob(1), Key("claimed"));
@@ -256,12 +256,12 @@ public sealed class DurableIdempotencyTests(RedisServerFixture redis) : IClassFi
 
         await using var survivor = await DurableTestHost.StartAsync(redis.Server, log, prefix, "survivor", configureDurable: FastClaims);
         var whilePending = await survivor.Producer.EnqueueAsync(new TestJob(2), Key("claimed"));
-        Assert.Equal(new DurableEnqueueResult(first.JobId, Created: false), whilePending);
+        Assert.Equal(new EnqueueResult(first.JobId, Created: false), whilePending);
 
         await log.WaitUntilAsync(() => log.Runs.Count == 1, "the survivor to reclaim and start the job");
         Assert.Equal("survivor", log.Runs.Single().Instance);
         var whileReclaimed = await survivor.Producer.EnqueueAsync(new TestJob(3), Key("claimed"));
-        Assert.Equal(new DurableEnqueueResult(first.JobId, Created: false), whileReclaimed);
+        Assert.Equal(new EnqueueResult(first.JobId, Created: false), whileReclaimed);
 
         release.SetResult();
         await Eventually.HoldsAsync(async () => !await db.KeyExistsAsync(Store(survivor).Keys.IdempotencyKey("claimed")), "the key released once the reclaimed job succeeded");
@@ -282,7 +282,7 @@ public sealed class DurableIdempotencyTests(RedisServerFixture redis) : IClassFi
         // Two consumers took it and died (a job that crashes its process every time).
         var first = await db.StreamReadGroupAsync(stream, "workers", "ghost-1", ">", count: 1);
         await db.StreamClaimAsync(stream, "workers", "ghost-2", 0, [first[0].Id]);
-        Assert.Equal(new DurableEnqueueResult(poison.JobId, Created: false), await producer.Producer.EnqueueAsync(new TestJob(2), Key("poison")));
+        Assert.Equal(new EnqueueResult(poison.JobId, Created: false), await producer.Producer.EnqueueAsync(new TestJob(2), Key("poison")));
 
         await using var survivor = await DurableTestHost.StartAsync(redis.Server, log, prefix, "survivor", configureDurable: d =>
         {
@@ -330,7 +330,7 @@ public sealed class DurableIdempotencyTests(RedisServerFixture redis) : IClassFi
         Assert.NotEqual($"{keyed.JobId}|{keyed.JobId}", held);
         Assert.Equal(1, await db.StreamLengthAsync(keys.Stream));
         await using var second = await DurableTestHost.StartAsync(redis.Server, log, prefix, "second", configureDurable: d => d.Consume = false);
-        Assert.Equal(new DurableEnqueueResult(keyed.JobId, Created: false), await second.Producer.EnqueueAsync(new TestJob(2), Key("handed-back")));
+        Assert.Equal(new EnqueueResult(keyed.JobId, Created: false), await second.Producer.EnqueueAsync(new TestJob(2), Key("handed-back")));
     }
 
     [Fact]
@@ -350,7 +350,7 @@ public sealed class DurableIdempotencyTests(RedisServerFixture redis) : IClassFi
 
             for (int round = 0; round < 3; round++)
             {
-                var results = new ConcurrentBag<(string Key, DurableEnqueueResult Result)>();
+                var results = new ConcurrentBag<(string Key, EnqueueResult Result)>();
                 var producers = hosts.SelectMany(host => Enumerable.Range(0, ProducersPerHost).Select(p => Task.Run(async () =>
                 {
                     var order = Enumerable.Range(0, Keys).OrderBy(_ => Random.Shared.Next()).ToArray();
@@ -485,7 +485,7 @@ public sealed class DurableIdempotencyTests(RedisServerFixture redis) : IClassFi
         Assert.True(replacement.Created);
         foreach (string key in new[] { "order-\uD800", "order-\uDC00" })
         {
-            DurableEnqueueResult result;
+            EnqueueResult result;
             try
             {
                 result = await host.Producer.EnqueueAsync(new TestJob(2), Key(key));

@@ -69,7 +69,7 @@ public sealed class DurableJobsTests(RedisServerFixture redis) : IClassFixture<R
         var q = await producer.Producer.GetJobAsync(queued);
         Assert.NotNull(q);
         Assert.Equal((queued, DurableTestHost.Queue, JobState.Queued, 1), (q.Id, q.QueueName, q.State, q.Attempt));
-        Assert.Null(q.ConsumerName);
+        Assert.Null(q.WorkerName);
         Assert.Empty(q.Attempts);
         Assert.True(q.EnqueuedAt > DateTimeOffset.UtcNow.AddMinutes(-1));
         var s = await producer.Producer.GetJobAsync(scheduled);
@@ -84,22 +84,22 @@ public sealed class DurableJobsTests(RedisServerFixture redis) : IClassFixture<R
         // Read from the other instance (Redis knows the consumer), and from the one that runs it (which knows when it started).
         var elsewhere = await producer.Producer.GetJobAsync(queued);
         Assert.NotNull(elsewhere);
-        Assert.Equal((JobState.Running, consumerName), (elsewhere.State, elsewhere.ConsumerName));
+        Assert.Equal((JobState.Running, consumerName), (elsewhere.State, elsewhere.WorkerName));
         Assert.Null(elsewhere.StartedAt);
         var here = await consumer.Producer.GetJobAsync(queued);
         Assert.NotNull(here);
         Assert.Equal(JobState.Running, here.State);
         Assert.NotNull(here.StartedAt);
         var running = Assert.Single(here.Attempts);
-        Assert.Equal((1, consumerName, JobState.Running), (running.Number, running.ConsumerName, running.Outcome));
+        Assert.Equal((1, consumerName, JobState.Running), (running.Number, running.WorkerName, running.Outcome));
 
         release.SetResult();
         await log.WaitUntilAsync(() => log.Completed == 1, "the job to complete");
         var done = await Eventually.ValueAsync(() => producer.Producer.GetJobAsync(queued), j => j?.State == JobState.Succeeded, "the success recorded");
-        Assert.Equal((1, consumerName, false), (done!.Attempt, done.ConsumerName, done.CancelRequested));
+        Assert.Equal((1, consumerName, false), (done!.Attempt, done.WorkerName, done.CancelRequested));
         Assert.NotNull(done.StateSince);
         var attempt = Assert.Single(done.Attempts);
-        Assert.Equal((JobState.Succeeded, consumerName), (attempt.Outcome, attempt.ConsumerName));
+        Assert.Equal((JobState.Succeeded, consumerName), (attempt.Outcome, attempt.WorkerName));
         Assert.NotNull(attempt.StartedAt);
         Assert.NotNull(attempt.EndedAt);
 
@@ -173,7 +173,7 @@ public sealed class DurableJobsTests(RedisServerFixture redis) : IClassFixture<R
         Assert.Equal([JobState.Retrying, JobState.Retrying, JobState.Succeeded], done.Attempts.Select(a => a.Outcome));
         Assert.Contains("failure 1", done.Attempts[0].Error);
         Assert.Contains("failure 2", done.Attempts[1].Error);
-        Assert.All(done.Attempts, a => Assert.Equal(FindStore(host).ConsumerName, a.ConsumerName));
+        Assert.All(done.Attempts, a => Assert.Equal(FindStore(host).ConsumerName, a.WorkerName));
         Assert.Contains("failure 2", done.LastError);
 
         // Nothing of the live job is left behind but its record (the pointer to its newer entry is gone).
@@ -353,11 +353,11 @@ public sealed class DurableJobsTests(RedisServerFixture redis) : IClassFixture<R
         var result = await admin.Producer.CancelAsync(id);
 
         Assert.Equal(JobCancelOutcome.CancelRequested, result.Outcome);
-        Assert.Equal(FindStore(worker).ConsumerName, result.Job!.ConsumerName);
+        Assert.Equal(FindStore(worker).ConsumerName, result.Job!.WorkerName);
         Assert.True(result.Job.CancelRequested);
         var ended = await Eventually.ValueAsync(() => admin.Producer.GetJobAsync(id), j => j?.State == JobState.Canceled, "the job to end cancelled");
         Assert.False(ended!.CancelIgnored);
-        Assert.Equal((JobState.Canceled, FindStore(worker).ConsumerName), (ended.Attempts.Single().Outcome, ended.Attempts.Single().ConsumerName));
+        Assert.Equal((JobState.Canceled, FindStore(worker).ConsumerName), (ended.Attempts.Single().Outcome, ended.Attempts.Single().WorkerName));
         Assert.Equal(1, worker.Control.GetSnapshot().Totals.Canceled);
         Assert.Equal(0, log.Completed);
     }
@@ -439,7 +439,7 @@ public sealed class DurableJobsTests(RedisServerFixture redis) : IClassFixture<R
         await Eventually.HoldsAsync(async () => (await db.StreamGroupInfoAsync(DurableTestHost.StreamKey(prefix))).Length == 1, "the group");
         Assert.Single(await db.StreamReadGroupAsync(DurableTestHost.StreamKey(prefix), RedisStreamKeys.Group, "ghost", StackExchange.Redis.StreamPosition.NewMessages, 1));
         var result = await producer.Producer.CancelAsync(id);
-        Assert.Equal((JobCancelOutcome.CancelRequested, "ghost"), (result.Outcome, result.Job!.ConsumerName));
+        Assert.Equal((JobCancelOutcome.CancelRequested, "ghost"), (result.Outcome, result.Job!.WorkerName));
 
         await using var survivor = await DurableTestHost.StartAsync(redis.Server, log, prefix, "s", configureDurable: d =>
         {

@@ -17,7 +17,7 @@ public sealed class IdempotencyKeyStressTests
     {
         var harness = QueueHarness.Start(o => { o.MinWorkers = 2; o.MaxWorkers = 4; o.Retry.MaxAttempts = 2; o.Retry.BaseDelay = TimeSpan.FromMilliseconds(1); });
         var handler = new OverlapHandler(seed);
-        var created = new ConcurrentDictionary<long, string>();
+        var created = new ConcurrentDictionary<string, string>();
         long deduplicated = 0;
         long attempts = 0;
         using var stop = new CancellationTokenSource();

@@ -83,7 +83,7 @@ public sealed class QueueRuntimeFindJobsTests
             o.MaxFinishedJobs = maxFinished == 0 ? Producers * JobsPerProducer : maxFinished;
         });
         var handler = new Handler();
-        var failures = new ConcurrentDictionary<long, bool>();
+        var failures = new ConcurrentDictionary<string, bool>();
         using var done = new CancellationTokenSource();
         var producers = Enumerable.Range(0, Producers).Select(p => Task.Run(async () =>
         {
@@ -106,7 +106,7 @@ public sealed class QueueRuntimeFindJobsTests
             while (!done.IsCancellationRequested || pagesRead == 0)
             {
                 string? cursor = null;
-                var seen = new HashSet<long>();
+                var seen = new HashSet<string>();
                 do
                 {
                     var page = harness.Control.FindJobs(new JobQuery { States = filter, Limit = 37, Cursor = cursor, ErrorContains = filter is [JobState.DeadLettered] ? "negative" : null });
@@ -153,9 +153,9 @@ public sealed class QueueRuntimeFindJobsTests
         }
     }
 
-    private static List<long> AllPages(IWorkQueueControl control, JobQuery first)
+    private static List<string> AllPages(IWorkQueueControl control, JobQuery first)
     {
-        var ids = new List<long>();
+        var ids = new List<string>();
         string? cursor = null;
         do
         {

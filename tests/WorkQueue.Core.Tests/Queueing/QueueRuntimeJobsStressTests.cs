@@ -36,9 +36,9 @@ public sealed class QueueRuntimeJobsStressTests(ITestOutputHelper output)
             o.MaxFinishedJobs = Producers * JobsPerProducer;
         });
         var handler = new Handler();
-        var ids = new ConcurrentQueue<long>();
-        var payloadOf = new ConcurrentDictionary<long, int>();
-        var requested = new ConcurrentDictionary<long, JobCancelOutcome>();
+        var ids = new ConcurrentQueue<string>();
+        var payloadOf = new ConcurrentDictionary<string, int>();
+        var requested = new ConcurrentDictionary<string, JobCancelOutcome>();
         using var producing = new CancellationTokenSource();
 
         var producers = Enumerable.Range(0, Producers).Select(p => Task.Run(async () =>
@@ -64,7 +64,7 @@ public sealed class QueueRuntimeJobsStressTests(ITestOutputHelper output)
             var random = new Random((seed * 17) + c);
             while (!producing.IsCancellationRequested || !ids.IsEmpty)
             {
-                if (!ids.TryDequeue(out long id))
+                if (!ids.TryDequeue(out string? id))
                 {
                     await Task.Yield();
                     continue;

@@ -47,7 +47,7 @@ public sealed class QueueRuntimeJobsTests
     {
         await using var harness = Start();
         var runAt = _time.GetUtcNow().AddMinutes(5);
-        long id = harness.Queue.Schedule(_ => { }, runAt);
+        string id = harness.Queue.Schedule(_ => { }, runAt);
         var result = await harness.Queue.EnqueueAsync(new Handler((_, _) => { }), "a", new JobOptions { Delay = TimeSpan.FromMinutes(1) });
 
         Assert.Equal((JobState.Scheduled, runAt), (harness.Control.GetJob(id)!.State, harness.Control.GetJob(id)!.RunAt));
@@ -85,10 +85,10 @@ public sealed class QueueRuntimeJobsTests
         // A job enqueued without options has an id (1, the first) but it was never handed out: it is not tracked.
         Assert.True(harness.Queue.TryEnqueue(_ => ran.SetResult()));
 
-        Assert.Null(harness.Control.GetJob(1));
-        Assert.Null(harness.Control.GetJob(12345));
-        Assert.Equal(JobCancelOutcome.NotFound, harness.Control.Cancel(1).Outcome);
-        Assert.Equal(new JobCancelResult(JobCancelOutcome.NotFound, null), harness.Control.Cancel(12345));
+        Assert.Null(harness.Control.GetJob("1"));
+        Assert.Null(harness.Control.GetJob("12345"));
+        Assert.Equal(JobCancelOutcome.NotFound, harness.Control.Cancel("1").Outcome);
+        Assert.Equal(new JobCancelResult(JobCancelOutcome.NotFound, null), harness.Control.Cancel("12345"));
         harness.Control.Resume();
         await Wait.ForAsync(ran.Task, "the untracked job");
     }
@@ -127,14 +127,14 @@ public sealed class QueueRuntimeJobsTests
     {
         await using var harness = Start(o => o.MaxScheduledJobs = 1);
         int runs = 0;
-        long id = harness.Queue.Schedule(_ => Interlocked.Increment(ref runs), TimeSpan.FromMinutes(5));
+        string id = harness.Queue.Schedule(_ => Interlocked.Increment(ref runs), TimeSpan.FromMinutes(5));
         Assert.Throws<JobRejectedException>(() => harness.Queue.Schedule(_ => { }, TimeSpan.FromMinutes(5)));
 
         var result = harness.Control.Cancel(id);
 
         Assert.Equal(JobCancelOutcome.Canceled, result.Outcome);
         Assert.Equal(0, harness.Control.GetSnapshot().Scheduled);
-        long other = harness.Queue.Schedule(_ => { }, TimeSpan.FromMinutes(5));
+        string other = harness.Queue.Schedule(_ => { }, TimeSpan.FromMinutes(5));
         Assert.False(harness.Queue.CancelScheduled(id));
         _time.Advance(TimeSpan.FromMinutes(6));
         await Wait.UntilAsync(() => harness.Control.GetJob(other)?.State == JobState.Succeeded, "the other scheduled job");
@@ -146,7 +146,7 @@ public sealed class QueueRuntimeJobsTests
     public async Task CancelScheduled_TrackedJob_StatusSaysCanceledAndCountedOnce()
     {
         await using var harness = Start();
-        long id = harness.Queue.Schedule(_ => { }, TimeSpan.FromMinutes(5));
+        string id = harness.Queue.Schedule(_ => { }, TimeSpan.FromMinutes(5));
 
         Assert.True(harness.Queue.CancelScheduled(id));
 
@@ -312,7 +312,7 @@ public sealed class QueueRuntimeJobsTests
     public async Task GetJob_MoreEndedJobsThanMaxFinishedJobs_OldestForgottenFirst()
     {
         await using var harness = Start(o => o.MaxFinishedJobs = 2);
-        var ids = new List<long>();
+        var ids = new List<string>();
         for (int i = 0; i < 3; i++)
         {
             var result = await harness.Queue.EnqueueAsync(new Handler((_, _) => { }), "a", NoOptions);

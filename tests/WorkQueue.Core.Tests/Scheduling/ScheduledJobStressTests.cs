@@ -20,25 +20,25 @@ public sealed class ScheduledJobStressTests
     {
         await using var harness = QueueHarness.Start(o => { o.MinWorkers = 2; o.MaxWorkers = 4; o.MaxScheduledJobs = Producers * PerProducer; });
         var runs = new ConcurrentDictionary<long, int>();
-        var cancelled = new ConcurrentDictionary<long, bool>();
-        var ids = new ConcurrentDictionary<long, long>();
+        var cancelled = new ConcurrentDictionary<string, bool>();
+        var ids = new ConcurrentDictionary<string, long>();
         long nextToken = 0;
 
         await Task.WhenAll(Enumerable.Range(0, Producers).Select(p => Task.Run(() =>
         {
             var random = new Random(seed * 100 + p);
-            var mine = new List<long>();
+            var mine = new List<string>();
             for (int i = 0; i < PerProducer; i++)
             {
                 // Delays from "already due" to 30 ms, so jobs come due while others are scheduled and cancelled.
                 // Keyed by a token of the test's own: a job already due may run before Schedule returns its id.
                 long token = Interlocked.Increment(ref nextToken);
-                long id = harness.Queue.Schedule(_ => runs.AddOrUpdate(token, 1, (_, n) => n + 1), TimeSpan.FromMilliseconds(random.Next(-5, 30)));
+                string id = harness.Queue.Schedule(_ => runs.AddOrUpdate(token, 1, (_, n) => n + 1), TimeSpan.FromMilliseconds(random.Next(-5, 30)));
                 ids[id] = token;
                 mine.Add(id);
                 if (random.Next(3) == 0)
                 {
-                    long victim = mine[random.Next(mine.Count)];
+                    string victim = mine[random.Next(mine.Count)];
                     if (harness.Queue.CancelScheduled(victim))
                     {
                         Assert.True(cancelled.TryAdd(victim, true), $"job {victim} cancelled twice");
@@ -66,7 +66,7 @@ public sealed class ScheduledJobStressTests
     {
         var harness = QueueHarness.Start(o => { o.MinWorkers = 2; o.MaxWorkers = 2; o.MaxScheduledJobs = 1_000_000; });
         var runs = new ConcurrentDictionary<long, int>();
-        var accepted = new ConcurrentDictionary<long, long>();
+        var accepted = new ConcurrentDictionary<string, long>();
         long rejected = 0;
         long nextToken = 0;
         using var stopping = new CancellationTokenSource();
@@ -79,7 +79,7 @@ public sealed class ScheduledJobStressTests
                 try
                 {
                     long token = Interlocked.Increment(ref nextToken);
-                    long id = harness.Queue.Schedule(_ => runs.AddOrUpdate(token, 1, (_, n) => n + 1), TimeSpan.FromMilliseconds(random.Next(0, 200)));
+                    string id = harness.Queue.Schedule(_ => runs.AddOrUpdate(token, 1, (_, n) => n + 1), TimeSpan.FromMilliseconds(random.Next(0, 200)));
                     accepted[id] = token;
                 }
                 catch (JobRejectedException ex) when (ex.Reason == RejectionReason.QueueStopped)

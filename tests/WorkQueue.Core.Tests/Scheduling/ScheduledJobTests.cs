@@ -18,7 +18,7 @@ public sealed class ScheduledJobTests
     {
         await using var harness = Start();
         var ran = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
-        long id = harness.Queue.Schedule(_ => ran.SetResult(), TimeSpan.FromMinutes(30));
+        string id = harness.Queue.Schedule(_ => ran.SetResult(), TimeSpan.FromMinutes(30));
 
         Assert.Equal(1, harness.Control.GetSnapshot().Scheduled);
         _time.Advance(TimeSpan.FromMinutes(29.99));
@@ -30,7 +30,7 @@ public sealed class ScheduledJobTests
         await Wait.UntilAsync(() => harness.Control.GetSnapshot().Totals.Succeeded == 1, "the success is counted");
         var snapshot = harness.Control.GetSnapshot();
         Assert.Equal((0, 1L, 0L), (snapshot.Scheduled, snapshot.Totals.Enqueued, snapshot.Totals.Unfinished));
-        Assert.True(id > 0);
+        Assert.True(long.Parse(id) > 0);
     }
 
     [Fact]
@@ -113,13 +113,13 @@ public sealed class ScheduledJobTests
     {
         await using var harness = Start();
         int runs = 0;
-        long id = harness.Queue.Schedule(_ => Interlocked.Increment(ref runs), TimeSpan.FromMinutes(1));
+        string id = harness.Queue.Schedule(_ => Interlocked.Increment(ref runs), TimeSpan.FromMinutes(1));
         var kept = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
         harness.Queue.Schedule(_ => kept.SetResult(), TimeSpan.FromMinutes(1));
 
         Assert.True(harness.Queue.CancelScheduled(id));
         Assert.False(harness.Queue.CancelScheduled(id));
-        Assert.False(harness.Queue.CancelScheduled(12345));
+        Assert.False(harness.Queue.CancelScheduled("12345"));
 
         _time.Advance(TimeSpan.FromMinutes(2));
         await Wait.ForAsync(kept.Task, "the job that was not cancelled");
@@ -133,7 +133,7 @@ public sealed class ScheduledJobTests
     {
         await using var harness = Start();
         var ran = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
-        long id = harness.Queue.Schedule(_ => ran.SetResult(), TimeSpan.FromSeconds(1));
+        string id = harness.Queue.Schedule(_ => ran.SetResult(), TimeSpan.FromSeconds(1));
         _time.Advance(TimeSpan.FromSeconds(1));
         await Wait.ForAsync(ran.Task, "the job");
 
@@ -153,7 +153,7 @@ public sealed class ScheduledJobTests
         Assert.Equal((0L, 0L), (totals.Enqueued, totals.Unfinished));
 
         // The latest time itself is accepted and waits (the timer is never armed past what it accepts).
-        long id = harness.Queue.Schedule(_ => { }, DateTimeOffset.MaxValue);
+        string id = harness.Queue.Schedule(_ => { }, DateTimeOffset.MaxValue);
         _time.Advance(TimeSpan.FromDays(365));
         Assert.Equal(1, harness.Control.GetSnapshot().Scheduled);
         Assert.True(harness.Queue.CancelScheduled(id));
@@ -204,8 +204,8 @@ public sealed class ScheduledJobTests
     {
         var harness = Start();
         int runs = 0;
-        long first = harness.Queue.Schedule(_ => Interlocked.Increment(ref runs), TimeSpan.FromHours(1));
-        long second = harness.Queue.Schedule<string>(new Handler(new TaskCompletionSource()), "p", TimeSpan.FromHours(2));
+        string first = harness.Queue.Schedule(_ => Interlocked.Increment(ref runs), TimeSpan.FromHours(1));
+        string second = harness.Queue.Schedule<string>(new Handler(new TaskCompletionSource()), "p", TimeSpan.FromHours(2));
 
         // The fake clock never moves: the stop ends on its own, not at a deadline.
         var report = await Wait.ForAsync(harness.Control.StopAsync(Timeout.InfiniteTimeSpan), "the stop");
@@ -252,9 +252,9 @@ public sealed class ScheduledJobTests
     {
         await using var harness = Start();
         var now = _time.GetUtcNow();
-        long late = harness.Queue.Schedule<string>(new Handler(new TaskCompletionSource()), "late", now.AddHours(2));
-        long soon = harness.Queue.Schedule<string>(new Handler(new TaskCompletionSource()), "soon", now.AddMinutes(5));
-        long middle = harness.Queue.Schedule<string>(new Handler(new TaskCompletionSource()), "middle", now.AddHours(1));
+        string late = harness.Queue.Schedule<string>(new Handler(new TaskCompletionSource()), "late", now.AddHours(2));
+        string soon = harness.Queue.Schedule<string>(new Handler(new TaskCompletionSource()), "soon", now.AddMinutes(5));
+        string middle = harness.Queue.Schedule<string>(new Handler(new TaskCompletionSource()), "middle", now.AddHours(1));
 
         var listed = harness.Control.GetScheduledJobs(2);
         Assert.Equal([soon, middle], listed.Select(j => j.Job.Id));
@@ -283,13 +283,13 @@ public sealed class ScheduledJobTests
         {
             // Ten distinct times for forty jobs: ties too, in the middle and at the cut.
             var dueAt = now.AddMinutes(random.Next(1, 11));
-            scheduled.Add((harness.Queue.Schedule(_ => { }, dueAt), dueAt));
+            scheduled.Add((long.Parse(harness.Queue.Schedule(_ => { }, dueAt)), dueAt));
         }
 
         var listed = harness.Control.GetScheduledJobs(maxCount);
 
         var expected = scheduled.OrderBy(j => j.DueAt).ThenBy(j => j.Id).Take(maxCount).ToList();
-        Assert.Equal(expected, listed.Select(j => (j.Job.Id, j.DueAt)));
+        Assert.Equal(expected, listed.Select(j => (long.Parse(j.Job.Id), j.DueAt)));
     }
 
     [Fact]
@@ -297,10 +297,10 @@ public sealed class ScheduledJobTests
     {
         await using var harness = Start();
         var dueAt = _time.GetUtcNow().AddHours(1);
-        long first = harness.Queue.Schedule(_ => { }, dueAt.ToOffset(TimeSpan.FromHours(2)));
-        long second = harness.Queue.Schedule(_ => { }, dueAt);
-        long third = harness.Queue.Schedule(_ => { }, dueAt.ToOffset(TimeSpan.FromHours(-5)));
-        long sooner = harness.Queue.Schedule(_ => { }, dueAt.AddTicks(-1).ToOffset(TimeSpan.FromHours(9)));
+        string first = harness.Queue.Schedule(_ => { }, dueAt.ToOffset(TimeSpan.FromHours(2)));
+        string second = harness.Queue.Schedule(_ => { }, dueAt);
+        string third = harness.Queue.Schedule(_ => { }, dueAt.ToOffset(TimeSpan.FromHours(-5)));
+        string sooner = harness.Queue.Schedule(_ => { }, dueAt.AddTicks(-1).ToOffset(TimeSpan.FromHours(9)));
 
         Assert.Equal([sooner, first, second, third], harness.Control.GetScheduledJobs(10).Select(j => j.Job.Id));
         Assert.Equal([sooner, first], harness.Control.GetScheduledJobs(2).Select(j => j.Job.Id));
@@ -315,11 +315,11 @@ public sealed class ScheduledJobTests
         await using var harness = Start();
         var now = _time.GetUtcNow();
         var ran = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
-        long due = harness.Queue.Schedule(_ => ran.SetResult(), now.AddMinutes(1));
-        long cancelled = harness.Queue.Schedule(_ => { }, now.AddMinutes(2));
-        long third = harness.Queue.Schedule(_ => { }, now.AddMinutes(3));
-        long fourth = harness.Queue.Schedule(_ => { }, now.AddMinutes(4));
-        long fifth = harness.Queue.Schedule(_ => { }, now.AddMinutes(5));
+        string due = harness.Queue.Schedule(_ => ran.SetResult(), now.AddMinutes(1));
+        string cancelled = harness.Queue.Schedule(_ => { }, now.AddMinutes(2));
+        string third = harness.Queue.Schedule(_ => { }, now.AddMinutes(3));
+        string fourth = harness.Queue.Schedule(_ => { }, now.AddMinutes(4));
+        string fifth = harness.Queue.Schedule(_ => { }, now.AddMinutes(5));
 
         Assert.True(harness.Queue.CancelScheduled(cancelled));
         Assert.Equal([due, third], harness.Control.GetScheduledJobs(2).Select(j => j.Job.Id));
@@ -346,7 +346,7 @@ public sealed class ScheduledJobTests
             other.Schedule(_ => { }, now.AddSeconds(i));
         }
 
-        long mine = harness.Queue.Schedule(_ => { }, now.AddHours(1));
+        string mine = harness.Queue.Schedule(_ => { }, now.AddHours(1));
 
         Assert.Equal([mine], harness.Control.GetScheduledJobs(3).Select(j => j.Job.Id));
     }
@@ -395,7 +395,7 @@ public sealed class ScheduledJobTests
         var factory = harness.Services.GetRequiredService<System.Diagnostics.Metrics.IMeterFactory>();
         using var scheduled = new MetricCollector<int>(factory, WorkQueueMetrics.MeterName, "workqueue.queue.scheduled");
         using var canceled = new MetricCollector<long>(factory, WorkQueueMetrics.MeterName, "workqueue.job.canceled");
-        long id = harness.Queue.Schedule(_ => { }, TimeSpan.FromMinutes(1));
+        string id = harness.Queue.Schedule(_ => { }, TimeSpan.FromMinutes(1));
         harness.Queue.Schedule(_ => { }, TimeSpan.FromMinutes(1));
 
         scheduled.RecordObservableInstruments();

@@ -27,7 +27,7 @@ public sealed class JobTrackerQueryTests
 
         var page = tracker.Query(new JobQuery(), "q");
 
-        Assert.Equal([5L, 4, 3, 1, 2], page.Jobs.Select(j => j.Id));
+        Assert.Equal([5L, 4, 3, 1, 2], page.Jobs.Select(j => long.Parse(j.Id)));
         Assert.Null(page.Next);
         Assert.Equal("q", page.Jobs[0].QueueName);
     }
@@ -43,7 +43,7 @@ public sealed class JobTrackerQueryTests
 
         var page = tracker.Query(new JobQuery { States = [JobState.DeadLettered], Limit = 500 }, "q");
 
-        Assert.Equal(Enumerable.Range(1, 10).Reverse().Select(i => i * 100L), page.Jobs.Select(j => j.Id));
+        Assert.Equal(Enumerable.Range(1, 10).Reverse().Select(i => i * 100L), page.Jobs.Select(j => long.Parse(j.Id)));
         Assert.Equal(10, page.Scanned);
         Assert.Null(page.Next);
     }
@@ -61,8 +61,8 @@ public sealed class JobTrackerQueryTests
         var page = tracker.Query(new JobQuery { States = [JobState.Succeeded, JobState.Canceled], Limit = 2 }, "q");
         var rest = tracker.Query(new JobQuery { States = [JobState.Succeeded, JobState.Canceled], Limit = 2, Cursor = page.Next }, "q");
 
-        Assert.Equal([6L, 4], page.Jobs.Select(j => j.Id));
-        Assert.Equal([2L, 1], rest.Jobs.Select(j => j.Id));
+        Assert.Equal([6L, 4], page.Jobs.Select(j => long.Parse(j.Id)));
+        Assert.Equal([2L, 1], rest.Jobs.Select(j => long.Parse(j.Id)));
         Assert.Null(rest.Next);
     }
 
@@ -85,7 +85,7 @@ public sealed class JobTrackerQueryTests
         do
         {
             var page = tracker.Query(new JobQuery { Limit = 4, Cursor = cursor }, "q");
-            seen.AddRange(page.Jobs.Select(j => j.Id));
+            seen.AddRange(page.Jobs.Select(j => long.Parse(j.Id)));
             cursor = page.Next;
             pages++;
         }
@@ -112,7 +112,7 @@ public sealed class JobTrackerQueryTests
         Assert.Empty(first.Jobs);
         Assert.Equal(60, first.Scanned);
         Assert.NotNull(first.Next);
-        Assert.Equal([5L], second.Jobs.Select(j => j.Id));
+        Assert.Equal([5L], second.Jobs.Select(j => long.Parse(j.Id)));
         Assert.InRange(second.Scanned, 40, 60);
         Assert.Null(second.Next);
     }
@@ -136,7 +136,7 @@ public sealed class JobTrackerQueryTests
         Assert.Empty(first.Jobs);
         Assert.Equal(600, first.Scanned);
         Assert.StartsWith("l", first.Next);
-        Assert.Equal([10L], second.Jobs.Select(j => j.Id));
+        Assert.Equal([10L], second.Jobs.Select(j => long.Parse(j.Id)));
         Assert.Equal(400, second.Scanned);
         Assert.Null(second.Next);
     }
@@ -156,7 +156,7 @@ public sealed class JobTrackerQueryTests
 
         var page = tracker.Query(new JobQuery { States = [JobState.Queued], Limit = 500 }, "q");
 
-        Assert.Equal(Enumerable.Range(1, 100).Reverse().Select(i => i * 10L), page.Jobs.Select(j => j.Id));
+        Assert.Equal(Enumerable.Range(1, 100).Reverse().Select(i => i * 10L), page.Jobs.Select(j => long.Parse(j.Id)));
         Assert.InRange(page.Scanned, 100, 200);
     }
 
@@ -185,7 +185,7 @@ public sealed class JobTrackerQueryTests
 
         var page = tracker.Query(new JobQuery { NameContains = "BETA" }, "q");
 
-        Assert.Equal([2L, 3], page.Jobs.Select(j => j.Id));
+        Assert.Equal([2L, 3], page.Jobs.Select(j => long.Parse(j.Id)));
     }
 
     [Fact]
@@ -201,7 +201,7 @@ public sealed class JobTrackerQueryTests
 
         var page = tracker.Query(new JobQuery { States = [JobState.Running, JobState.Retrying] }, "q");
 
-        Assert.Equal([3L, 1], page.Jobs.Select(j => j.Id));
+        Assert.Equal([3L, 1], page.Jobs.Select(j => long.Parse(j.Id)));
     }
 
     [Fact]
@@ -213,8 +213,8 @@ public sealed class JobTrackerQueryTests
             End(Track(tracker, id), id % 2 == 0 ? JobState.Canceled : JobState.Succeeded);
         }
 
-        Assert.Equal([5L, 4, 3], tracker.Query(new JobQuery(), "q").Jobs.Select(j => j.Id));
-        Assert.Equal([4L], tracker.Query(new JobQuery { States = [JobState.Canceled] }, "q").Jobs.Select(j => j.Id));
+        Assert.Equal([5L, 4, 3], tracker.Query(new JobQuery(), "q").Jobs.Select(j => long.Parse(j.Id)));
+        Assert.Equal([4L], tracker.Query(new JobQuery { States = [JobState.Canceled] }, "q").Jobs.Select(j => long.Parse(j.Id)));
 
         _time.Advance(TimeSpan.FromMinutes(1));
 

@@ -252,8 +252,8 @@ public sealed class DashboardPageTests(Chromium chromium, ITestOutputHelper outp
     {
         await using var host = await DashboardHost.StartAsync();
         var queue = host.Queue("default");
-        long first = queue.Schedule(_ => { }, TimeSpan.FromHours(1));
-        long second = queue.Schedule(_ => { }, TimeSpan.FromHours(2));
+        string first = queue.Schedule(_ => { }, TimeSpan.FromHours(1));
+        string second = queue.Schedule(_ => { }, TimeSpan.FromHours(2));
         var page = await OpenAsync(host);
         page.Dialog += (_, dialog) => dialog.AcceptAsync();
         var card = Card(page, "default");

@@ -33,8 +33,8 @@ public sealed class JobBrowserTests(Chromium chromium, ITestOutputHelper output)
     {
         await using var host = await DashboardHost.StartAsync();
         host.Control("default").Pause();
-        var alpha = new List<long>();
-        var beta = new List<long>();
+        var alpha = new List<string>();
+        var beta = new List<string>();
         for (int i = 0; i < 3; i++)
         {
             alpha.Add((await host.Queue("default").EnqueueAsync(new AlphaHandler(), "a", new JobOptions())).JobId);
@@ -56,8 +56,8 @@ public sealed class JobBrowserTests(Chromium chromium, ITestOutputHelper output)
     public async Task Filter_ByStateAndError_ListsOnlyThoseJobs()
     {
         await using var host = await DashboardHost.StartAsync();
-        var failed = new List<long>();
-        var succeeded = new List<long>();
+        var failed = new List<string>();
+        var succeeded = new List<string>();
         for (int i = 0; i < 3; i++)
         {
             failed.Add((await host.Queue("io").EnqueueAsync(new FailingHandler(), i % 2 == 0 ? "card declined" : "gateway timeout", new JobOptions())).JobId);
@@ -86,7 +86,7 @@ public sealed class JobBrowserTests(Chromium chromium, ITestOutputHelper output)
     public async Task Paging_MoreThanOnePage_NextAndPreviousWalkTheCursor()
     {
         await using var host = await DashboardHost.StartAsync();
-        var ids = Enumerable.Range(0, 45).Select(_ => host.Queue("default").Schedule(_ => { }, TimeSpan.FromHours(1))).Reverse().Select(Text).ToArray();
+        var ids = Enumerable.Range(0, 45).Select(_ => host.Queue("default").Schedule(_ => { }, TimeSpan.FromHours(1))).Reverse().ToArray();
         var page = await OpenAsync(host);
         var jobs = Jobs(page);
         var next = jobs.GetByRole(AriaRole.Button, new() { Name = "Next page" });
@@ -118,7 +118,7 @@ public sealed class JobBrowserTests(Chromium chromium, ITestOutputHelper output)
     public async Task Details_OpenedFromARow_ShowsEveryFieldAndCancelEndsTheJob()
     {
         await using var host = await DashboardHost.StartAsync();
-        long id = host.Queue("default").Schedule(_ => { }, TimeSpan.FromHours(1));
+        string id = host.Queue("default").Schedule(_ => { }, TimeSpan.FromHours(1));
         var page = await OpenAsync(host);
         page.Dialog += (_, dialog) => dialog.AcceptAsync();
         var jobs = Jobs(page);
@@ -170,7 +170,7 @@ public sealed class JobBrowserTests(Chromium chromium, ITestOutputHelper output)
     public async Task ErrorText_WithMarkup_IsShownAsTextNeverRun()
     {
         await using var host = await DashboardHost.StartAsync();
-        long id = (await host.Queue("io").EnqueueAsync(new FailingHandler(), Hostile, new JobOptions())).JobId;
+        string id = (await host.Queue("io").EnqueueAsync(new FailingHandler(), Hostile, new JobOptions())).JobId;
         await Wait.UntilAsync(() => host.Control("io").GetJob(id)?.State == JobState.DeadLettered, "the job to be dead-lettered");
         var page = await OpenAsync(host);
         var jobs = Jobs(page);
@@ -191,8 +191,8 @@ public sealed class JobBrowserTests(Chromium chromium, ITestOutputHelper output)
     public async Task KeyboardOnly_SearchOpenAndClose_WithNoAxeViolations()
     {
         await using var host = await DashboardHost.StartAsync();
-        long failed = (await host.Queue("io").EnqueueAsync(new FailingHandler(), "card declined", new JobOptions())).JobId;
-        long scheduled = host.Queue("default").Schedule(_ => { }, TimeSpan.FromHours(1));
+        string failed = (await host.Queue("io").EnqueueAsync(new FailingHandler(), "card declined", new JobOptions())).JobId;
+        string scheduled = host.Queue("default").Schedule(_ => { }, TimeSpan.FromHours(1));
         await Wait.UntilAsync(() => host.Control("io").GetJob(failed)?.State == JobState.DeadLettered, "the job to be dead-lettered");
         var page = await OpenAsync(host);
         var jobs = Jobs(page);
@@ -252,7 +252,7 @@ public sealed class JobBrowserTests(Chromium chromium, ITestOutputHelper output)
         return [.. violations.EnumerateArray().Select(v => v.GetString()!)];
     }
 
-    private static string Text(long id) => id.ToString(CultureInfo.InvariantCulture);
+    private static string Text(string id) => id;
 
     private Task<IPage> OpenAsync(DashboardHost host) => DashboardPage.OpenAsync(chromium.Browser, _contexts, host, Log);
 

@@ -30,7 +30,7 @@ public sealed class JobLookupTests(Chromium chromium, ITestOutputHelper output) 
         await using var host = await DashboardHost.StartAsync();
         var runs = new Runs();
         host.Control("default").Pause();
-        long id = (await host.Queue("default").EnqueueAsync(new CountingHandler(runs), "a", new JobOptions())).JobId;
+        string id = (await host.Queue("default").EnqueueAsync(new CountingHandler(runs), "a", new JobOptions())).JobId;
         var page = await OpenAsync(host);
         page.Dialog += (_, dialog) => dialog.AcceptAsync();
         var card = Card(page, "default");
@@ -64,7 +64,7 @@ public sealed class JobLookupTests(Chromium chromium, ITestOutputHelper output) 
     {
         await using var host = await DashboardHost.StartAsync();
         var runs = new Runs();
-        long id = (await host.Queue("default").EnqueueAsync(new CountingHandler(runs), "a", new JobOptions())).JobId;
+        string id = (await host.Queue("default").EnqueueAsync(new CountingHandler(runs), "a", new JobOptions())).JobId;
         await Wait.UntilAsync(() => host.Control("default").GetJob(id)?.State == JobState.Succeeded, "the job to succeed");
         string worker = host.Control("default").GetJob(id)!.WorkerName!;
         var page = await OpenAsync(host);
@@ -91,7 +91,7 @@ public sealed class JobLookupTests(Chromium chromium, ITestOutputHelper output) 
         await using var host = await DashboardHost.StartAsync();
         var runs = new Runs();
         host.Control("default").Pause();
-        long id = (await host.Queue("default").EnqueueAsync(new CountingHandler(runs), "a", new JobOptions())).JobId;
+        string id = (await host.Queue("default").EnqueueAsync(new CountingHandler(runs), "a", new JobOptions())).JobId;
         var page = await OpenAsync(host);
         page.Dialog += (_, dialog) => dialog.AcceptAsync();
         var lookup = Card(page, "default").Locator("form.job-lookup");
@@ -119,7 +119,7 @@ public sealed class JobLookupTests(Chromium chromium, ITestOutputHelper output) 
         await using var host = await DashboardHost.StartAsync();
         var started = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
         var release = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
-        long id = (await host.Queue("default").EnqueueAsync(new HeldHandler(started, release.Task), "a", new JobOptions())).JobId;
+        string id = (await host.Queue("default").EnqueueAsync(new HeldHandler(started, release.Task), "a", new JobOptions())).JobId;
         await Wait.ForAsync(started.Task, "the job to start");
         var page = await OpenAsync(host);
         page.Dialog += (_, dialog) => dialog.AcceptAsync();
@@ -190,7 +190,7 @@ public sealed class JobLookupTests(Chromium chromium, ITestOutputHelper output) 
     {
         await using var host = await DashboardHost.StartAsync();
         host.Control("default").Pause();
-        long id = host.Queue("default").Schedule(_ => { }, TimeSpan.FromHours(1));
+        string id = host.Queue("default").Schedule(_ => { }, TimeSpan.FromHours(1));
         var page = await OpenAsync(host);
         page.Dialog += (_, dialog) => dialog.AcceptAsync();
         var lookup = Card(page, "default").Locator("form.job-lookup");
@@ -232,7 +232,7 @@ public sealed class JobLookupTests(Chromium chromium, ITestOutputHelper output) 
     private static ILocator JobField(ILocator lookup, string label) =>
         lookup.Locator("dl.job-fields > div").Filter(new() { Has = lookup.Page.GetByText(label, new() { Exact = true }) }).Locator("dd");
 
-    private static string Text(long id) => id.ToString(CultureInfo.InvariantCulture);
+    private static string Text(string id) => id;
 
     private void Log(string line)
     {

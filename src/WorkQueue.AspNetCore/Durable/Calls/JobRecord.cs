@@ -17,7 +17,7 @@ namespace WorkQueue.AspNetCore.Durable.Calls;
 /// <param name="Error">That attempt's error, if any.</param>
 /// <param name="History">The earlier attempts, each as it failed (outcome <see cref="JobState.Retrying"/>).</param>
 internal readonly record struct JobRecord(
-    char State, bool CancelRequested, DateTimeOffset? At, int Attempt, DateTimeOffset EnqueuedAt, string? Consumer, DateTimeOffset? StartedAt, string? Error, List<DurableJobAttempt> History)
+    char State, bool CancelRequested, DateTimeOffset? At, int Attempt, DateTimeOffset EnqueuedAt, string? Consumer, DateTimeOffset? StartedAt, string? Error, List<JobAttempt> History)
 {
     /// <summary>Reads a record; no record (<see langword="null"/> or empty) reads as state <c>\0</c>, attempt 1, no history.</summary>
     public static JobRecord Parse(string? text)
@@ -29,13 +29,13 @@ internal readonly record struct JobRecord(
 
         string[] parts = text.Split(RecordText.AttemptSeparator);
         string[] h = parts[0].Split(RecordText.FieldSeparator);
-        var history = new List<DurableJobAttempt>(parts.Length - 1);
+        var history = new List<JobAttempt>(parts.Length - 1);
         for (int i = 1; i < parts.Length; i++)
         {
             string[] a = parts[i].Split(RecordText.FieldSeparator);
             if (a.Length >= 6)
             {
-                history.Add(new DurableJobAttempt(ReadAttempt(a[0]), NullIfEmpty(a[1]), ReadTime(a[2]), ReadTime(a[3]), JobState.Retrying, NullIfEmpty(a[5])));
+                history.Add(new JobAttempt(ReadAttempt(a[0]), NullIfEmpty(a[1]), ReadTime(a[2]), ReadTime(a[3]), JobState.Retrying, NullIfEmpty(a[5])));
             }
         }
 

@@ -22,7 +22,7 @@ public sealed class StatusScriptTests(RedisServerFixture redis) : IClassFixture<
             var reply = Status(db, keys, id);
             Assert.Equal((StatusKind.Queued, e1, e2, 2), (reply.Kind, reply.JobId, reply.Entry?.StreamId, reply.Entry?.Attempt));
             var failed = Assert.Single(reply.Record.History);
-            Assert.Equal((1, "c1", "boom"), (failed.Number, failed.ConsumerName, failed.Error));
+            Assert.Equal((1, "c1", "boom"), (failed.Number, failed.WorkerName, failed.Error));
             Assert.Null(reply.Consumer);
         }
 
