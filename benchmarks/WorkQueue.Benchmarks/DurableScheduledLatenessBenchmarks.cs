@@ -10,8 +10,9 @@ namespace WorkQueue.Benchmarks;
 /// <summary>
 /// Durable scenario D4: how late a durable delayed job starts on an idle machine, scenario 7's method
 /// (<see cref="ScheduledLatenessBenchmarks"/>) on a durable queue (<c>IDurableQueue&lt;T&gt;.ScheduleAsync</c>) against
-/// Hangfire's scheduled jobs on Redis storage. Lateness = the job's first line minus its due time, both read from the
-/// <see cref="Stopwatch"/> of the process that schedules and runs the job (Hangfire's: its child process). Not a
+/// Hangfire's scheduled jobs on Redis storage and BullMQ's delayed jobs (the <c>delay</c> option). Lateness = the job's
+/// first line minus its due time, both read from the <see cref="Stopwatch"/> (BullMQ: <c>performance.now()</c>) of the
+/// process that schedules and runs the job (Hangfire's and BullMQ's: their child process). Not a
 /// micro-benchmark: each benchmark runs once per process, with a redis-server of its own (AOF on,
 /// <c>appendfsync everysec</c>), and takes its own samples.
 /// </summary>
@@ -21,8 +22,9 @@ namespace WorkQueue.Benchmarks;
 /// line reads the same clock in the same process, so a sample never subtracts two clocks. The libraries decide with
 /// another clock: the durable queue's due time is Redis's (<c>TIME</c>, the server's wall clock, in whole milliseconds);
 /// Hangfire's is its client's <c>DateTime.UtcNow</c> plus the delay (in whole seconds), which its scheduler compares with
-/// the storage's time (Redis's <c>TIME</c> too). Here redis-server runs on the same machine (loopback), so all are this
-/// machine's wall clock, which advances with the monotonic clock the samples use
+/// the storage's time (Redis's <c>TIME</c> too); BullMQ's is its client's <c>Date.now()</c> plus the delay (whole
+/// milliseconds), compared with its worker's <c>Date.now()</c>. Here redis-server runs on the same machine (loopback), so
+/// all are this machine's wall clock, which advances with the monotonic clock the samples use
 /// (up to NTP's slewing, at most 0.05 %: 0.5 ms over a 1 s delay). Against a remote Redis, a skew between the two
 /// machines' clocks would move every durable sample by that much; these rows cannot show it.
 /// </para>
@@ -52,6 +54,15 @@ public class DurableScheduledLatenessBenchmarks
     /// <summary>The durable queue's default <c>PollInterval</c> (1 s): the long row's random arrival range.</summary>
     public static readonly TimeSpan DurablePollInterval = TimeSpan.FromSeconds(1);
 
+    /// <summary>
+    /// redis-server's background tick at its default <c>hz</c> (10): BullMQ's Worker waits for a delayed job's due time in
+    /// a <c>BZPOPMIN</c> with that timeout, and redis-server ends such a timeout on its tick, not sooner (a 20 ms
+    /// <c>BZPOPMIN</c> on an empty key returned after 50-100 ms at <c>hz</c> 10, 24-34 ms at <c>hz</c> 100). The BullMQ
+    /// 20 ms row's random arrival range: with scenario 7's fixed 2 ms gap alone its samples would fall at one phase of
+    /// the tick (all of them about 75 ms late in the dry run) instead of across it.
+    /// </summary>
+    public static readonly TimeSpan RedisDefaultTick = TimeSpan.FromMilliseconds(100);
+
     /// <summary>The worker count of every row (scenario 7's).</summary>
     public const int Workers = 1;
 
@@ -64,6 +75,7 @@ public class DurableScheduledLatenessBenchmarks
     private RedisServerProcess? _redis;
     private DurableBenchHost? _durable;
     private HangfireRedisProcess? _hangfire;
+    private BullMqProcess? _bullMq;
 
     /// <summary>Samples of the rows that do not poll: 1,000 (100 with <c>--quick</c>) after 100 warm-ups, as scenario 7.</summary>
     private static Plan InProcess => new(100, BenchmarkSettings.Quick ? 100 : 1_000, TimeSpan.Zero, ShortDelay);
@@ -84,11 +96,19 @@ public class DurableScheduledLatenessBenchmarks
     [GlobalSetup(Target = nameof(Hangfire_Redis_Schedule_Polling0_BackToBack))]
     public void SetupHangfireNoPollingDelay() => StartHangfire(TimeSpan.Zero);
 
+    [GlobalSetup(Targets = [nameof(BullMQ_Delay_20ms), nameof(BullMQ_Delay_1s)])]
+    public void SetupBullMq()
+    {
+        _redis = RedisServerProcess.Start("everysec");
+        _bullMq = BullMqProcess.Start(_redis.Configuration, Workers);
+    }
+
     [GlobalCleanup]
     public void Cleanup()
     {
         _durable?.Dispose();
         _hangfire?.Dispose();
+        _bullMq?.Dispose();
         _redis?.Dispose();
         _probe.Dispose();
     }
@@ -124,6 +144,19 @@ public class DurableScheduledLatenessBenchmarks
         BenchmarkSettings.Quick ? new(1, 10, TimeSpan.Zero, ShortDelay) : new(3, 100, TimeSpan.Zero, ShortDelay),
         ScheduleHangfire);
 
+    [Benchmark(Description = "BullMQ 6.7 queue.add(name, data, { delay: 20 ms + <1 ms, rounded up }), Worker concurrency 1 (Node child process)")]
+    public double BullMQ_Delay_20ms() => Measure(
+        nameof(BullMQ_Delay_20ms),
+        InProcess with { ArrivalSpread = RedisDefaultTick },
+        ScheduleBullMq);
+
+    [Benchmark(Description = "BullMQ 6.7 queue.add(name, data, { delay: 1 s + <1 ms, rounded up }), Worker concurrency 1 (Node child process)")]
+    public double BullMQ_Delay_1s() => Measure(
+        nameof(BullMQ_Delay_1s),
+        // The durable 1 s row's plan: the same delays at the same arrival points (the seed is shared).
+        BenchmarkSettings.Quick ? new(1, 10, DurablePollInterval, LongDelay) : new(3, 100, DurablePollInterval, LongDelay),
+        ScheduleBullMq);
+
     private static long ToStopwatchTicks(TimeSpan span) => span.Ticks * Stopwatch.Frequency / TimeSpan.TicksPerSecond;
 
     private void StartHangfire(TimeSpan schedulePollingInterval)
@@ -153,6 +186,9 @@ public class DurableScheduledLatenessBenchmarks
     /// <summary>One Hangfire sample, taken by the child (due time, schedule call and first line on its clock).</summary>
     private double ScheduleHangfire(int id, TimeSpan delay, TimeSpan timeout, string method) => _hangfire!.Schedule(id, delay, timeout);
 
+    /// <summary>One BullMQ sample, taken by the child (due time, add call and first line on its clock).</summary>
+    private double ScheduleBullMq(int id, TimeSpan delay, TimeSpan timeout, string method) => _bullMq!.Schedule(id, delay, timeout);
+
     /// <summary>Takes a row's samples; <paramref name="sample"/> schedules job <c>id</c> due after the delay and returns its lateness in ms.</summary>
     private double Measure(string method, Plan plan, Func<int, TimeSpan, TimeSpan, string, double> sample)
     {
@@ -162,8 +198,8 @@ public class DurableScheduledLatenessBenchmarks
         // is a figure to report, not a failure.
         var timeout = (2 * plan.ArrivalSpread) + plan.Delay + TimeSpan.FromMinutes(5);
 
-        // The work of a Hangfire row is done in its child process: its CPU time is the child's.
-        Func<TimeSpan> cpu = _hangfire is { } child ? child.CpuTime : ProcessCpu.Used;
+        // The work of a Hangfire or BullMQ row is done in its child process: its CPU time is the child's.
+        Func<TimeSpan> cpu = _hangfire is { } child ? child.CpuTime : _bullMq is { } node ? node.CpuTime : ProcessCpu.Used;
         long wallStart = 0;
         var cpuStart = TimeSpan.Zero;
         RedisCounters? redisStart = null;
@@ -214,7 +250,7 @@ public class DurableScheduledLatenessBenchmarks
                 new ResultColumn("p99_ms", "P99 [ms]", "P99 [ms]: 99th percentile of the lateness (nearest rank; with 20 samples, the slowest)", "N3"),
                 new ResultColumn("max_ms", "Max [ms]", "Max [ms]: the latest job's lateness", "N3"),
                 new ResultColumn("early", "Early", "Early: samples whose job started before its due time", "N0"),
-                new ResultColumn("cpu_core_percent", "CPU [% core]", "CPU [% core]: CPU time over the measured samples of the process that schedules and runs the jobs (Hangfire: its child process), waits included, as a share of one core", "N2"),
+                new ResultColumn("cpu_core_percent", "CPU [% core]", "CPU [% core]: CPU time over the measured samples of the process that schedules and runs the jobs (Hangfire, BullMQ: its child process), waits included, as a share of one core", "N2"),
                 new ResultColumn("redis_cpu_core_percent", "Redis CPU [% core]", "Redis CPU [% core]: redis-server's CPU time over the measured samples as a share of one core", "N2"),
                 new ResultColumn("redis_commands_per_s", "Redis cmds/s", "Redis cmds/s: commands redis-server ran per second over the measured samples, those inside Lua scripts included (INFO commandstats; the INFO calls left out)", "N1"));
             HideColumns(Column.Mean, Column.Error, Column.StdDev, Column.Median, Column.Ratio, Column.RatioSD);

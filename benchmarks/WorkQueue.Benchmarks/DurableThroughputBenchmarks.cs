@@ -9,8 +9,9 @@ namespace WorkQueue.Benchmarks;
 /// <summary>
 /// Durable scenario D1: goodput of trivial durable jobs end to end (enqueue -> stored in Redis -> run -> acknowledged),
 /// from several concurrent producers, on a redis-server with the append-only file on, per <see cref="AppendFsync"/>
-/// policy (with the default ended-job records, and without them); beside it the in-memory queue and Hangfire on Redis
-/// storage, with the same worker count. One invocation
+/// policy (with the default ended-job records, and without them); beside it the in-memory queue, Hangfire on Redis
+/// storage with the same worker count, and BullMQ on the same redis-server at several Worker concurrencies, with single
+/// adds and with bulk adds. One invocation
 /// enqueues a batch and returns when the last job of it has run; <c>OperationsPerInvoke</c> is the batch, so <c>Op/s</c>
 /// is jobs accepted and completed per second.
 /// </summary>
@@ -23,6 +24,14 @@ namespace WorkQueue.Benchmarks;
 /// goodput is bounded by its workers, not by its producers (see benchmarks/README.md). Hangfire runs in a child process
 /// (<see cref="HangfireRedisProcess"/>): its storage needs StackExchange.Redis 2.x. The in-memory row does not touch
 /// Redis and repeats under each <see cref="AppendFsync"/> value as that group's baseline.
+/// </para>
+/// <para>
+/// BullMQ runs in a Node.js child process (<see cref="BullMqProcess"/>, the script in <c>benchmarks/bullmq-agent/</c>):
+/// a <c>Queue</c> its producers add to and a <c>Worker</c> whose concurrency the row names (1, 8 or 64, whatever
+/// <see cref="Workers"/> says), in the same process, as one service would run them. Its <see cref="Producers"/>
+/// producers are async loops in the child's event loop with up to <see cref="InFlightPerProducer"/> adds awaited each,
+/// as WorkQueue's are: that many <c>queue.add</c> calls, or one <c>queue.addBulk</c> of that many jobs. Completed jobs
+/// are kept 10 minutes (<c>removeOnComplete: { age: 600 }</c>), as WorkQueue keeps its records of successes by default.
 /// </para>
 /// <para>
 /// The Redis rows also record what Redis did per job over every invocation of the process: the commands it ran
@@ -39,6 +48,12 @@ public class DurableThroughputBenchmarks
     /// <summary>The jobs per invocation of the Hangfire row: fewer, as it runs about two orders of magnitude slower.</summary>
     public const int HangfireJobs = 5_000;
 
+    /// <summary>
+    /// The jobs per invocation of the BullMQ rows: fewer, as they run more than ten times slower (1,500 jobs/s in the dry
+    /// run), and twelve processes of them run in all (the per-job figures do not depend on the batch).
+    /// </summary>
+    public const int BullMqJobs = 5_000;
+
     /// <summary>The concurrent producers.</summary>
     public const int Producers = 4;
 
@@ -52,6 +67,10 @@ public class DurableThroughputBenchmarks
     private RedisServerProcess? _redis;
     private DurableBenchHost? _host;
     private HangfireRedisProcess? _hangfire;
+    private BullMqProcess? _bullMq;
+    private BullMqProcess.AddMode _bullMqMode;
+    private string? _bullMqRow;
+    private TimeSpan _bullMqCpuBefore;
     private RedisCounters? _redisBefore;
     private TimeSpan _cpuBefore;
     private readonly RedisPerJob _redisPerJob = new();
@@ -88,11 +107,37 @@ public class DurableThroughputBenchmarks
         _hangfire = HangfireRedisProcess.Start(_redis.Configuration, Workers);
     }
 
+    [GlobalSetup(Target = nameof(BullMQ_Add_Concurrency1))]
+    public void SetupBullMqAddConcurrency1() => StartBullMq(nameof(BullMQ_Add_Concurrency1), 1, BullMqProcess.AddMode.Add);
+
+    [GlobalSetup(Target = nameof(BullMQ_Add_Concurrency8))]
+    public void SetupBullMqAddConcurrency8() => StartBullMq(nameof(BullMQ_Add_Concurrency8), 8, BullMqProcess.AddMode.Add);
+
+    [GlobalSetup(Target = nameof(BullMQ_Add_Concurrency64))]
+    public void SetupBullMqAddConcurrency64() => StartBullMq(nameof(BullMQ_Add_Concurrency64), 64, BullMqProcess.AddMode.Add);
+
+    [GlobalSetup(Target = nameof(BullMQ_AddBulk_Concurrency1))]
+    public void SetupBullMqAddBulkConcurrency1() => StartBullMq(nameof(BullMQ_AddBulk_Concurrency1), 1, BullMqProcess.AddMode.AddBulk);
+
+    [GlobalSetup(Target = nameof(BullMQ_AddBulk_Concurrency8))]
+    public void SetupBullMqAddBulkConcurrency8() => StartBullMq(nameof(BullMQ_AddBulk_Concurrency8), 8, BullMqProcess.AddMode.AddBulk);
+
+    [GlobalSetup(Target = nameof(BullMQ_AddBulk_Concurrency64))]
+    public void SetupBullMqAddBulkConcurrency64() => StartBullMq(nameof(BullMQ_AddBulk_Concurrency64), 64, BullMqProcess.AddMode.AddBulk);
+
     [IterationSetup(Targets = [nameof(WorkQueue_Durable), nameof(WorkQueue_Durable_NoJobRecords), nameof(Hangfire_Redis)])]
     public void ReadRedisBefore()
     {
         _redisBefore = _redis!.ReadCounters();
         _cpuBefore = ProcessCpu.Used();
+    }
+
+    [IterationSetup(Targets = [nameof(BullMQ_Add_Concurrency1), nameof(BullMQ_Add_Concurrency8), nameof(BullMQ_Add_Concurrency64),
+        nameof(BullMQ_AddBulk_Concurrency1), nameof(BullMQ_AddBulk_Concurrency8), nameof(BullMQ_AddBulk_Concurrency64)])]
+    public void ReadRedisAndAgentBefore()
+    {
+        _redisBefore = _redis!.ReadCounters();
+        _bullMqCpuBefore = _bullMq!.CpuTime();
     }
 
     [IterationSetup(Target = nameof(WorkQueue_InMemory))]
@@ -112,11 +157,21 @@ public class DurableThroughputBenchmarks
     [IterationCleanup(Target = nameof(Hangfire_Redis))]
     public void ReadRedisAfterHangfire() => RecordRedis(nameof(Hangfire_Redis), HangfireJobs, appCpu: false);
 
+    // BullMQ's jobs, and its producers, run in its child process: the App CPU column is the child's CPU time.
+    [IterationCleanup(Targets = [nameof(BullMQ_Add_Concurrency1), nameof(BullMQ_Add_Concurrency8), nameof(BullMQ_Add_Concurrency64),
+        nameof(BullMQ_AddBulk_Concurrency1), nameof(BullMQ_AddBulk_Concurrency8), nameof(BullMQ_AddBulk_Concurrency64)])]
+    public void ReadRedisAndAgentAfter()
+    {
+        var cpu = _bullMq!.CpuTime() - _bullMqCpuBefore;
+        _redisPerJob.Record(_redis!.ReadCounters() - _redisBefore!, cpu, BullMqJobs, Key(_bullMqRow!));
+    }
+
     [GlobalCleanup]
     public void Cleanup()
     {
         _host?.Dispose();
         _hangfire?.Dispose();
+        _bullMq?.Dispose();
         _redis?.Dispose();
     }
 
@@ -135,6 +190,34 @@ public class DurableThroughputBenchmarks
 
     [Benchmark(OperationsPerInvoke = HangfireJobs, Description = "Hangfire 1.8 on Redis storage (AOF)")]
     public void Hangfire_Redis() => _hangfire!.RunBatch(HangfireJobs, Producers);
+
+    [Benchmark(OperationsPerInvoke = BullMqJobs, Description = "BullMQ 6.7 on Redis (AOF), add, Worker concurrency 1 (Node child process)")]
+    public void BullMQ_Add_Concurrency1() => RunBullMqBatch();
+
+    [Benchmark(OperationsPerInvoke = BullMqJobs, Description = "BullMQ 6.7 on Redis (AOF), add, Worker concurrency 8 (Node child process)")]
+    public void BullMQ_Add_Concurrency8() => RunBullMqBatch();
+
+    [Benchmark(OperationsPerInvoke = BullMqJobs, Description = "BullMQ 6.7 on Redis (AOF), add, Worker concurrency 64 (Node child process)")]
+    public void BullMQ_Add_Concurrency64() => RunBullMqBatch();
+
+    [Benchmark(OperationsPerInvoke = BullMqJobs, Description = "BullMQ 6.7 on Redis (AOF), addBulk, Worker concurrency 1 (Node child process)")]
+    public void BullMQ_AddBulk_Concurrency1() => RunBullMqBatch();
+
+    [Benchmark(OperationsPerInvoke = BullMqJobs, Description = "BullMQ 6.7 on Redis (AOF), addBulk, Worker concurrency 8 (Node child process)")]
+    public void BullMQ_AddBulk_Concurrency8() => RunBullMqBatch();
+
+    [Benchmark(OperationsPerInvoke = BullMqJobs, Description = "BullMQ 6.7 on Redis (AOF), addBulk, Worker concurrency 64 (Node child process)")]
+    public void BullMQ_AddBulk_Concurrency64() => RunBullMqBatch();
+
+    private void StartBullMq(string row, int concurrency, BullMqProcess.AddMode mode)
+    {
+        _bullMqRow = row;
+        _bullMqMode = mode;
+        _redis = RedisServerProcess.Start(AppendFsync);
+        _bullMq = BullMqProcess.Start(_redis.Configuration, concurrency);
+    }
+
+    private void RunBullMqBatch() => _bullMq!.RunBatch(BullMqJobs, Producers, InFlightPerProducer, _bullMqMode);
 
     private void RunWorkQueueBatch(string name)
     {

@@ -25,7 +25,7 @@ public sealed class RedisPerJob
         new ResultColumn("redis_scripts_per_1k_jobs", "Scripts/1k jobs", "Scripts/1k jobs: EVAL/EVALSHA calls per 1,000 jobs (each one round trip)", "N1", keySuffix: keySuffix),
         new ResultColumn("redis_cpu_us_per_job", "Redis CPU us/job", "Redis CPU us/job: redis-server's CPU time (user + system) per job", "N1", keySuffix: keySuffix),
         .. appCpu
-            ? new[] { new ResultColumn("app_cpu_us_per_job", "App CPU us/job", "App CPU us/job: the benchmark process's CPU time (user + system: producers, the store, the Redis client, the workers) per job", "N1", keySuffix: keySuffix) }
+            ? new[] { new ResultColumn("app_cpu_us_per_job", "App CPU us/job", "App CPU us/job: the benchmark process's CPU time (user + system: producers, the store, the Redis client, the workers) per job; for the BullMQ rows its child process's (producers, Queue, Worker), over the second half of the invocations", "N1", keySuffix: keySuffix) }
             : [],
     ];
 
