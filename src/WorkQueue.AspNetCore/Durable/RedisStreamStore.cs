@@ -399,26 +399,34 @@ internal sealed partial class RedisStreamStore : IJobStore
 
     private void OnRedisError(Exception ex)
     {
-        _lastError = ex;
         if (ex is RedisServerException server && IsNoGroup(server))
         {
+            _lastError = ex;
             return;
         }
 
         bool log = ShouldLogError();
+
+        // The error is published once, explained, and after it is logged: readiness reads _lastError from another
+        // thread, and setting Redis's bare refusal first left it there for the explainer's round trip to Redis.
         if (ExplainRefusal(ex.Message, ex, log) is { } refused)
         {
             // An ACL refusal: readiness and the log say which commands and which rules, not Redis's bare NOPERM.
-            _lastError = refused;
             if (log)
             {
                 _logger.TryLog(static (l, s) => Log.CommandRefused(l, s.ex, s.Item2, s.Message), (ex, _queue, refused.Message));
             }
+
+            _lastError = refused;
+            return;
         }
-        else if (log)
+
+        if (log)
         {
             _logger.TryLog(static (l, s) => Log.RedisFailed(l, s.ex, s.Item2, s.Item3), (ex, _queue, _held.Count));
         }
+
+        _lastError = ex;
     }
 
     /// <summary>
