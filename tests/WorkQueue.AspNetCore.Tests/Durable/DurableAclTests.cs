@@ -155,6 +155,32 @@ public sealed class DurableAclTests(RedisServerFixture redis) : IClassFixture<Re
         Assert.Contains($"Redis user '{user}' may not run XCLAIM. Add it: ACL SETUSER {user} +xclaim.", denied.Message, StringComparison.Ordinal);
     }
 
+    [Theory]
+    [InlineData(RedisServerCheckMode.Warn)]
+    [InlineData(RedisServerCheckMode.Off)]
+    public async Task StartAsync_GroupCreationRefused_ServerChecksNotFail_TheWarmupFailureNamesTheCommandAndTheAcl(RedisServerCheckMode checks)
+    {
+        await using var server = await SafeRedisServer.StartAsync();
+        await using var admin = await DurableTestHost.ConnectAsync(server.Redis);
+        string prefix = DurableTestHost.NewPrefix();
+        string user = await CreateUserAsync(admin, DurableAcl.Rules(prefix) + " -xgroup|create");
+        using var host = DurableTestHost.Build(
+            server.Redis,
+            new JobLog(),
+            prefix,
+            configureDurable: d => d.ServerChecks = checks,
+            connection: $"{server.Redis.Configuration},user={user},password={Password}");
+
+        // The checks do not fail the start (Warn logs, Off does not look), but the warm-up's group step must have its
+        // group: the start fails there, and says what to add rather than Redis's bare refusal.
+        var error = await Assert.ThrowsAsync<InvalidOperationException>(() => host.StartAsync());
+
+        Assert.Contains("consumer group could not be created", error.Message, StringComparison.Ordinal);
+        Assert.Contains($"may not run XGROUP CREATE. Add it: ACL SETUSER {user} +xgroup|create.", error.Message, StringComparison.Ordinal);
+        Assert.Contains(DurableAcl.Rules(prefix), error.Message, StringComparison.Ordinal);
+        await host.StopAsync();
+    }
+
     [Fact]
     public async Task FirstUse_AcknowledgementRefusedAfterStart_ReadinessAndLogNameTheCommandAndTheAcl_NotABareNoperm()
     {
