@@ -29,12 +29,13 @@ internal static partial class DurableAccess
         }
     }
 
+    /// <summary>Asks Redis which commands the queue sends the connection's user may not run (<see cref="Calls.CheckAccessCall"/>).</summary>
     public static async Task<AccessReport> CheckAsync(IDatabase db, RedisStreamKeys keys, string prefix, bool consume)
     {
-        var (scriptKeys, args, probes) = Call(keys, prefix, consume);
+        var probes = DurableAcl.Probes(keys, prefix, consume);
         try
         {
-            return Read(await db.ScriptEvaluateAsync(DurableScripts.CheckAccess, scriptKeys, args).ConfigureAwait(false), probes);
+            return Read(await Calls.CheckAccessCall.RunAsync(db, keys, probes).ConfigureAwait(false), probes);
         }
         catch (RedisServerException ex) when (IsRefusal(ex.Message))
         {
@@ -42,12 +43,13 @@ internal static partial class DurableAccess
         }
     }
 
+    /// <summary>The same check, synchronously: the store asks on its own thread.</summary>
     public static AccessReport Check(IDatabase db, RedisStreamKeys keys, string prefix, bool consume)
     {
-        var (scriptKeys, args, probes) = Call(keys, prefix, consume);
+        var probes = DurableAcl.Probes(keys, prefix, consume);
         try
         {
-            return Read(db.ScriptEvaluate(DurableScripts.CheckAccess, scriptKeys, args), probes);
+            return Read(Calls.CheckAccessCall.Run(db, keys, probes), probes);
         }
         catch (RedisServerException ex) when (IsRefusal(ex.Message))
         {
@@ -55,28 +57,14 @@ internal static partial class DurableAccess
         }
     }
 
-    private static (RedisKey[] Keys, RedisValue[] Args, IReadOnlyList<AccessProbe> Probes) Call(RedisStreamKeys keys, string prefix, bool consume)
+    private static AccessReport Read(Calls.CheckAccessReply reply, IReadOnlyList<AccessProbe> probes)
     {
-        var probes = DurableAcl.Probes(keys, prefix, consume);
-        var args = new List<RedisValue>();
-        foreach (var probe in probes)
-        {
-            args.Add(probe.Command.Count);
-            args.AddRange(probe.Command.Select(static word => (RedisValue)word));
-        }
-
-        return ([.. DurableAcl.AccessKeys(keys).Select(static k => (RedisKey)k)], [.. args], probes);
-    }
-
-    private static AccessReport Read(RedisResult reply, IReadOnlyList<AccessProbe> probes)
-    {
-        // Lua's false (no acl_check_cmd) arrives as a null reply.
-        if (reply.IsNull)
+        if (!reply.Checked)
         {
             return AccessReport.Unchecked;
         }
 
-        var refused = ((RedisResult[])reply!).Select(static n => (int)n - 1).Select(i => probes[i]).ToArray();
+        var refused = reply.Refused.Select(n => probes[n - 1]).ToArray();
         return new AccessReport(
             [.. refused.Select(static p => p.Name).Distinct()],
             [.. refused.SelectMany(static p => p.Rules.Split(' ')).Distinct()],

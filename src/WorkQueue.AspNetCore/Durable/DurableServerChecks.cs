@@ -91,10 +91,10 @@ internal sealed partial class DurableServerChecks : IRedisWarmupCheck
     /// <summary>Reads the settings and returns their risks; none when Redis would not tell (logged once, with why).</summary>
     private async Task<IReadOnlyList<ServerRisk>> ReadRisksAsync(IDatabase db, RedisStreamStore store, string endpoint, CancellationToken cancellationToken)
     {
-        RedisResult[] reply;
+        Calls.ServerInfoReply reply;
         try
         {
-            reply = (RedisResult[])(await db.ScriptEvaluateAsync(DurableScripts.ServerInfo, [store.Keys.Stream]).WaitAsync(cancellationToken).ConfigureAwait(false))!;
+            reply = await Calls.ServerInfoCall.RunAsync(db, store.Keys).WaitAsync(cancellationToken).ConfigureAwait(false);
         }
         catch (RedisServerException ex)
         {
@@ -104,16 +104,14 @@ internal sealed partial class DurableServerChecks : IRedisWarmupCheck
             return [];
         }
 
-        // Lua's false arrives as a null reply.
-        string? version = reply[0].IsNull ? null : (string?)reply[0];
-        if (reply[1].IsNull)
+        if (reply.Info is null)
         {
             // INFO refused (an ACL without +info): the version the script engine knows is still checked.
-            Log.ChecksSkipped(_logger, store.QueueName, endpoint, $"Redis refused INFO to the connection's user ({(string?)reply[2]}); grant it +info to have maxmemory-policy and appendonly checked");
-            return new RedisServerSettings(version, null, null, null).Risks();
+            Log.ChecksSkipped(_logger, store.QueueName, endpoint, $"Redis refused INFO to the connection's user ({reply.InfoRefusal}); grant it +info to have maxmemory-policy and appendonly checked");
+            return new RedisServerSettings(reply.Version, null, null, null).Risks();
         }
 
-        return RedisServerSettings.Parse(version, (string)reply[1]!).Risks();
+        return RedisServerSettings.Parse(reply.Version, reply.Info).Risks();
     }
 
     private static string Describe(IConnectionMultiplexer multiplexer, RedisKey key)
