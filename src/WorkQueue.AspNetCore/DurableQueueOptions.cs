@@ -75,6 +75,19 @@ public sealed class DurableQueueOptions
     public int? MaxPayloadBytes { get; set; }
 
     /// <summary>
+    /// Gets or sets what the Redis warm-up does when the server this queue uses can lose its jobs or cannot run them:
+    /// a <c>maxmemory-policy</c> other than <c>noeviction</c> (Redis evicts keys, jobs among them, when it reaches
+    /// <c>maxmemory</c>), <c>appendonly no</c> (a restart loses what was stored since the last snapshot), a version
+    /// older than 7.0 (the scripts need it), or a command the queue sends that the connection's user may not run (an
+    /// ACL: named with the rules to add). The settings are read with <c>INFO</c>, from a script (so without
+    /// StackExchange.Redis's admin mode, and where a managed Redis refuses <c>CONFIG</c>); when Redis refuses that, one
+    /// warning says the checks could not run and why, and the queue goes on. The checks run once per queue in the
+    /// warm-up of <see cref="Microsoft.Extensions.DependencyInjection.RedisWarmupServiceCollectionExtensions.AddRedisWarmup"/>.
+    /// </summary>
+    /// <value>The default value is <see cref="RedisServerCheckMode.Warn"/>.</value>
+    public RedisServerCheckMode ServerChecks { get; set; } = RedisServerCheckMode.Warn;
+
+    /// <summary>
     /// Gets or sets the prefix of the queue's Redis keys. The keys are <c>{prefix}:{{name}}:stream</c>, <c>:delayed</c> and
     /// <c>:dead</c>; the braces make them one hash slot, so the queue works on Redis Cluster.
     /// </summary>

@@ -84,8 +84,9 @@ public sealed class RedisWarmupOptions
     public Action<ConfigurationOptions>? ConfigureRedis { get; set; }
 
     /// <summary>
-    /// Gets the callbacks run after every endpoint answered <c>PING</c> (for example, to load Lua scripts); the warm-up
-    /// is complete only when all of them succeed.
+    /// Gets the callbacks run after every endpoint answered <c>PING</c> and the durable queues' startup checks
+    /// (<see cref="DurableQueueOptions.ServerChecks"/>) ran (for example, to load Lua scripts); the warm-up is complete
+    /// only when all of them succeed.
     /// </summary>
     public IList<Func<IConnectionMultiplexer, CancellationToken, Task>> WarmupCallbacks { get; } = [];
 }

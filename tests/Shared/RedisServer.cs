@@ -20,10 +20,16 @@ public sealed class RedisServer : IAsyncDisposable
 
     public string Configuration => $"127.0.0.1:{Port}";
 
-    public static async Task<RedisServer> StartAsync(int? port = null)
+    public static Task<RedisServer> StartAsync(int? port = null) => StartAsync([], port);
+
+    /// <summary>
+    /// Starts a server with more <paramref name="arguments"/> after the defaults (<c>--appendonly yes --dir /tmp/x</c>;
+    /// a later directive overrides an earlier one). It must still answer a plain PING on <see cref="Port"/>.
+    /// </summary>
+    public static async Task<RedisServer> StartAsync(IEnumerable<string> arguments, int? port = null)
     {
         int chosen = port ?? FreePort();
-        var start = new ProcessStartInfo("redis-server", ["--port", chosen.ToString(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+        var start = new ProcessStartInfo("redis-server", ["--port", chosen.ToString(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", .. arguments])
         {
             RedirectStandardOutput = true,
             RedirectStandardError = true,

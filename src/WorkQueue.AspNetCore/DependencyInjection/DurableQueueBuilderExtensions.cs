@@ -8,6 +8,7 @@ using Microsoft.Extensions.Options;
 using WorkQueue;
 using WorkQueue.AspNetCore;
 using WorkQueue.AspNetCore.Durable;
+using WorkQueue.AspNetCore.Redis;
 using WorkQueue.Internal;
 
 namespace Microsoft.Extensions.DependencyInjection;
@@ -133,6 +134,7 @@ public static class DurableQueueBuilderExtensions
         services.TryAddEnumerable(ServiceDescriptor.Singleton<IValidateOptions<DurableQueueOptions>, DurableQueueTimeoutsValidator>());
         services.TryAddEnumerable(ServiceDescriptor.Singleton<IPostConfigureOptions<DurableQueueOptions>, DurableQueueConfiguration>());
         services.TryAddSingleton<DurableQueueRegistry>();
+        services.TryAddEnumerable(ServiceDescriptor.Singleton<IRedisWarmupCheck, DurableServerChecks>());
         services.TryAddSingleton<DurableQueueMetrics>();
         services.TryAddEnumerable(ServiceDescriptor.Singleton<IConfigureOptions<RedisWarmupOptions>, DurableGroupsWarmup>());
         services.Configure<WorkQueueRegistry>(r => r.Stores[name] = (sp, queue) => CreateStore<THandler, TPayload>(sp, queue, payloadTypeInfo));

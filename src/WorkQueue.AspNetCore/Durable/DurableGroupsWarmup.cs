@@ -1,6 +1,7 @@
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Options;
 using StackExchange.Redis;
+using WorkQueue.AspNetCore.Redis;
 
 namespace WorkQueue.AspNetCore.Durable;
 
@@ -34,8 +35,32 @@ internal sealed class DurableGroupsWarmup(IServiceProvider services) : IConfigur
             }
             catch (RedisException ex)
             {
-                throw new InvalidOperationException($"Durable queue '{queue.Store.QueueName}': its consumer group could not be created in {queue.Store.Keys.Stream}: {ex.Message}", ex);
+                string why = DurableAccess.IsRefusal(ex.Message)
+                    ? await ExplainRefusalAsync(multiplexer, db, queue.Store, ex.Message).WaitAsync(cancellationToken).ConfigureAwait(false)
+                    : ex.Message;
+                throw new InvalidOperationException($"Durable queue '{queue.Store.QueueName}': its consumer group could not be created in {queue.Store.Keys.Stream}: {why}", ex);
             }
         }
+    }
+
+    /// <summary>
+    /// Says which commands the user may not run and the ACL to add (<see cref="DurableAccess"/>), as a store does for a
+    /// refusal at first use: the startup checks ran before this step (<see cref="RedisWarmupService"/>), but under
+    /// <see cref="RedisServerCheckMode.Warn"/> or <see cref="RedisServerCheckMode.Off"/> they do not fail the start, and
+    /// this step's failure would otherwise carry Redis's bare refusal (inside a script Redis 7.0 does not name the command).
+    /// </summary>
+    private static async Task<string> ExplainRefusalAsync(IConnectionMultiplexer multiplexer, IDatabase db, RedisStreamStore store, string error)
+    {
+        AccessReport report;
+        try
+        {
+            report = await DurableAccess.CheckAsync(db, store.Keys, store.KeyPrefix, store.Consumes).ConfigureAwait(false);
+        }
+        catch (Exception ex) when (ex is RedisException or TimeoutException)
+        {
+            report = AccessReport.Unchecked;
+        }
+
+        return $"{report.Explain(DurableAccess.UserOf(multiplexer), store.KeyPrefix)} (Redis: {error})";
     }
 }

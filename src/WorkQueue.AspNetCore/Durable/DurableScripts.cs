@@ -91,4 +91,10 @@ internal static class DurableScripts
 
     /// <summary>The script in <c>Durable/Scripts/findJobs.lua</c>: its header says what it does, its KEYS, ARGV and reply.</summary>
     public static readonly string FindJobs = DurableScriptLoader.Load("findJobs");
+
+    /// <summary>The script in <c>Durable/Scripts/serverInfo.lua</c>: its header says what it does, its KEYS, ARGV and reply.</summary>
+    public static readonly string ServerInfo = DurableScriptLoader.Load("serverInfo");
+
+    /// <summary>The script in <c>Durable/Scripts/checkAccess.lua</c>: its header says what it does, its KEYS, ARGV and reply.</summary>
+    public static readonly string CheckAccess = DurableScriptLoader.Load("checkAccess");
 }

@@ -156,7 +156,8 @@ internal sealed partial class RedisStreamStore
             }
             else if (id.Length > 0 && id[0] == RoundReply.NotStoredPrefix)
             {
-                batch[i].Fail(new JobRejectedException(_queue, RejectionReason.StoreUnavailable, $"Durable queue '{_queue}': Redis did not take the job ({id[1..]})."));
+                string why = id[1..];
+                batch[i].Fail(new JobRejectedException(_queue, RejectionReason.StoreUnavailable, $"Durable queue '{_queue}': Redis did not take the job ({ExplainRefusal(why, null, fresh: false)?.Message ?? why})."));
             }
             else
             {
@@ -206,7 +207,7 @@ internal sealed partial class RedisStreamStore
     {
         Exception error = SentWithoutAnswer(ex)
             ? OutcomeUnknown(ex)
-            : new JobRejectedException(_queue, RejectionReason.StoreUnavailable, $"Durable queue '{_queue}': Redis did not take the job ({ex.Message}).", ex);
+            : new JobRejectedException(_queue, RejectionReason.StoreUnavailable, $"Durable queue '{_queue}': Redis did not take the job ({ExplainRefusal(ex.Message, ex, fresh: false)?.Message ?? ex.Message}).", ex);
         foreach (var pending in batch)
         {
             pending.Fail(error);

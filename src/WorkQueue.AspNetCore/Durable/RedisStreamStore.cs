@@ -29,6 +29,7 @@ internal sealed partial class RedisStreamStore : IJobStore
     private static readonly TimeSpan StatsMaxAge = TimeSpan.FromSeconds(1);
     private static readonly TimeSpan StatsInterest = TimeSpan.FromSeconds(10);
     private static readonly TimeSpan ErrorLogInterval = TimeSpan.FromSeconds(30);
+    private static readonly TimeSpan RefusalRecheckInterval = TimeSpan.FromSeconds(5);
 
     private readonly string _queue;
     private readonly WorkQueueOptions _options;
@@ -58,6 +59,8 @@ internal sealed partial class RedisStreamStore : IJobStore
     private long _lastErrorLoggedAt = long.MinValue;
     private long _stopRequestedAt;
     private long _turns;
+    private string? _refusalExplained;
+    private long _refusalExplainedAt;
 
     public RedisStreamStore(
         string queue,
@@ -90,6 +93,15 @@ internal sealed partial class RedisStreamStore : IJobStore
     public DurableJobType JobType => _jobType;
 
     public int PrefetchCapacity => _durable.Prefetch;
+
+    /// <summary>Gets what the warm-up does about a server that can lose this queue's jobs (<see cref="DurableServerChecks"/>).</summary>
+    public RedisServerCheckMode ServerChecks => _durable.ServerChecks;
+
+    /// <summary>Gets the prefix of the queue's keys and channels (the ACL's patterns, see <see cref="DurableAcl"/>).</summary>
+    public string KeyPrefix => _durable.KeyPrefix;
+
+    /// <summary>Gets a value indicating whether this process runs the queue's jobs (a producer-only one sends fewer commands).</summary>
+    public bool Consumes => _durable.Consume;
 
     /// <summary>How long a failing Redis waits between two passes: at most a heartbeat, so claims are refreshed in time once it answers.</summary>
     private TimeSpan ErrorBackoff => _durable.HeartbeatInterval < TimeSpan.FromSeconds(1) ? _durable.HeartbeatInterval : TimeSpan.FromSeconds(1);
@@ -343,7 +355,8 @@ internal sealed partial class RedisStreamStore : IJobStore
         catch (Exception ex) when (ex is RedisException or TimeoutException)
         {
             // The poll is the safety net: without notifications new jobs start within PollInterval instead of at once.
-            _logger.TryLog(static (l, s) => Log.SubscribeFailed(l, s.ex, s.Item2), (ex, _queue));
+            var error = ExplainRefusal(ex.Message, ex, fresh: false) ?? ex;
+            _logger.TryLog(static (l, s) => Log.SubscribeFailed(l, s.error, s.Item2), (error, _queue));
         }
 
         return true;
@@ -386,16 +399,66 @@ internal sealed partial class RedisStreamStore : IJobStore
 
     private void OnRedisError(Exception ex)
     {
-        _lastError = ex;
         if (ex is RedisServerException server && IsNoGroup(server))
         {
+            _lastError = ex;
             return;
         }
 
-        if (ShouldLogError())
+        bool log = ShouldLogError();
+
+        // The error is published once, explained, and after it is logged: readiness reads _lastError from another
+        // thread, and setting Redis's bare refusal first left it there for the explainer's round trip to Redis.
+        if (ExplainRefusal(ex.Message, ex, log) is { } refused)
+        {
+            // An ACL refusal: readiness and the log say which commands and which rules, not Redis's bare NOPERM.
+            if (log)
+            {
+                _logger.TryLog(static (l, s) => Log.CommandRefused(l, s.ex, s.Item2, s.Message), (ex, _queue, refused.Message));
+            }
+
+            _lastError = refused;
+            return;
+        }
+
+        if (log)
         {
             _logger.TryLog(static (l, s) => Log.RedisFailed(l, s.ex, s.Item2, s.Item3), (ex, _queue, _held.Count));
         }
+
+        _lastError = ex;
+    }
+
+    /// <summary>
+    /// Turns an ACL refusal into an error that names what the connection's user may not run and the ACL to add, asking
+    /// Redis which (<see cref="DurableAccess"/>, one script call) when <paramref name="fresh"/> (a refusal about to be
+    /// logged) or the last answer is older than a few seconds, and saying the last answer otherwise (a refusal repeats
+    /// every pass, and for every enqueue of a batch). Returns <see langword="null"/> for any other error.
+    /// </summary>
+    private RedisException? ExplainRefusal(string message, Exception? cause, bool fresh)
+    {
+        if (!DurableAccess.IsRefusal(message) || _db is not { } db)
+        {
+            return null;
+        }
+
+        if (fresh || _refusalExplained is null || _time.GetElapsedTime(_refusalExplainedAt) > RefusalRecheckInterval)
+        {
+            _refusalExplainedAt = _time.GetTimestamp();
+            AccessReport report;
+            try
+            {
+                report = DurableAccess.Check(db, Keys, _durable.KeyPrefix, _durable.Consume);
+            }
+            catch (Exception ex) when (ex is RedisException or TimeoutException)
+            {
+                report = AccessReport.Unchecked;
+            }
+
+            _refusalExplained = report.Explain(DurableAccess.UserOf(db.Multiplexer), _durable.KeyPrefix);
+        }
+
+        return new RedisException($"{_refusalExplained} (Redis: {message})", cause);
     }
 
     /// <summary>Errors repeat every pass while Redis is down; they are logged at most every 30 seconds.</summary>
@@ -438,6 +501,9 @@ internal sealed partial class RedisStreamStore : IJobStore
 
         [LoggerMessage(501, LogLevel.Warning, "Durable queue '{Queue}': Redis call failed ({Held} job(s) held here stay pending in Redis); retrying.", EventName = "DurableRedisFailed")]
         public static partial void RedisFailed(ILogger logger, Exception exception, string queue, int held);
+
+        [LoggerMessage(517, LogLevel.Error, "Durable queue '{Queue}': {Refusal}", EventName = "DurableCommandRefused")]
+        public static partial void CommandRefused(ILogger logger, Exception exception, string queue, string refusal);
 
         [LoggerMessage(502, LogLevel.Warning, "Durable queue '{Queue}': could not subscribe to enqueue notifications; new jobs start at the next poll.", EventName = "DurableSubscribeFailed")]
         public static partial void SubscribeFailed(ILogger logger, Exception exception, string queue);

@@ -7,7 +7,8 @@ using StackExchange.Redis;
 namespace WorkQueue.AspNetCore.Redis;
 
 /// <summary>
-/// Connects to Redis, pings every endpoint and runs the warm-up callbacks in <see cref="StartingAsync"/>, which the host
+/// Connects to Redis, pings every endpoint, runs the server checks (<see cref="IRedisWarmupCheck"/>) and then the
+/// warm-up callbacks in <see cref="StartingAsync"/>, which the host
 /// runs before any hosted service's <c>StartAsync</c>, so before Kestrel accepts a request: the first request finds a
 /// connected multiplexer instead of paying for (and blocking threads on) the cold connection.
 /// </summary>
@@ -16,14 +17,16 @@ internal sealed partial class RedisWarmupService : IHostedLifecycleService, IDis
     private readonly RedisConnection _connection;
     private readonly RedisWarmupOptions _options;
     private readonly ILogger<RedisWarmupService> _logger;
+    private readonly IRedisWarmupCheck[] _checks;
     private readonly CancellationTokenSource _stopping = new();
     private Task? _retryLoop;
 
-    public RedisWarmupService(RedisConnection connection, IOptions<RedisWarmupOptions> options, ILogger<RedisWarmupService> logger)
+    public RedisWarmupService(RedisConnection connection, IOptions<RedisWarmupOptions> options, ILogger<RedisWarmupService> logger, IEnumerable<IRedisWarmupCheck> checks)
     {
         _connection = connection;
         _options = options.Value;
         _logger = logger;
+        _checks = [.. checks];
     }
 
     public async Task StartingAsync(CancellationToken cancellationToken)
@@ -158,6 +161,15 @@ internal sealed partial class RedisWarmupService : IHostedLifecycleService, IDis
 
             // Every endpoint's connection exists now (it answered PING), so what it got can be asked.
             var ioThreads = CheckIoThreads(multiplexer, endpoints);
+
+            // The server checks before the callbacks: a callback sends commands too (the durable queues' group step,
+            // DurableGroupsWarmup), and one that Redis refuses would fail the warm-up with a bare NOPERM, where the
+            // access check names the commands refused and the ACL to add. The checks only read (INFO, ACL checks).
+            foreach (var check in _checks)
+            {
+                await check.RunAsync(multiplexer, timeout.Token).WaitAsync(timeout.Token).ConfigureAwait(false);
+            }
+
             foreach (var callback in _options.WarmupCallbacks)
             {
                 await callback(multiplexer, timeout.Token).WaitAsync(timeout.Token).ConfigureAwait(false);

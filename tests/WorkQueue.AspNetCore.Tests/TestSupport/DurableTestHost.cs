@@ -112,9 +112,10 @@ internal sealed class DurableTestHost : IAsyncDisposable
         Action<WorkQueueOptions>? configure = null,
         Action<DurableQueueOptions>? configureDurable = null,
         LogCapture? logs = null,
-        string? connection = null)
+        string? connection = null,
+        Action<HostApplicationBuilder>? configureHost = null)
     {
-        var host = Build(redis, log, prefix, instance, configure, configureDurable, logs, connection);
+        var host = Build(redis, log, prefix, instance, configure, configureDurable, logs, connection, configureHost);
         await host.StartAsync();
         return new DurableTestHost(host);
     }
@@ -127,7 +128,8 @@ internal sealed class DurableTestHost : IAsyncDisposable
         Action<WorkQueueOptions>? configure = null,
         Action<DurableQueueOptions>? configureDurable = null,
         LogCapture? logs = null,
-        string? connection = null)
+        string? connection = null,
+        Action<HostApplicationBuilder>? configureHost = null)
     {
         var builder = Microsoft.Extensions.Hosting.Host.CreateApplicationBuilder();
         builder.Logging.ClearProviders();
@@ -152,6 +154,7 @@ internal sealed class DurableTestHost : IAsyncDisposable
                 d.KeyPrefix = prefix;
                 configureDurable?.Invoke(d);
             });
+        configureHost?.Invoke(builder);
         return builder.Build();
     }
 
