@@ -10,8 +10,8 @@ namespace WorkQueue.Benchmarks;
 /// Durable scenario D1: goodput of trivial durable jobs end to end (enqueue -> stored in Redis -> run -> acknowledged),
 /// from several concurrent producers, on a redis-server with the append-only file on, per <see cref="AppendFsync"/>
 /// policy (with the default ended-job records, and without them); beside it the in-memory queue, Hangfire on Redis
-/// storage with the same worker count, and BullMQ on the same redis-server at several Worker concurrencies, with single
-/// adds and with bulk adds. One invocation
+/// storage with the same worker count, BullMQ on the same redis-server at several Worker concurrencies, with single
+/// adds and with bulk adds, and the durable queue with replica acknowledgements (one local replica). One invocation
 /// enqueues a batch and returns when the last job of it has run; <c>OperationsPerInvoke</c> is the batch, so <c>Op/s</c>
 /// is jobs accepted and completed per second.
 /// </summary>
@@ -36,6 +36,14 @@ namespace WorkQueue.Benchmarks;
 /// <para>
 /// The Redis rows also record what Redis did per job over every invocation of the process: the commands it ran
 /// (those inside scripts included), the script calls (round trips of the durable queue's store) and its CPU time.
+/// </para>
+/// <para>
+/// <see cref="WorkQueue_Durable_ReplicaAcknowledged"/> runs the durable row against a primary with one replica on
+/// loopback (both with the AOF on, same policy; <see cref="RedisServerProcess.StartReplica"/>) and
+/// <c>DurableQueueOptions.ReplicaAcknowledgements = 1</c>: each round of enqueues is followed by a <c>WAIT 1</c>, so
+/// beside <see cref="WorkQueue_Durable"/> it shows what waiting for the replica costs (a replica on the same machine
+/// shares its cores: a lower bound of the goodput, not of the latency a remote replica adds). The primary's counters
+/// include the <c>WAIT</c>s (<c>cmdstat_wait</c>).
 /// </para>
 /// </remarks>
 [MemoryDiagnoser]
@@ -65,6 +73,7 @@ public class DurableThroughputBenchmarks
 
     private readonly Order _order = new(42);
     private RedisServerProcess? _redis;
+    private RedisServerProcess? _replica;
     private DurableBenchHost? _host;
     private HangfireRedisProcess? _hangfire;
     private BullMqProcess? _bullMq;
@@ -100,6 +109,18 @@ public class DurableThroughputBenchmarks
         _host = DurableBenchHost.StartDurable(_redis, Workers, o => o.FinishedJobRetention = TimeSpan.Zero);
     }
 
+    [GlobalSetup(Target = nameof(WorkQueue_Durable_ReplicaAcknowledged))]
+    public void SetupDurableReplicaAcknowledged()
+    {
+        _redis = RedisServerProcess.Start(AppendFsync);
+        _replica = _redis.StartReplica();
+        _host = DurableBenchHost.StartDurable(_redis, Workers, configure: null, d =>
+        {
+            d.ReplicaAcknowledgements = 1;
+            d.ReplicaAcknowledgementTimeout = TimeSpan.FromSeconds(1);
+        });
+    }
+
     [GlobalSetup(Target = nameof(Hangfire_Redis))]
     public void SetupHangfire()
     {
@@ -125,7 +146,7 @@ public class DurableThroughputBenchmarks
     [GlobalSetup(Target = nameof(BullMQ_AddBulk_Concurrency64))]
     public void SetupBullMqAddBulkConcurrency64() => StartBullMq(nameof(BullMQ_AddBulk_Concurrency64), 64, BullMqProcess.AddMode.AddBulk);
 
-    [IterationSetup(Targets = [nameof(WorkQueue_Durable), nameof(WorkQueue_Durable_NoJobRecords), nameof(Hangfire_Redis)])]
+    [IterationSetup(Targets = [nameof(WorkQueue_Durable), nameof(WorkQueue_Durable_NoJobRecords), nameof(WorkQueue_Durable_ReplicaAcknowledged), nameof(Hangfire_Redis)])]
     public void ReadRedisBefore()
     {
         _redisBefore = _redis!.ReadCounters();
@@ -153,6 +174,9 @@ public class DurableThroughputBenchmarks
     [IterationCleanup(Target = nameof(WorkQueue_Durable_NoJobRecords))]
     public void ReadRedisAfterDurableNoJobRecords() => RecordRedis(nameof(WorkQueue_Durable_NoJobRecords), Jobs, appCpu: true);
 
+    [IterationCleanup(Target = nameof(WorkQueue_Durable_ReplicaAcknowledged))]
+    public void ReadRedisAfterDurableReplicaAcknowledged() => RecordRedis(nameof(WorkQueue_Durable_ReplicaAcknowledged), Jobs, appCpu: true);
+
     // Hangfire's jobs run in its child process: this process's CPU is not theirs.
     [IterationCleanup(Target = nameof(Hangfire_Redis))]
     public void ReadRedisAfterHangfire() => RecordRedis(nameof(Hangfire_Redis), HangfireJobs, appCpu: false);
@@ -172,6 +196,7 @@ public class DurableThroughputBenchmarks
         _host?.Dispose();
         _hangfire?.Dispose();
         _bullMq?.Dispose();
+        _replica?.Dispose();
         _redis?.Dispose();
     }
 
@@ -187,6 +212,13 @@ public class DurableThroughputBenchmarks
     /// </summary>
     [Benchmark(OperationsPerInvoke = Jobs, Description = "WorkQueue durable queue, no job records (FinishedJobRetention 0)")]
     public void WorkQueue_Durable_NoJobRecords() => RunWorkQueueBatch(nameof(WorkQueue_Durable_NoJobRecords));
+
+    /// <summary>
+    /// The durable row on a primary with one replica, each enqueue completing once the replica has it
+    /// (<c>ReplicaAcknowledgements = 1</c>, one <c>WAIT</c> per round of enqueues): what replica acknowledgements cost.
+    /// </summary>
+    [Benchmark(OperationsPerInvoke = Jobs, Description = "WorkQueue durable queue, 1 replica acknowledging each enqueue (WAIT)")]
+    public void WorkQueue_Durable_ReplicaAcknowledged() => RunWorkQueueBatch(nameof(WorkQueue_Durable_ReplicaAcknowledged));
 
     [Benchmark(OperationsPerInvoke = HangfireJobs, Description = "Hangfire 1.8 on Redis storage (AOF)")]
     public void Hangfire_Redis() => _hangfire!.RunBatch(HangfireJobs, Producers);

@@ -88,6 +88,33 @@ public sealed class DurableQueueOptions
     public RedisServerCheckMode ServerChecks { get; set; } = RedisServerCheckMode.Warn;
 
     /// <summary>
+    /// Gets or sets how many replicas of the Redis primary must confirm they have an enqueued job before
+    /// <c>EnqueueAsync</c> (and <c>ScheduleAsync</c>) completes: after each round of enqueues, the store sends Redis's
+    /// <c>WAIT</c> with this number and <see cref="ReplicaAcknowledgementTimeout"/>, in the same round trip. Zero (the
+    /// default) sends no <c>WAIT</c>: an enqueue completes once the primary has the job, and a failover to a replica that
+    /// had not received it loses it.
+    /// </summary>
+    /// <remarks>
+    /// When fewer replicas confirm within the timeout, the job is still stored on the primary and runs, and its producer
+    /// gets <see cref="EnqueueNotReplicatedException"/> (never "not stored"). Acknowledgements, retries and dead letters
+    /// do not wait: one lost in a failover makes its job run again (at least once), never lost. See docs/durable.md,
+    /// "Replica acknowledgements", for what this covers and what it does not.
+    /// </remarks>
+    /// <value>The default value is 0: no replica acknowledgement is asked.</value>
+    [Range(0, 100)]
+    public int ReplicaAcknowledgements { get; set; }
+
+    /// <summary>
+    /// Gets or sets how long an enqueue waits for <see cref="ReplicaAcknowledgements"/> replicas to confirm they have it
+    /// (the <c>WAIT</c>'s timeout). While replicas do not answer, every round of enqueues waits this long, and Redis
+    /// answers the commands sent after the <c>WAIT</c> on the same connection only then: at most half of the connection's
+    /// shorter timeout (<c>SyncTimeout</c>, <c>AsyncTimeout</c>), checked at startup.
+    /// </summary>
+    /// <value>The default value is 1 second.</value>
+    [TimeSpanRange("00:00:00.001", "00:01:00")]
+    public TimeSpan ReplicaAcknowledgementTimeout { get; set; } = TimeSpan.FromSeconds(1);
+
+    /// <summary>
     /// Gets or sets the prefix of the queue's Redis keys. The keys are <c>{prefix}:{{name}}:stream</c>, <c>:delayed</c> and
     /// <c>:dead</c>; the braces make them one hash slot, so the queue works on Redis Cluster.
     /// </summary>

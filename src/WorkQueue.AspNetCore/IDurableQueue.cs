@@ -36,6 +36,10 @@ public interface IDurableQueue<in TPayload>
     /// <exception cref="EnqueueOutcomeUnknownException">
     /// The job was sent but Redis's answer never came (a timeout, a dropped connection): it may or may not be stored.
     /// </exception>
+    /// <exception cref="EnqueueNotReplicatedException">
+    /// With <see cref="DurableQueueOptions.ReplicaAcknowledgements"/>: the job is stored on the primary (and runs), but
+    /// fewer replicas confirmed having it within <see cref="DurableQueueOptions.ReplicaAcknowledgementTimeout"/>.
+    /// </exception>
     /// <exception cref="OperationCanceledException"><paramref name="cancellationToken"/> was cancelled before Redis had the job.</exception>
     ValueTask<string> EnqueueAsync(TPayload payload, CancellationToken cancellationToken = default);
 
@@ -70,6 +74,7 @@ public interface IDurableQueue<in TPayload>
     /// As <see cref="EnqueueAsync(TPayload, CancellationToken)"/>; enqueuing again with the same key is safe: it stores at
     /// most one job, and answers the stored one's id.
     /// </exception>
+    /// <exception cref="EnqueueNotReplicatedException">As <see cref="EnqueueAsync(TPayload, CancellationToken)"/>; its job id is the holder's when the key was held.</exception>
     /// <exception cref="OperationCanceledException"><paramref name="cancellationToken"/> was cancelled before Redis had the job.</exception>
     ValueTask<EnqueueResult> EnqueueAsync(TPayload payload, JobOptions options, CancellationToken cancellationToken = default);
 #pragma warning restore RS0026

@@ -6,6 +6,12 @@ using System.Text;
 namespace WorkQueue.Testing;
 
 /// <summary>A real <c>redis-server</c> on a free loopback port, started for the tests and killed afterwards.</summary>
+/// <remarks>
+/// Started without persistence (no RDB, no AOF) unless <c>arguments</c> say otherwise; later arguments override earlier
+/// ones, as on redis-server's command line (<see cref="RedisReplication"/> adds <c>--replicaof</c>). Its process can be
+/// frozen and thawed (<see cref="Pause"/>, <see cref="Resume"/>: SIGSTOP and SIGCONT) to stand for a server that hangs,
+/// and <see cref="CommandAsync"/> talks to it without a client library, so every test project can use it.
+/// </remarks>
 public sealed class RedisServer : IAsyncDisposable
 {
     private readonly Process _process;
@@ -19,6 +25,9 @@ public sealed class RedisServer : IAsyncDisposable
     public int Port { get; }
 
     public string Configuration => $"127.0.0.1:{Port}";
+
+    /// <summary>Gets the redis-server's process id.</summary>
+    public int ProcessId => _process.Id;
 
     public static Task<RedisServer> StartAsync(int? port = null) => StartAsync([], port);
 
@@ -72,6 +81,69 @@ public sealed class RedisServer : IAsyncDisposable
         return ((IPEndPoint)listener.LocalEndpoint).Port;
     }
 
+    /// <summary>
+    /// Freezes the server's process (SIGSTOP): it answers nothing, to clients or to its primary or replicas, and its
+    /// sockets stay open, as a hung server's do. <see cref="Resume"/> thaws it; disposing kills it either way.
+    /// </summary>
+    public void Pause() => Signal("-STOP");
+
+    /// <summary>Thaws a server frozen by <see cref="Pause"/> (SIGCONT): it goes on where it stopped.</summary>
+    public void Resume() => Signal("-CONT");
+
+    /// <summary>
+    /// Sends one command and returns its reply as text: a status or bulk string, an integer, or <see langword="null"/> for
+    /// a nil; an error reply throws <see cref="InvalidOperationException"/> with Redis's message. Arrays are not read.
+    /// </summary>
+    public async Task<string?> CommandAsync(params string[] command)
+    {
+        using var client = new TcpClient();
+        await client.ConnectAsync(IPAddress.Loopback, Port);
+        var stream = client.GetStream();
+        var request = new StringBuilder().Append('*').Append(command.Length).Append("\r\n");
+        foreach (string part in command)
+        {
+            request.Append('$').Append(Encoding.UTF8.GetByteCount(part)).Append("\r\n").Append(part).Append("\r\n");
+        }
+
+        await stream.WriteAsync(Encoding.UTF8.GetBytes(request.ToString()));
+        string header = await ReadLineAsync(stream);
+        switch (header[0])
+        {
+            case '+':
+            case ':':
+                return header[1..];
+            case '-':
+                throw new InvalidOperationException($"redis-server on port {Port} answered {string.Join(' ', command)} with: {header[1..]}");
+            case '$':
+                int length = int.Parse(header[1..], System.Globalization.CultureInfo.InvariantCulture);
+                if (length < 0)
+                {
+                    return null;
+                }
+
+                var body = new byte[length + 2];
+                await stream.ReadExactlyAsync(body);
+                return Encoding.UTF8.GetString(body, 0, length);
+            default:
+                throw new InvalidOperationException($"redis-server on port {Port} answered {string.Join(' ', command)} with a reply this helper does not read: {header}");
+        }
+    }
+
+    /// <summary>Reads one field of <c>INFO {section}</c> (<c>master_link_status</c>, <c>connected_slaves</c>), or <see langword="null"/> when absent.</summary>
+    public async Task<string?> InfoFieldAsync(string section, string field)
+    {
+        string info = await CommandAsync("INFO", section) ?? string.Empty;
+        foreach (string line in info.Split("\r\n"))
+        {
+            if (line.StartsWith(field + ":", StringComparison.Ordinal))
+            {
+                return line[(field.Length + 1)..];
+            }
+        }
+
+        return null;
+    }
+
     public async ValueTask DisposeAsync()
     {
         if (!_process.HasExited)
@@ -81,6 +153,33 @@ public sealed class RedisServer : IAsyncDisposable
         }
 
         _process.Dispose();
+    }
+
+    private static async Task<string> ReadLineAsync(NetworkStream stream)
+    {
+        var line = new List<byte>();
+        var one = new byte[1];
+        while (true)
+        {
+            await stream.ReadExactlyAsync(one);
+            if (one[0] == (byte)'\n' && line.Count > 0 && line[^1] == (byte)'\r')
+            {
+                return Encoding.UTF8.GetString(line.ToArray(), 0, line.Count - 1);
+            }
+
+            line.Add(one[0]);
+        }
+    }
+
+    private void Signal(string signal)
+    {
+        using var kill = Process.Start(new ProcessStartInfo("kill", [signal, _process.Id.ToString()]) { UseShellExecute = false })
+            ?? throw new InvalidOperationException("kill did not start.");
+        kill.WaitForExit();
+        if (kill.ExitCode != 0)
+        {
+            throw new InvalidOperationException($"kill {signal} {_process.Id} exited with {kill.ExitCode}.");
+        }
     }
 
     private async Task<bool> AnswersPingAsync()

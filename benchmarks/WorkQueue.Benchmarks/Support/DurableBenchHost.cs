@@ -64,6 +64,18 @@ public sealed class DurableBenchHost : IDisposable
         Start<SignalingOrderHandler>(workers, redis, services: null, configure);
 
     /// <summary>
+    /// Starts a host with a durable queue on <paramref name="redis"/> whose queue options and durable options are then
+    /// changed by <paramref name="configure"/> and <paramref name="configureDurable"/> (after the fixed settings).
+    /// </summary>
+    /// <param name="redis">The redis-server.</param>
+    /// <param name="workers">The fixed worker count.</param>
+    /// <param name="configure">Changes the queue's options, if given.</param>
+    /// <param name="configureDurable">Changes the durable options (replica acknowledgements, say).</param>
+    /// <returns>The started host, its workers running.</returns>
+    public static DurableBenchHost StartDurable(RedisServerProcess redis, int workers, Action<WorkQueueOptions>? configure, Action<DurableQueueOptions> configureDurable) =>
+        Start<SignalingOrderHandler>(workers, redis, services: null, configure, configureDurable);
+
+    /// <summary>
     /// Starts a host with a durable queue on <paramref name="redis"/> whose jobs run <typeparamref name="THandler"/>
     /// (resolved from a new scope per job) instead of <see cref="SignalingOrderHandler"/>.
     /// </summary>
@@ -137,7 +149,7 @@ public sealed class DurableBenchHost : IDisposable
         _host.Dispose();
     }
 
-    private static DurableBenchHost Start<THandler>(int workers, RedisServerProcess? redis, Action<IServiceCollection>? services, Action<WorkQueueOptions>? configure = null)
+    private static DurableBenchHost Start<THandler>(int workers, RedisServerProcess? redis, Action<IServiceCollection>? services, Action<WorkQueueOptions>? configure = null, Action<DurableQueueOptions>? configureDurable = null)
         where THandler : class, IJobHandler<Order>
     {
         var builder = Host.CreateApplicationBuilder();
@@ -160,7 +172,11 @@ public sealed class DurableBenchHost : IDisposable
         else
         {
             builder.Services.AddRedisWarmup(o => o.Configuration = redis.Configuration);
-            builder.Services.AddWorkQueue().AddDurableQueue<THandler, Order>(QueueName, Configure, d => d.Prefetch = Prefetch);
+            builder.Services.AddWorkQueue().AddDurableQueue<THandler, Order>(QueueName, Configure, d =>
+            {
+                d.Prefetch = Prefetch;
+                configureDurable?.Invoke(d);
+            });
         }
 
         var host = builder.Build();

@@ -34,6 +34,11 @@ public sealed class RedisInfoClient : IDisposable
     /// <returns>The counters.</returns>
     public RedisCounters Read() => RedisCounters.Parse(Info("commandstats") + "\n" + Info("cpu"));
 
+    /// <summary>Reads one section of <c>INFO</c> (<c>replication</c>, say) as Redis writes it.</summary>
+    /// <param name="section">The section.</param>
+    /// <returns>Its text, one <c>field:value</c> a line.</returns>
+    public string ReadSection(string section) => Info(section);
+
     /// <inheritdoc/>
     public void Dispose() => _client.Dispose();
 

@@ -13,7 +13,8 @@ namespace WorkQueue.Benchmarks.Support;
 /// RDB snapshots are off (<c>--save ""</c>): the AOF is the persistence under test. The AOF lives in a new folder under
 /// <see cref="Path.GetTempPath"/>, or under <see cref="DirectoryVariable"/> when set: it must be a real disk, since on a
 /// tmpfs an fsync costs nothing and <c>always</c> would measure nothing. Every other setting is redis-server's default
-/// (automatic AOF rewrites included), as in production.
+/// (automatic AOF rewrites included), as in production. <see cref="StartReplica"/> starts a replica of it, with the
+/// same persistence, for the rows that measure replica acknowledgements.
 /// </remarks>
 public sealed class RedisServerProcess : IDisposable
 {
@@ -49,15 +50,42 @@ public sealed class RedisServerProcess : IDisposable
     /// <summary>Starts a redis-server with the AOF on and <paramref name="appendFsync"/> as its fsync policy.</summary>
     /// <param name="appendFsync"><c>everysec</c>, <c>always</c> or <c>no</c>.</param>
     /// <returns>The server, answering commands.</returns>
-    public static RedisServerProcess Start(string appendFsync)
+    public static RedisServerProcess Start(string appendFsync) => Start(appendFsync, replicaOf: null);
+
+    /// <summary>
+    /// Starts a replica of this server (<c>--replicaof</c>), with the AOF on and the same <c>appendfsync</c> policy, and
+    /// returns once its link is up and this server counts it online. Dispose it before this one.
+    /// </summary>
+    /// <returns>The replica, replicating.</returns>
+    public RedisServerProcess StartReplica()
+    {
+        var replica = Start(AppendFsync, replicaOf: Port);
+        var deadline = Stopwatch.GetTimestamp() + (30 * Stopwatch.Frequency);
+        while (!replica._info.ReadSection("replication").Contains("master_link_status:up", StringComparison.Ordinal)
+            || !_info.ReadSection("replication").Contains("state=online", StringComparison.Ordinal))
+        {
+            if (Stopwatch.GetTimestamp() > deadline)
+            {
+                replica.Dispose();
+                throw new InvalidOperationException($"The replica on port {replica.Port} of redis-server on port {Port} did not report its link up within 30 s.");
+            }
+
+            Thread.Sleep(20);
+        }
+
+        return replica;
+    }
+
+    private static RedisServerProcess Start(string appendFsync, int? replicaOf)
     {
         int port = FreePort();
         string root = Environment.GetEnvironmentVariable(DirectoryVariable) is { Length: > 0 } configured ? configured : Path.GetTempPath();
         string directory = Path.Combine(root, $"workqueue-bench-redis-{Environment.ProcessId}-{port}");
         Directory.CreateDirectory(directory);
+        string[] replication = replicaOf is { } primary ? ["--replicaof", "127.0.0.1", primary.ToString(CultureInfo.InvariantCulture)] : [];
         var start = new ProcessStartInfo(
             "redis-server",
-            ["--port", port.ToString(CultureInfo.InvariantCulture), "--bind", "127.0.0.1", "--save", "", "--appendonly", "yes", "--appendfsync", appendFsync, "--dir", directory])
+            ["--port", port.ToString(CultureInfo.InvariantCulture), "--bind", "127.0.0.1", "--save", "", "--appendonly", "yes", "--appendfsync", appendFsync, "--dir", directory, .. replication])
         {
             RedirectStandardOutput = true,
             UseShellExecute = false,

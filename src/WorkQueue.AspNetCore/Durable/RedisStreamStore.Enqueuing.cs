@@ -1,6 +1,7 @@
 using System.Collections.Concurrent;
 using System.Diagnostics;
 using StackExchange.Redis;
+using WorkQueue.Internal;
 
 namespace WorkQueue.AspNetCore.Durable;
 
@@ -28,6 +29,8 @@ internal sealed partial class RedisStreamStore
     private const string NoRoom = "#";
 
     private long _redisMaxBulk = RedisDefaultMaxBulk;
+
+    private long _notReplicatedLoggedAt = long.MinValue;
 
     private readonly ConcurrentQueue<PendingEnqueue> _enqueues = new();
     private readonly List<PendingEnqueue> _waitingForRoom = [];
@@ -135,10 +138,18 @@ internal sealed partial class RedisStreamStore
     /// Completes a batch's enqueues with what Redis answered each, in order: a new id, the holder of its idempotency key,
     /// <see cref="NoRoom"/> (the queue is full), or <see cref="RoundReply.NotStoredPrefix"/> and why it was not stored
     /// (Redis refused it or an earlier write, a key of another type, a spec the script cannot read): each caller is told
-    /// its own outcome. Returns whether any was answered.
+    /// its own outcome. With <paramref name="replicas"/> (the round's <c>WAIT</c>) short of
+    /// <see cref="DurableQueueOptions.ReplicaAcknowledgements"/>, each one Redis answered (stored, or its key's holder
+    /// named) fails with <see cref="EnqueueNotReplicatedException"/> instead. Returns whether any was answered.
     /// </summary>
-    private bool FinishEnqueues(List<PendingEnqueue> batch, RedisResult[] answers)
+    private bool FinishEnqueues(List<PendingEnqueue> batch, RedisResult[] answers, ReplicaAcknowledgement? replicas)
     {
+        bool replicated = replicas is not { } acknowledged || (acknowledged.Error is null && acknowledged.Count >= _durable.ReplicaAcknowledgements);
+        if (!replicated)
+        {
+            LogNotReplicated(replicas!.Value);
+        }
+
         Debug.Assert(answers.Length == batch.Count, "The round answers every enqueue.");
         List<PendingEnqueue>? full = null;
         int answered = 0;
@@ -158,6 +169,11 @@ internal sealed partial class RedisStreamStore
             {
                 string why = id[1..];
                 batch[i].Fail(new JobRejectedException(_queue, RejectionReason.StoreUnavailable, $"Durable queue '{_queue}': Redis did not take the job ({ExplainRefusal(why, null, fresh: false)?.Message ?? why})."));
+            }
+            else if (!replicated)
+            {
+                batch[i].Fail(NotReplicated(id, replicas!.Value));
+                answered++;
             }
             else
             {
@@ -225,6 +241,41 @@ internal sealed partial class RedisStreamStore
         RedisConnectionException connection => connection.CommandStatus is not (CommandStatus.WaitingToBeSent or CommandStatus.WaitingInBacklog),
         _ => true,
     };
+
+    /// <summary>
+    /// A stored enqueue (or a keyed one answered with its key's holder) whose round fewer replicas acknowledged than
+    /// asked: the job is on the primary and runs; a failover to a replica that lacks it would lose it.
+    /// </summary>
+    private EnqueueNotReplicatedException NotReplicated(string answer, ReplicaAcknowledgement replicas)
+    {
+        string jobId = answer.Length > 0 && answer[0] == DeduplicatedPrefix ? answer[1..] : answer;
+        string why = replicas.Error is { } error
+            ? $"the replicas' acknowledgement was not read ({error.Message})"
+            : $"{replicas.Count} of the {_durable.ReplicaAcknowledgements} replica(s) asked for (DurableQueueOptions.ReplicaAcknowledgements) confirmed having it within ReplicaAcknowledgementTimeout ({_durable.ReplicaAcknowledgementTimeout})";
+        return new EnqueueNotReplicatedException(
+            _queue,
+            jobId,
+            _durable.ReplicaAcknowledgements,
+            replicas.Count,
+            $"Durable queue '{_queue}': job {jobId} is stored on the Redis primary and runs, but {why}: a failover to a replica that lacks it would lose it. " +
+            "Enqueuing it again stores it twice, unless it has an idempotency key.",
+            replicas.Error);
+    }
+
+    private void LogNotReplicated(ReplicaAcknowledgement replicas)
+    {
+        // Every round of enqueues fails so while replicas do not answer: once every 30 s is enough to be seen.
+        long now = _time.GetTimestamp();
+        if (_notReplicatedLoggedAt != long.MinValue && _time.GetElapsedTime(_notReplicatedLoggedAt, now) < ErrorLogInterval)
+        {
+            return;
+        }
+
+        _notReplicatedLoggedAt = now;
+        _logger.TryLog(
+            static (l, s) => Log.NotReplicated(l, s.replicas.Error, s._queue, s.replicas.Count, s._durable.ReplicaAcknowledgements, s._durable.ReplicaAcknowledgementTimeout),
+            (replicas, _queue, _durable));
+    }
 
     private EnqueueOutcomeUnknownException OutcomeUnknown(Exception ex) =>
         new(_queue, $"Durable queue '{_queue}': Redis did not answer, so the job may or may not have been stored ({ex.Message}). Enqueuing it again may store it twice, unless it has an idempotency key.", ex);

@@ -24,6 +24,13 @@ namespace WorkQueue.AspNetCore.Durable;
 /// Redis answers (<see cref="AdoptOwnIfNeeded"/>), so it runs then, not after a claim timeout. Each round also answers
 /// Redis's time, from which <see cref="RedisClockOffset"/> measures how far Redis's clock is from this process's (durable
 /// recurring jobs fire on Redis's clock).
+/// <para>
+/// With <see cref="DurableQueueOptions.ReplicaAcknowledgements"/>, a round that carries enqueues is followed by Redis's
+/// <c>WAIT</c> on the same connection, sent before the round's reply is read (pipelined: still one round trip, plus the
+/// replicas' acknowledgement): the enqueues complete once that many replicas have everything the round wrote, else
+/// fail with <see cref="EnqueueNotReplicatedException"/> (they are stored on the primary). Rounds without enqueues send
+/// no <c>WAIT</c>: a settle lost in a failover makes its job run again, never lost.
+/// </para>
 /// </remarks>
 internal sealed partial class RedisStreamStore
 {
@@ -129,7 +136,7 @@ internal sealed partial class RedisStreamStore
         bool fetchedAll = false;
         try
         {
-            return RunRound(db, args, enqueues, completed, plainAcks, room, now, trim, ref fetchedAll);
+            return RunRound(db, args, enqueues, completed, plainAcks, room, now, trim, waitForReplicas: enqueues is not null && _durable.ReplicaAcknowledgements > 0, ref fetchedAll);
         }
         finally
         {
@@ -146,15 +153,18 @@ internal sealed partial class RedisStreamStore
         entry.Attempt == 1 && !entry.CancelRequested && entry.JobId == entry.StreamId;
 
     /// <summary>Sends the round and settles its parts; <paramref name="fetchedAll"/> tells whether its read took every undelivered entry.</summary>
-    private bool RunRound(IDatabase db, RoundArguments args, List<PendingEnqueue>? enqueues, List<DurableEntry>? completed, bool[]? plainAcks, int room, long now, bool trim, ref bool fetchedAll)
+    private bool RunRound(IDatabase db, RoundArguments args, List<PendingEnqueue>? enqueues, List<DurableEntry>? completed, bool[]? plainAcks, int room, long now, bool trim, bool waitForReplicas, ref bool fetchedAll)
     {
         RoundReply result;
         var sent = _clock.Start();
         StreamEntry[]? read = null;
         string? readError = null;
+        Task<RedisResult>? wait = null;
         try
         {
-            (result, read, readError) = room > 0 ? RoundAndRead(db, args, ref room) : (Round(db, args), null, null);
+            (result, read, readError) = room > 0 ? RoundAndRead(db, args, waitForReplicas, ref room, ref wait)
+                : waitForReplicas ? (RoundThenWait(db, args, ref wait), null, null)
+                : (Round(db, args), null, null);
         }
         catch (Exception ex) when (ex is RedisException or TimeoutException)
         {
@@ -197,7 +207,7 @@ internal sealed partial class RedisStreamStore
         string? fetchError = result.FetchError ?? readError;
         if (enqueues is not null)
         {
-            stored |= FinishEnqueues(enqueues, result.EnqueueAnswers);
+            stored |= FinishEnqueues(enqueues, result.EnqueueAnswers, wait is null ? null : ReplicasAcknowledged(wait));
         }
 
         if (completed is not null)
@@ -236,7 +246,7 @@ internal sealed partial class RedisStreamStore
     /// consumer entries, which the caller's failure path takes back (<see cref="AdoptOwnIfNeeded"/>). A refused read
     /// (the group is gone) is that part's error.
     /// </summary>
-    private (RoundReply Result, StreamEntry[]? Read, string? ReadError) RoundAndRead(IDatabase db, RoundArguments args, ref int room)
+    private (RoundReply Result, StreamEntry[]? Read, string? ReadError) RoundAndRead(IDatabase db, RoundArguments args, bool waitForReplicas, ref int room, ref Task<RedisResult>? wait)
     {
         // EVALSHA by its hash: StackExchange.Redis sends a script text queued in a transaction as EVAL, the whole text
         // each time. The hash overload takes the keys and arguments as they are; the generic ExecuteAsync took them
@@ -256,7 +266,18 @@ internal sealed partial class RedisStreamStore
         RoundReply result;
         try
         {
-            transaction.Execute();
+            if (waitForReplicas)
+            {
+                // Sent before the transaction's reply is awaited, so it follows it on the connection (one round trip).
+                var executed = transaction.ExecuteAsync();
+                wait = SendWait(db);
+                executed.GetAwaiter().GetResult();
+            }
+            else
+            {
+                transaction.Execute();
+            }
+
             result = new RoundReply((RedisResult[])round.GetAwaiter().GetResult()!);
         }
         catch (RedisServerException ex) when (ex.Message.StartsWith("NOSCRIPT", StringComparison.Ordinal) || ex.Message.StartsWith("EXECABORT", StringComparison.Ordinal))
@@ -271,7 +292,21 @@ internal sealed partial class RedisStreamStore
             room = 0;
             args.FetchCount = 0;
             string? readError = ex.Message.StartsWith("EXECABORT", StringComparison.Ordinal) ? QueueingError(fetch) ?? ex.Message : null;
+            if (waitForReplicas)
+            {
+                // That WAIT followed a round that did not run: the one sent behind the round sent again is the one read.
+                Forget(wait);
+                wait = null;
+                return (RoundThenWait(db, args, ref wait), null, readError);
+            }
+
             return (Round(db, args), null, readError);
+        }
+        catch
+        {
+            Forget(wait);
+            wait = null;
+            throw;
         }
 
         try
@@ -287,6 +322,90 @@ internal sealed partial class RedisStreamStore
     /// <summary>Why Redis refused to queue the read, when it did.</summary>
     private static string? QueueingError(Task fetch) =>
         fetch.IsFaulted ? fetch.Exception!.GetBaseException().Message : null;
+
+    /// <summary>
+    /// The round alone, then Redis's <c>WAIT</c> for <see cref="DurableQueueOptions.ReplicaAcknowledgements"/>, pipelined
+    /// (<paramref name="wait"/> is its reply, read by the caller). The round is sent by hash: the client would send a
+    /// script Redis lacks again as <c>EVAL</c> once the <c>NOSCRIPT</c> came back, after the <c>WAIT</c>, which would then
+    /// not cover its writes. So the script is loaded first, and after a <c>NOSCRIPT</c> (a restart since) loaded and sent
+    /// again once, with a new <c>WAIT</c>.
+    /// </summary>
+    private RoundReply RoundThenWait(IDatabase db, RoundArguments args, ref Task<RedisResult>? wait)
+    {
+        for (int attempt = 0; ; attempt++)
+        {
+            if (!_roundLoaded)
+            {
+                db.Execute("SCRIPT", "LOAD", DurableScripts.Round);
+                _roundLoaded = true;
+            }
+
+            var round = db.ScriptEvaluateAsync(RoundSha, RoundKeys, args.Values);
+            wait = SendWait(db);
+            try
+            {
+                return new RoundReply((RedisResult[])round.GetAwaiter().GetResult()!);
+            }
+            catch (RedisServerException ex) when (attempt == 0 && ex.Message.StartsWith("NOSCRIPT", StringComparison.Ordinal))
+            {
+                // Nothing ran: Redis lost its scripts.
+                Forget(wait);
+                wait = null;
+                _roundLoaded = false;
+            }
+            catch
+            {
+                Forget(wait);
+                wait = null;
+                throw;
+            }
+        }
+    }
+
+    /// <summary>
+    /// Sends <c>WAIT {replicas} {timeout}</c> to the server that holds the queue's keys (the one the round went to, on
+    /// the same connection, so it counts the round's writes; in a cluster, a command without a key would go to any
+    /// primary). Redis answers how many replicas acknowledged everything this connection wrote, once that many have
+    /// or the timeout has passed, and answers the connection's later commands only then.
+    /// </summary>
+    private Task<RedisResult> SendWait(IDatabase db)
+    {
+        try
+        {
+            return db.Multiplexer.GetServer(Keys.Stream).ExecuteAsync(
+                "WAIT",
+                _durable.ReplicaAcknowledgements,
+                (long)Math.Ceiling(_durable.ReplicaAcknowledgementTimeout.TotalMilliseconds));
+        }
+        catch (Exception ex)
+        {
+            // The round is already sent: a WAIT that could not be sent (no server for the key now, a connection gone)
+            // leaves the replication unconfirmed; it must not pass for the round's own failure ("not stored").
+            return Task.FromException<RedisResult>(ex);
+        }
+    }
+
+    /// <summary>Reads the <c>WAIT</c>'s answer: how many replicas acknowledged the round, or why that is not known.</summary>
+    private static ReplicaAcknowledgement ReplicasAcknowledged(Task<RedisResult> wait)
+    {
+        try
+        {
+            return new ReplicaAcknowledgement((int)wait.GetAwaiter().GetResult(), null);
+        }
+        catch (Exception ex)
+        {
+            // Not sent, not answered (a timeout, a dropped connection) or refused (an ACL without WAIT, a replica): the
+            // enqueues are stored (the round answered), their replication unconfirmed.
+            return new ReplicaAcknowledgement(0, ex);
+        }
+    }
+
+    /// <summary>Observes a reply that will not be read, so its failure is not reported as an unobserved task exception.</summary>
+    private static void Forget(Task? task) =>
+        task?.ContinueWith(static t => _ = t.Exception, CancellationToken.None, TaskContinuationOptions.OnlyOnFaulted | TaskContinuationOptions.ExecuteSynchronously, TaskScheduler.Default);
+
+    /// <summary>How many replicas acknowledged a round's writes (<c>WAIT</c>), or the error that left it unknown (then 0).</summary>
+    private readonly record struct ReplicaAcknowledgement(int Count, Exception? Error);
 
     /// <summary>The round alone, without a read (the client sends it by hash, or as <c>EVAL</c> when Redis lacks it).</summary>
     private RoundReply Round(IDatabase db, RoundArguments args) =>

@@ -73,9 +73,10 @@ internal sealed partial class RedisStreamStore : IRecurringOccurrenceStore
         {
             id = await EnqueueAsync(payload, spec, cancellationToken).ConfigureAwait(false);
         }
-        catch (EnqueueOutcomeUnknownException ex)
+        catch (Exception ex) when (ex is EnqueueOutcomeUnknownException or EnqueueNotReplicatedException)
         {
-            // What the recurring jobs offer again: the occurrence's claim makes a repeat of a stored offer a no-op.
+            // What the recurring jobs offer again: the occurrence's claim makes a repeat of a stored offer a no-op, and a
+            // repeat the replicas acknowledge confirms the stored occurrence too (they acknowledge all the primary wrote).
             throw new JobRejectedException(_queue, RejectionReason.StoreUnavailable, ex.Message, ex);
         }
 

@@ -541,6 +541,9 @@ internal sealed partial class RedisStreamStore : IJobStore
         [LoggerMessage(516, LogLevel.Error, "Durable queue '{Queue}': the acknowledgement of entry {StreamId} (job {JobId}) could not be read by the round script and was dropped; the entry stays pending in Redis and runs again once reclaimed.", EventName = "DurableAcknowledgementUnreadable")]
         public static partial void AcknowledgementUnreadable(ILogger logger, string queue, string streamId, string jobId);
 
+        [LoggerMessage(523, LogLevel.Warning, "Durable queue '{Queue}': {Acknowledged} of the {Required} replica(s) asked for acknowledged a round of enqueues within {Timeout}; its jobs are stored on the primary and run, and their producers get EnqueueNotReplicatedException (logged at most every 30 s).", EventName = "DurableEnqueuesNotReplicated")]
+        public static partial void NotReplicated(ILogger logger, Exception? exception, string queue, int acknowledged, int required, TimeSpan timeout);
+
         [LoggerMessage(514, LogLevel.Warning, "Durable queue '{Queue}': job {JobId} was asked to cancel but ignored its token: {Outcome}.", EventName = "DurableJobCancelIgnored")]
         public static partial void CancelIgnored(ILogger logger, string queue, string jobId, string outcome);
 
