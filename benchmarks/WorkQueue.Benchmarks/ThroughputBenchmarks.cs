@@ -98,6 +98,21 @@ public class ThroughputBenchmarks
         _workQueue.WaitForWorkers(Workers);
     }
 
+    [GlobalSetup(Target = nameof(WorkQueue_TypedPayload_TrackAllJobs))]
+    public void SetupWorkQueueTracked()
+    {
+        _handler = new CountdownHandler(_countdown);
+        _workQueue = WorkQueueHost.Start(o =>
+        {
+            o.MinWorkers = Workers;
+            o.MaxWorkers = Workers;
+            o.AutoScale.Enabled = false;
+            o.Capacity = Capacity;
+            o.TrackAllJobs = true;
+        });
+        _workQueue.WaitForWorkers(Workers);
+    }
+
     [GlobalSetup(Target = nameof(Coravel_QueueTask_OneConsumer))]
     public void SetupCoravel()
     {
@@ -199,6 +214,10 @@ public class ThroughputBenchmarks
 
     [Benchmark(OperationsPerInvoke = Jobs, Description = "WorkQueue, SpinBeforeParking = true")]
     public void WorkQueue_TypedPayload_Spin() => RunWorkQueueBatch(nameof(WorkQueue_TypedPayload_Spin));
+
+    // Every job tracked (status, search, job browser): what WorkQueueOptions.TrackAllJobs costs per job, beside the row above it.
+    [Benchmark(OperationsPerInvoke = Jobs, Description = "WorkQueue, TrackAllJobs = true")]
+    public void WorkQueue_TypedPayload_TrackAllJobs() => RunWorkQueueBatch(nameof(WorkQueue_TypedPayload_TrackAllJobs));
 
     [Benchmark(OperationsPerInvoke = Jobs, Description = "Coravel IQueue.QueueTask (1 s consummation, 1 consumer)")]
     public void Coravel_QueueTask_OneConsumer()

@@ -148,6 +148,9 @@ static void ConfigurePostPayment(WorkQueueOptions o, int capacity)
     o.FullMode = QueueFullMode.Reject;
     o.Retry.MaxAttempts = 3;
     o.Retry.BaseDelay = TimeSpan.FromMilliseconds(200);
+
+    // Every callback's job is visible in the dashboard's job browser and the admin search, not only keyed ones.
+    o.TrackAllJobs = true;
 }
 
 // The bulkhead for the blocking provider calls: one job per callback making 2 calls of ProviderLatencyMs (20 ms) at

@@ -97,6 +97,21 @@ public sealed class WorkQueueOptions
     public TimeSpan ShutdownGracePeriod { get; set; } = TimeSpan.FromSeconds(2);
 
     /// <summary>
+    /// Gets or sets a value indicating whether the queue tracks every job it accepts, so that
+    /// <see cref="IWorkQueueControl.GetJob(string)"/>, <see cref="IWorkQueueControl.FindJobs(JobQuery)"/>, the admin
+    /// endpoints and the dashboard's job browser see all of them. Off, only the jobs whose id is handed out are tracked
+    /// (enqueued with <see cref="JobOptions"/>, or scheduled): <c>TryEnqueue</c> and <c>EnqueueAsync</c> without options
+    /// take the untracked fast path. A durable queue sees every job in its store whatever this says.
+    /// </summary>
+    /// <remarks>
+    /// A tracked job costs one small object and a dictionary entry while it waits and runs, and is kept for
+    /// <see cref="FinishedJobRetention"/> (at most <see cref="MaxFinishedJobs"/>) once it ended; what that costs per job
+    /// is measured in benchmarks/README.md ("Tracking every job").
+    /// </remarks>
+    /// <value>The default value is <see langword="false"/>.</value>
+    public bool TrackAllJobs { get; set; }
+
+    /// <summary>
     /// Gets or sets a value indicating whether a worker whose queue just ran dry spins briefly (bounded, as
     /// <see cref="SemaphoreSlim"/> does) before it parks, so that a job arriving right behind the last one is taken
     /// without a thread wake-up. Only the worker that would otherwise wait on the channel spins, and only right after

@@ -265,11 +265,18 @@ internal sealed class QueueProducer : IWorkQueue
             return false;
         }
 
-        if (_writer.TryWrite(new WorkItem(invoker, target, state, id, _time.GetTimestamp(), attempt: 1, WorkQueueTracing.CaptureParent())))
+        // A queue that tracks every job tracks this one before it can run (a thread may take it at once).
+        var tracked = _options.TrackAllJobs ? _tracker.Track(id, invoker, target, key: null, runAt: null, state) : null;
+        if (_writer.TryWrite(new WorkItem(invoker, target, state, id, _time.GetTimestamp(), attempt: 1, WorkQueueTracing.CaptureParent(), key: null, tracked)))
         {
             _metrics.Enqueued(_metricTag);
             _workArrived();
             return true;
+        }
+
+        if (tracked is not null)
+        {
+            _tracker.Forget(id);
         }
 
         Reject(_admission.Allows() ? "queue_full" : "queue_stopped");
@@ -277,9 +284,9 @@ internal sealed class QueueProducer : IWorkQueue
     }
 
     private ValueTask WriteAsync(JobInvoker invoker, object? target, object? state, CancellationToken cancellationToken) =>
-        WriteAsync(invoker, target, state, cancellationToken, out _, key: null, track: false);
+        WriteAsync(invoker, target, state, cancellationToken, out _, key: null, track: _options.TrackAllJobs);
 
-    // track: the job's id is handed out (an enqueue with options), so it is tracked by id.
+    // track: the job's id is handed out (an enqueue with options), or the queue tracks every job.
     private ValueTask WriteAsync(JobInvoker invoker, object? target, object? state, CancellationToken cancellationToken, out long id, string? key, bool track)
     {
         // Every call is counted, so that Enqueued + Rejected always equals the calls made (a cancelled one included).
