@@ -6,8 +6,9 @@ namespace WorkQueue;
 /// Gives access to every registered queue by name, and stops them together.
 /// </summary>
 /// <remarks>
-/// The default queue is also registered as <see cref="IWorkQueue"/>, and each queue as a keyed <see cref="IWorkQueue"/>
-/// service under its name, matched case-insensitively (<c>[FromKeyedServices("io")] IWorkQueue io</c>).
+/// The default queue is also registered as <see cref="IWorkQueue"/> and <see cref="IInMemoryWorkQueue"/>, and each queue
+/// as a keyed <see cref="IWorkQueue"/> and <see cref="IInMemoryWorkQueue"/> service under its name, matched
+/// case-insensitively (<c>[FromKeyedServices("io")] IWorkQueue io</c>).
 /// </remarks>
 public interface IWorkQueueProvider
 {
@@ -15,12 +16,22 @@ public interface IWorkQueueProvider
     IReadOnlyCollection<IWorkQueueControl> Queues { get; }
 
     /// <summary>
-    /// Gets the producer side of the queue with the given name.
+    /// Gets the producer side of the queue with the given name, in memory or durable.
+    /// </summary>
+    /// <param name="name">The queue's name (case-insensitive).</param>
+    /// <returns>The queue.</returns>
+    /// <exception cref="ArgumentException">No queue has that name, or the queue is durable (for now, enqueue through <c>IDurableQueue&lt;TPayload&gt;</c>).</exception>
+    IWorkQueue GetQueue(string name);
+
+    /// <summary>
+    /// Gets the producer side of the in-memory queue with the given name, which also takes delegates, handler instances
+    /// and <c>TryEnqueue</c>.
     /// </summary>
     /// <param name="name">The queue's name (case-insensitive).</param>
     /// <returns>The queue.</returns>
     /// <exception cref="ArgumentException">No queue has that name.</exception>
-    IWorkQueue GetQueue(string name);
+    /// <exception cref="InvalidOperationException">The queue is durable: it takes typed-handler jobs only, through <see cref="GetQueue(string)"/>.</exception>
+    IInMemoryWorkQueue GetInMemoryQueue(string name);
 
     /// <summary>
     /// Gets the control side of the queue with the given name, if one is registered.

@@ -1,6 +1,6 @@
 namespace WorkQueue;
 
-/// <summary>What <see cref="IWorkQueueControl.Cancel(string)"/> did.</summary>
+/// <summary>What <see cref="IWorkQueue.CancelAsync(string, CancellationToken)"/> did.</summary>
 public enum JobCancelOutcome
 {
     /// <summary>The queue knows no such job: the id is unknown, was never handed out, or its job ended longer ago than <see cref="WorkQueueOptions.FinishedJobRetention"/>.</summary>

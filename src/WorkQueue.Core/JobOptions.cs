@@ -21,13 +21,13 @@ public sealed class JobOptions
     public string? IdempotencyKey { get; set; }
 
     /// <summary>
-    /// Gets or sets a delay before the job becomes ready (as <see cref="IWorkQueue.Schedule(Action{CancellationToken}, TimeSpan)"/>); not with <see cref="RunAt"/>.
+    /// Gets or sets a delay before the job becomes ready (as <see cref="IWorkQueue.ScheduleAsync{THandler, TPayload}(TPayload, TimeSpan, CancellationToken)"/>); not with <see cref="RunAt"/>.
     /// </summary>
     /// <value>The default value is <see langword="null"/>: ready now.</value>
     public TimeSpan? Delay { get; set; }
 
     /// <summary>
-    /// Gets or sets when the job becomes ready (as <see cref="IWorkQueue.Schedule(Action{CancellationToken}, DateTimeOffset)"/>); not with <see cref="Delay"/>.
+    /// Gets or sets when the job becomes ready (as <see cref="IWorkQueue.ScheduleAsync{THandler, TPayload}(TPayload, DateTimeOffset, CancellationToken)"/>); not with <see cref="Delay"/>.
     /// </summary>
     /// <value>The default value is <see langword="null"/>: ready now.</value>
     public DateTimeOffset? RunAt { get; set; }

@@ -1,7 +1,7 @@
 namespace WorkQueue;
 
 /// <summary>
-/// One page of jobs found by <see cref="IWorkQueueControl.FindJobs(JobQuery)"/>.
+/// One page of jobs found by <see cref="IWorkQueue.FindJobsAsync(JobQuery, CancellationToken)"/>.
 /// </summary>
 /// <param name="Jobs">The jobs on this page: those in flight first (latest accepted first), then ended ones (latest ending first).</param>
 /// <param name="Next">

@@ -1,7 +1,7 @@
 namespace WorkQueue;
 
 /// <summary>
-/// Asks <see cref="IWorkQueueControl.FindJobs(JobQuery)"/> for one page of an in-memory queue's tracked jobs: those in
+/// Asks <see cref="IWorkQueue.FindJobsAsync(JobQuery, CancellationToken)"/> for one page of an in-memory queue's tracked jobs: those in
 /// some states, whose name or last error contains some text, after a cursor.
 /// </summary>
 /// <remarks>

@@ -1,7 +1,7 @@
 namespace WorkQueue;
 
 /// <summary>
-/// Where a job of an in-memory queue is in its life, as <see cref="IWorkQueueControl.GetJob(string)"/> reports it.
+/// Where a job of an in-memory queue is in its life, as <see cref="IWorkQueue.GetJobAsync(string, CancellationToken)"/> reports it.
 /// </summary>
 /// <remarks>
 /// A job moves Queued (or Scheduled) -> Running -> Retrying -> Queued -> Running ... and ends in exactly one of
@@ -14,7 +14,7 @@ public enum JobState
     /// <summary>Waiting in the queue for a thread.</summary>
     Queued = 0,
 
-    /// <summary>Waiting for its time (<see cref="IWorkQueue.Schedule(Action{CancellationToken}, DateTimeOffset)"/> or <see cref="JobOptions.RunAt"/>).</summary>
+    /// <summary>Waiting for its time (<see cref="IWorkQueue.ScheduleAsync{THandler, TPayload}(TPayload, DateTimeOffset, CancellationToken)"/> or <see cref="JobOptions.RunAt"/>).</summary>
     Scheduled = 1,
 
     /// <summary>Running on one of the queue's threads.</summary>

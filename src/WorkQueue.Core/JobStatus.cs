@@ -1,7 +1,7 @@
 namespace WorkQueue;
 
 /// <summary>
-/// Describes one job, as <see cref="IWorkQueueControl.GetJob(string)"/> (in memory) and a durable queue's status read report it.
+/// Describes one job, as <see cref="IWorkQueue.GetJobAsync(string, CancellationToken)"/> (in memory) and a durable queue's status read report it.
 /// </summary>
 /// <param name="Id">The job's id, unique within its queue: a number in memory, a Redis stream id (or <c>s</c> and one, for a job scheduled ahead) in a durable queue.</param>
 /// <param name="QueueName">The name of the queue that accepted the job.</param>

@@ -98,7 +98,7 @@ public sealed class WorkQueueOptions
 
     /// <summary>
     /// Gets or sets a value indicating whether the queue tracks every job it accepts, so that
-    /// <see cref="IWorkQueueControl.GetJob(string)"/>, <see cref="IWorkQueueControl.FindJobs(JobQuery)"/>, the admin
+    /// <see cref="IWorkQueue.GetJobAsync(string, CancellationToken)"/>, <see cref="IWorkQueue.FindJobsAsync(JobQuery, CancellationToken)"/>, the admin
     /// endpoints and the dashboard's job browser see all of them. Off, only the jobs whose id is handed out are tracked
     /// (enqueued with <see cref="JobOptions"/>, or scheduled): <c>TryEnqueue</c> and <c>EnqueueAsync</c> without options
     /// take the untracked fast path. A durable queue sees every job in its store whatever this says.
@@ -132,7 +132,7 @@ public sealed class WorkQueueOptions
     public int DeadLetterCapacity { get; set; } = 100;
 
     /// <summary>
-    /// Gets or sets how many scheduled jobs (see <see cref="IWorkQueue.Schedule(Action{CancellationToken}, DateTimeOffset)"/>)
+    /// Gets or sets how many scheduled jobs (see <see cref="IWorkQueue.ScheduleAsync{THandler, TPayload}(TPayload, DateTimeOffset, CancellationToken)"/>)
     /// an in-memory queue holds while they wait for their time. Scheduled jobs do not take room in
     /// <see cref="Capacity"/> while they wait; when one comes due it goes to the queue's threads ahead of the queued jobs,
     /// whatever the room in <see cref="Capacity"/>, since it was accepted already.
@@ -152,22 +152,22 @@ public sealed class WorkQueueOptions
     public TimeSpan IdempotencyKeyRetention { get; set; }
 
     /// <summary>
-    /// Gets or sets how long <see cref="IWorkQueueControl.GetJob(string)"/> still reports a tracked job after it ended (for a
+    /// Gets or sets how long <see cref="IWorkQueue.GetJobAsync(string, CancellationToken)"/> still reports a tracked job after it ended (for a
     /// durable queue, how long Redis keeps an ended job's record for <c>IDurableQueue.GetJobAsync</c>). Zero forgets a job as
     /// soon as it ends.
     /// </summary>
     /// <remarks>
     /// An ended job kept for the retention costs about 200 bytes (in Redis, for a durable queue: its record, with this
     /// expiry, and its entry in the list of its ending), plus, in memory, two 8-byte slots in the logs the job search
-    /// (<see cref="IWorkQueueControl.FindJobs(JobQuery)"/>) reads; see also <see cref="MaxFinishedJobs"/>.
+    /// (<see cref="IWorkQueue.FindJobsAsync(JobQuery, CancellationToken)"/>) reads; see also <see cref="MaxFinishedJobs"/>.
     /// </remarks>
     /// <value>The default value is 10 minutes.</value>
     [TimeSpanRange("00:00:00", "7.00:00:00")]
     public TimeSpan FinishedJobRetention { get; set; } = TimeSpan.FromMinutes(10);
 
     /// <summary>
-    /// Gets or sets the most ended jobs <see cref="IWorkQueueControl.GetJob(string)"/> and
-    /// <see cref="IWorkQueueControl.FindJobs(JobQuery)"/> still report (for a durable queue, the most of each ending,
+    /// Gets or sets the most ended jobs <see cref="IWorkQueue.GetJobAsync(string, CancellationToken)"/> and
+    /// <see cref="IWorkQueue.FindJobsAsync(JobQuery, CancellationToken)"/> still report (for a durable queue, the most of each ending,
     /// succeeded, dead-lettered or cancelled, Redis keeps, trimmed about every 100 ms); the oldest endings are forgotten
     /// first, even within <see cref="FinishedJobRetention"/>. Zero forgets a job as soon as it ends.
     /// </summary>

@@ -63,7 +63,7 @@ public sealed record WorkQueueSnapshot
     /// <summary>Gets the running jobs that are reported as stuck (see <see cref="StuckJob"/>).</summary>
     public required IReadOnlyList<StuckJob> StuckJobs { get; init; }
 
-    /// <summary>Gets the number of scheduled jobs waiting for their time (in-memory queues; see <see cref="IWorkQueue.Schedule(Action{CancellationToken}, DateTimeOffset)"/>).</summary>
+    /// <summary>Gets the number of scheduled jobs waiting for their time (in-memory queues; see <see cref="IWorkQueue.ScheduleAsync{THandler, TPayload}(TPayload, DateTimeOffset, CancellationToken)"/>).</summary>
     public int Scheduled { get; init; }
 
     /// <summary>

@@ -18,6 +18,17 @@ internal static class Wait
         return await task;
     }
 
+    /// <summary>Re-checks a condition that is read asynchronously (a job's status by id) until it holds.</summary>
+    public static async Task UntilAsync(Func<Task<bool>> condition, string what)
+    {
+        var deadline = DateTime.UtcNow + Generous;
+        while (!await condition())
+        {
+            Assert.True(DateTime.UtcNow < deadline, $"Timed out after {Generous.TotalSeconds} s waiting until {what}.");
+            await Task.Delay(10);
+        }
+    }
+
     /// <summary>Re-checks a condition that no event announces (such as a worker thread retiring) until it holds.</summary>
     public static async Task UntilAsync(Func<bool> condition, string what)
     {

@@ -41,7 +41,7 @@ var address = new Uri(app.Urls.First());
 Console.WriteLine($"AOT SMOKE listening at {address}{(redis is null ? " (no Redis: in-memory only)" : $", Redis at {redis}")}");
 
 var queues = app.Services.GetRequiredService<IWorkQueueProvider>();
-var queue = queues.GetQueue(WorkQueueOptions.DefaultQueueName);
+var queue = queues.GetInMemoryQueue(WorkQueueOptions.DefaultQueueName);
 string[] jobs = ["try-enqueue", "enqueue-async", "tracked", "handler-instance", "scheduled", "bound-queue"];
 foreach (var job in jobs)
 {
@@ -54,7 +54,7 @@ await queue.EnqueueAsync<RecordHandler, SmokeJob>(new("enqueue-async"));
 var tracked = await queue.EnqueueAsync<RecordHandler, SmokeJob>(new("tracked"), new JobOptions { IdempotencyKey = "tracked" });
 await queue.EnqueueAsync(new RecordHandler(log), new SmokeJob("handler-instance"));
 queue.Schedule<RecordHandler, SmokeJob>(new("scheduled"), TimeSpan.FromMilliseconds(300));
-log.Check("bound queue accepted", queues.GetQueue("bound").TryEnqueue<RecordHandler, SmokeJob>(new("bound-queue")), "TryEnqueue on 'bound' returned false");
+log.Check("bound queue accepted", queues.GetInMemoryQueue("bound").TryEnqueue<RecordHandler, SmokeJob>(new("bound-queue")), "TryEnqueue on 'bound' returned false");
 log.Check(
     "configuration bound",
     queues.TryGetControl("bound", out var bound) && bound.GetSnapshot().MaxWorkers == 3,
@@ -79,8 +79,8 @@ var outcomes = await log.WaitAsync(timeout);
 // JSON written through source-generated metadata) report it.
 using var http = new HttpClient { BaseAddress = address, Timeout = TimeSpan.FromSeconds(30) };
 var more = new SmokeLog();
-more.Check("tracked job succeeded", queues.TryGetControl(WorkQueueOptions.DefaultQueueName, out var control) && control.GetJob(tracked.JobId)?.State == JobState.Succeeded,
-    $"job {tracked.JobId} is {control?.GetJob(tracked.JobId)?.State.ToString() ?? "unknown"}");
+var trackedStatus = await queue.GetJobAsync(tracked.JobId);
+more.Check("tracked job succeeded", trackedStatus?.State == JobState.Succeeded, $"job {tracked.JobId} is {trackedStatus?.State.ToString() ?? "unknown"}");
 await CheckAdminAsync(more, "admin lists the queues", "/admin/workqueue", json =>
 {
     var names = json.EnumerateArray().Select(q => q.GetProperty("name").GetString()).ToHashSet();

@@ -14,7 +14,7 @@ internal sealed class ProbeJob
     public ManualResetEventSlim Ended { get; } = new(false);
 
     /// <summary>Enqueues the job on <paramref name="queue"/> (the only call into the queue's API).</summary>
-    public bool Enqueue(IWorkQueue queue) => _sync is not null
+    public bool Enqueue(IInMemoryWorkQueue queue) => _sync is not null
         ? queue.TryEnqueue(ct =>
         {
             try

@@ -75,7 +75,7 @@ internal static class Program
             return RunDurable(host);
         }
 
-        var queue = host.Services.GetRequiredService<IWorkQueue>();
+        var queue = host.Services.GetRequiredService<IInMemoryWorkQueue>();
         var database = host.Services.GetRequiredService<IConnectionMultiplexer>().GetDatabase();
         string key = $"probe:{scenario}:{Environment.ProcessId}";
         database.StringSet(key, "before-starvation");

@@ -13,12 +13,12 @@ public sealed class WorkQueueHost : IDisposable
     private WorkQueueHost(ServiceProvider services)
     {
         _services = services;
-        Queue = services.GetRequiredService<IWorkQueue>();
+        Queue = services.GetRequiredService<IInMemoryWorkQueue>();
         Control = services.GetRequiredService<IWorkQueueProvider>().Queues.Single(q => q.Name == Queue.Name);
     }
 
     /// <summary>Gets the queue.</summary>
-    public IWorkQueue Queue { get; }
+    public IInMemoryWorkQueue Queue { get; }
 
     /// <summary>Gets the default queue's control side (snapshots, pause, stop).</summary>
     public IWorkQueueControl Control { get; }

@@ -9,7 +9,7 @@ namespace PayCallbackApi.PostPayment;
 /// makes acceptance all-or-nothing: if the queue rejects it, the claim is undone and the callback answered 503, and the
 /// gateway's retry starts afresh.
 /// </summary>
-public sealed class QueueDispatcher(OrderStore orders, IWorkQueue queue) : IPostPaymentDispatcher
+public sealed class QueueDispatcher(OrderStore orders, IInMemoryWorkQueue queue) : IPostPaymentDispatcher
 {
     public async ValueTask<Acceptance> AcceptAsync(PaymentCallback callback)
     {

@@ -345,7 +345,7 @@ internal static class AdminEndpoints
         }
         else if (long.TryParse(id, NumberStyles.None, CultureInfo.InvariantCulture, out long jobId))
         {
-            cancelled = queues.GetQueue(q.Name).CancelScheduled(id);
+            cancelled = await queues.GetQueue(q.Name).CancelScheduledAsync(id, http.RequestAborted).ConfigureAwait(false);
         }
         else
         {
@@ -388,7 +388,9 @@ internal static class AdminEndpoints
             return InvalidJobId(id);
         }
 
-        return q!.GetJob(id) is { } job ? TypedResults.Ok(AdminResponses.FromJob(job, Settings(http))) : UnknownJob(q.Name, id);
+        return await queues.GetQueue(q!.Name).GetJobAsync(id, http.RequestAborted).ConfigureAwait(false) is { } job
+            ? TypedResults.Ok(AdminResponses.FromJob(job, Settings(http)))
+            : UnknownJob(q.Name, id);
     }
 
     /// <summary>
@@ -442,7 +444,7 @@ internal static class AdminEndpoints
         JobPage page;
         try
         {
-            page = q.FindJobs(query);
+            page = await queues.GetQueue(q.Name).FindJobsAsync(query, http.RequestAborted).ConfigureAwait(false);
         }
         catch (ArgumentException) when (cursor is not null)
         {
@@ -482,7 +484,7 @@ internal static class AdminEndpoints
             return InvalidJobId(id);
         }
 
-        var result = q!.Cancel(id);
+        var result = await queues.GetQueue(q!.Name).CancelAsync(id, http.RequestAborted).ConfigureAwait(false);
         return result switch
         {
             { Outcome: JobCancelOutcome.NotFound } or { Job: null } => UnknownJob(q.Name, id),

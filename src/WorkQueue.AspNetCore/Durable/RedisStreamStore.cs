@@ -92,6 +92,9 @@ internal sealed partial class RedisStreamStore : IJobStore
 
     public DurableJobType JobType => _jobType;
 
+    // None yet: producers still go through IDurableQueue<TPayload>, so GetQueue refuses a durable queue (issue 29).
+    public IWorkQueue? Producer => null;
+
     public int PrefetchCapacity => _durable.Prefetch;
 
     /// <summary>Gets what the warm-up does about a server that can lose this queue's jobs (<see cref="DurableServerChecks"/>).</summary>

@@ -18,11 +18,13 @@ public static class WorkQueueServiceCollectionExtensions
 {
     /// <summary>
     /// Adds WorkQueue with its default queue (<see cref="WorkQueueOptions.DefaultQueueName"/>), resolvable as
-    /// <see cref="IWorkQueue"/>. The queues' threads start when the queues are first resolved; in a .NET Generic Host
-    /// (ASP.NET Core included) that happens before the server takes traffic, and the queues drain together when the host
-    /// stops (without a host, call <see cref="IWorkQueueProvider.StopAsync(TimeSpan, CancellationToken)"/>). Every queue
-    /// is also a keyed <see cref="IWorkQueue"/> under its name, matched case-insensitively. Calling it again adds nothing
-    /// twice.
+    /// <see cref="IWorkQueue"/> and <see cref="IInMemoryWorkQueue"/>. The queues' threads start when the queues are first
+    /// resolved; in a .NET Generic Host (ASP.NET Core included) that happens before the server takes traffic, and the
+    /// queues drain together when the host stops (without a host, call
+    /// <see cref="IWorkQueueProvider.StopAsync(TimeSpan, CancellationToken)"/>). Every queue is also a keyed
+    /// <see cref="IWorkQueue"/> and <see cref="IInMemoryWorkQueue"/> under its name, matched case-insensitively (the
+    /// latter refused for a durable queue, see <see cref="IWorkQueueProvider.GetInMemoryQueue(string)"/>). Calling it
+    /// again adds nothing twice.
     /// </summary>
     /// <remarks>
     /// When the container has an <c>IConfiguration</c> (any host does), each section under <c>WorkQueue:Queues</c>
@@ -49,6 +51,10 @@ public static class WorkQueueServiceCollectionExtensions
         services.TryAddKeyedSingleton<IWorkQueue>(KeyedService.AnyKey, static (sp, key) => key is string name
             ? sp.GetRequiredService<IWorkQueueProvider>().GetQueue(name)
             : throw new InvalidOperationException($"A keyed IWorkQueue is resolved by the queue's name (a string), not by '{key}'."));
+        services.TryAddSingleton<IInMemoryWorkQueue>(sp => sp.GetRequiredService<IWorkQueueProvider>().GetInMemoryQueue(WorkQueueOptions.DefaultQueueName));
+        services.TryAddKeyedSingleton<IInMemoryWorkQueue>(KeyedService.AnyKey, static (sp, key) => key is string name
+            ? sp.GetRequiredService<IWorkQueueProvider>().GetInMemoryQueue(name)
+            : throw new InvalidOperationException($"A keyed IInMemoryWorkQueue is resolved by the queue's name (a string), not by '{key}'."));
         services.TryAddEnumerable(ServiceDescriptor.Singleton<IHostedService, WorkQueueHostedService>());
         services.TryAddEnumerable(ServiceDescriptor.Singleton<IValidateOptions<WorkQueueOptions>, WorkQueueOptionsValidator>());
         services.AddOptions<ThreadPoolCanaryOptions>().ValidateOnStart();

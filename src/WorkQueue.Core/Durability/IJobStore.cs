@@ -14,6 +14,12 @@ namespace WorkQueue.Durability;
 /// </remarks>
 internal interface IJobStore
 {
+    /// <summary>
+    /// Gets the producer of the queue this store serves, which <see cref="IWorkQueueProvider.GetQueue(string)"/> returns
+    /// for it, or <see langword="null"/> while the store has none (then <c>GetQueue</c> refuses the queue).
+    /// </summary>
+    IWorkQueue? Producer { get; }
+
     /// <summary>Gets how many fetched jobs may wait locally to start: the capacity of the queue's channel.</summary>
     int PrefetchCapacity { get; }
 

@@ -24,17 +24,6 @@ internal sealed class QueueControl(QueueRuntime runtime) : IWorkQueueControl
         return runtime.GetScheduledJobs(maxCount);
     }
 
-    public JobStatus? GetJob(string jobId) => runtime.GetJob(jobId);
-
-    public JobCancelResult Cancel(string jobId) => runtime.Cancel(jobId);
-
-    public JobPage FindJobs(JobQuery query)
-    {
-        ArgumentNullException.ThrowIfNull(query);
-        query.Validate(nameof(query));
-        return runtime.FindJobs(query);
-    }
-
     public void Pause() => runtime.Pause();
 
     public void Resume() => runtime.Resume();

@@ -8,8 +8,11 @@ using WorkQueue.Tracking;
 
 namespace WorkQueue.Queueing;
 
-/// <summary>The producer side of a queue: admits jobs, counts every attempt, and writes accepted ones to the channel.</summary>
-internal sealed class QueueProducer : IWorkQueue
+/// <summary>
+/// The producer side of a queue: admits jobs, counts every attempt, and writes accepted ones to the channel. Its async
+/// members complete synchronously: nothing in memory needs a wait but a full queue's.
+/// </summary>
+internal sealed class QueueProducer : IInMemoryWorkQueue
 {
     private readonly ChannelWriter<WorkItem> _writer;
     private readonly JobLedger _ledger;
@@ -22,9 +25,11 @@ internal sealed class QueueProducer : IWorkQueue
     private readonly Action _workArrived;
     private readonly ScheduledJobSet _scheduled;
     private readonly JobTracker _tracker;
+    private readonly IQueueJobs _jobs;
 
-    public QueueProducer(string name, ChannelWriter<WorkItem> writer, JobLedger ledger, Admission admission, WorkQueueOptions options, WorkQueueMetrics metrics, TimeProvider time, Action workArrived, ScheduledJobSet scheduled, JobTracker tracker)
+    public QueueProducer(string name, ChannelWriter<WorkItem> writer, JobLedger ledger, Admission admission, WorkQueueOptions options, WorkQueueMetrics metrics, TimeProvider time, Action workArrived, ScheduledJobSet scheduled, JobTracker tracker, IQueueJobs jobs)
     {
+        _jobs = jobs;
         _scheduled = scheduled;
         _tracker = tracker;
         Name = name;
@@ -148,10 +153,57 @@ internal sealed class QueueProducer : IWorkQueue
         return JobIds.TryParse(jobId, out long id) && CancelScheduled(id);
     }
 
+    public ValueTask<string> ScheduleAsync<[DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.PublicConstructors)] THandler, TPayload>(TPayload payload, TimeSpan delay, CancellationToken cancellationToken = default)
+        where THandler : class, IJobHandler<TPayload>
+    {
+        // Worked out first: a delay out of range is the caller's mistake, thrown here as the sync Schedule throws it.
+        var runAt = DueAfter(delay);
+        return ScheduleAsync(ScopedHandlerInvoker<THandler, TPayload>.Instance, payload, runAt);
+    }
+
+    public ValueTask<string> ScheduleAsync<[DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.PublicConstructors)] THandler, TPayload>(TPayload payload, DateTimeOffset runAt, CancellationToken cancellationToken = default)
+        where THandler : class, IJobHandler<TPayload> =>
+        ScheduleAsync(ScopedHandlerInvoker<THandler, TPayload>.Instance, payload, runAt);
+
+    public ValueTask<bool> CancelScheduledAsync(string jobId, CancellationToken cancellationToken = default) =>
+        new(CancelScheduled(jobId));
+
+    public ValueTask<JobStatus?> GetJobAsync(string jobId, CancellationToken cancellationToken = default)
+    {
+        ArgumentNullException.ThrowIfNull(jobId);
+        return new(_jobs.GetJob(jobId));
+    }
+
+    public ValueTask<JobCancelResult> CancelAsync(string jobId, CancellationToken cancellationToken = default)
+    {
+        ArgumentNullException.ThrowIfNull(jobId);
+        return new(_jobs.Cancel(jobId));
+    }
+
+    public ValueTask<JobPage> FindJobsAsync(JobQuery query, CancellationToken cancellationToken = default)
+    {
+        ArgumentNullException.ThrowIfNull(query);
+        query.Validate(nameof(query));
+        return new(_jobs.FindJobs(query));
+    }
+
+    /// <summary>Schedules a typed-handler job; a refusal is the task's exception, as <c>EnqueueAsync</c> reports one.</summary>
+    private ValueTask<string> ScheduleAsync(JobInvoker invoker, object? state, DateTimeOffset runAt)
+    {
+        try
+        {
+            return new(JobIds.Format(Schedule(invoker, null, state, runAt)));
+        }
+        catch (JobRejectedException ex)
+        {
+            return ValueTask.FromException<string>(ex);
+        }
+    }
+
     private bool CancelScheduled(long jobId)
     {
         // Whoever takes the entry out of the set owns it; the ledger still counts it only if a cancel by id
-        // (IWorkQueueControl.Cancel) did not end it first.
+        // (IWorkQueue.CancelAsync) did not end it first.
         if (_scheduled.TryCancel(jobId) is not { } entry || !_ledger.Canceled(entry.Item))
         {
             return false;
@@ -174,7 +226,7 @@ internal sealed class QueueProducer : IWorkQueue
             : throw new ArgumentOutOfRangeException(nameof(delay), delay, $"The delay reaches past {DateTimeOffset.MaxValue:O}, the latest time the engine can represent; schedule with an absolute time instead.");
     }
 
-    /// <summary>Schedules any kind of job (recurring jobs' occurrences come this way); see <see cref="IWorkQueue.Schedule(Action{CancellationToken}, DateTimeOffset)"/>.</summary>
+    /// <summary>Schedules any kind of job (recurring jobs' occurrences come this way); see <see cref="IInMemoryWorkQueue.Schedule(Action{CancellationToken}, DateTimeOffset)"/>.</summary>
     internal long Schedule(JobInvoker invoker, object? target, object? state, DateTimeOffset runAt, string? key = null)
     {
         // Counted like any enqueue: accepted here, it ends exactly once (run, cancelled, or reported at a stop).

@@ -19,7 +19,7 @@ namespace WorkQueue.Queueing;
 /// same, with its <see cref="IJobStore"/> as the source of jobs (through <see cref="IJobIntake"/>, the bounded prefetch)
 /// and the place their outcomes go.
 /// </summary>
-internal sealed partial class QueueRuntime : IQueueGaugeSource, IJobIntake
+internal sealed partial class QueueRuntime : IQueueGaugeSource, IJobIntake, IQueueJobs
 {
     private readonly Lock _intakeLock = new();
     private bool _intakeClosed;
@@ -90,7 +90,7 @@ internal sealed partial class QueueRuntime : IQueueGaugeSource, IJobIntake
         Tracker = new JobTracker(_time, options.FinishedJobRetention, options.MaxFinishedJobs);
         _scaler = new AutoScaler(options.AutoScale, Pool, name, OldestWait, () => Pool.IsIdle, _time, _logger);
         _runner.Scaler = _scaler;
-        Producer = new QueueProducer(name, _channel.Writer, Ledger, _admission, options, metrics, _time, OnWorkArrived, _scheduled, Tracker);
+        Producer = new QueueProducer(name, _channel.Writer, Ledger, _admission, options, metrics, _time, OnWorkArrived, _scheduled, Tracker, this);
         Control = new QueueControl(this);
         _metrics.Register(this);
     }

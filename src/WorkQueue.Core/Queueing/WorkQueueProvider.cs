@@ -78,9 +78,21 @@ internal sealed class WorkQueueProvider : IWorkQueueProvider, IAsyncDisposable
     public IWorkQueue GetQueue(string name)
     {
         var queue = Find(name);
+        if (queue.Store is not { } store)
+        {
+            return queue.Producer;
+        }
+
+        // The one place a durable queue's producer comes from: its store's.
+        return store.Producer ?? throw new ArgumentException($"Queue '{queue.Name}' is durable: enqueue its jobs through IDurableQueue<TPayload> (keyed by the queue's name), not IWorkQueue.", nameof(name));
+    }
+
+    public IInMemoryWorkQueue GetInMemoryQueue(string name)
+    {
+        var queue = Find(name);
         return queue.Store is null
             ? queue.Producer
-            : throw new ArgumentException($"Queue '{queue.Name}' is durable: enqueue its jobs through IDurableQueue<TPayload> (keyed by the queue's name), not IWorkQueue.", nameof(name));
+            : throw new InvalidOperationException($"Queue '{queue.Name}' is durable: its jobs are stored, so it takes typed-handler jobs only, through IWorkQueue (GetQueue), not delegates, handler instances or TryEnqueue through IInMemoryWorkQueue.");
     }
 
     public bool TryGetControl(string name, [NotNullWhen(true)] out IWorkQueueControl? queue)

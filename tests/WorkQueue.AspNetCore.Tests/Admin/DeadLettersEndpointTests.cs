@@ -14,7 +14,7 @@ public sealed class DeadLettersEndpointTests
         await using var app = await TestApp.StartAsync(
             b => b.Services.AddWorkQueue(o => o.Retry.MaxAttempts = 1),
             web => web.MapWorkQueueAdmin());
-        var queue = app.Services.GetRequiredService<IWorkQueue>();
+        var queue = app.Services.GetRequiredService<IInMemoryWorkQueue>();
         var control = app.Services.GetRequiredService<IWorkQueueProvider>().Queues.Single(q => q.Name == queue.Name);
         Assert.True(queue.TryEnqueue(new FailingHandler(), new Secret("card-4111")));
         await Wait.UntilAsync(() => control.GetSnapshot().Totals.DeadLettered == 1, "the job is dead-lettered");

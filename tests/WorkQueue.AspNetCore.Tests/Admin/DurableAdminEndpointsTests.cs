@@ -365,7 +365,7 @@ public sealed class DurableAdminEndpointsTests(RedisServerFixture redis) : IClas
     {
         await using var app = await StartAsync(new JobLog());
         var control = app.Services.GetRequiredService<IWorkQueueProvider>().Queues.Single(q => q.Name == "default");
-        Assert.True(app.Services.GetRequiredService<IWorkQueue>().TryEnqueue(_ => throw new InvalidOperationException("in memory")));
+        Assert.True(app.Services.GetRequiredService<IInMemoryWorkQueue>().TryEnqueue(_ => throw new InvalidOperationException("in memory")));
         await Wait.UntilAsync(() => control.GetSnapshot().Totals.DeadLettered == 1, "the in-memory job to be dead-lettered");
         string id = control.GetDeadLetters()[0].Job.Id;
 

@@ -16,7 +16,7 @@ public sealed class JobAdminEndpointsTests : IAsyncLifetime
 
     private HttpClient Client => _app.Client;
 
-    private IWorkQueue Queue => _app.Services.GetRequiredService<IWorkQueue>();
+    private IInMemoryWorkQueue Queue => _app.Services.GetRequiredService<IInMemoryWorkQueue>();
 
     private IWorkQueueControl Control => _app.Services.GetRequiredService<IWorkQueueProvider>().Queues.Single();
 
@@ -116,7 +116,7 @@ public sealed class JobAdminEndpointsTests : IAsyncLifetime
         using var json = JsonDocument.Parse(await response.Content.ReadAsStringAsync());
         Assert.Equal("cancelRequested", json.RootElement.GetProperty("outcome").GetString());
         Assert.True(json.RootElement.GetProperty("job").GetProperty("cancelRequested").GetBoolean());
-        await Wait.UntilAsync(() => Control.GetJob(result.JobId)?.State == JobState.Canceled, "the job to honour the cancel");
+        await Wait.UntilAsync(async () => (await Queue.GetJobAsync(result.JobId))?.State == JobState.Canceled, "the job to honour the cancel");
     }
 
     [Fact]
@@ -129,7 +129,7 @@ public sealed class JobAdminEndpointsTests : IAsyncLifetime
 
         Assert.Equal(HttpStatusCode.NotFound, unknown.StatusCode);
         Assert.Equal(HttpStatusCode.UnsupportedMediaType, notJson.StatusCode);
-        Assert.Equal(JobState.Scheduled, Control.GetJob(id)!.State);
+        Assert.Equal(JobState.Scheduled, (await Queue.GetJobAsync(id))!.State);
     }
 
     private Task<HttpResponseMessage> SendAsync(HttpMethod method, string path) =>

@@ -40,7 +40,7 @@ public sealed class JobSearchAdminEndpointsTests(RedisServerFixture redis) : ICl
     public async Task FindJobs_MoreThanOnePage_NextCursorListsTheRest()
     {
         await using var app = await StartAsync();
-        var queue = app.Services.GetRequiredService<IWorkQueue>();
+        var queue = app.Services.GetRequiredService<IInMemoryWorkQueue>();
         var ids = new List<string>();
         for (int i = 0; i < 5; i++)
         {
@@ -120,7 +120,7 @@ public sealed class JobSearchAdminEndpointsTests(RedisServerFixture redis) : ICl
     public async Task Payload_WhoseGetterThrows_IsDescribedAndThePageStillAnswers()
     {
         await using var app = await StartAsync(o => o.ShowPayloads = true);
-        var queue = app.Services.GetRequiredService<IWorkQueue>();
+        var queue = app.Services.GetRequiredService<IInMemoryWorkQueue>();
         var result = await queue.EnqueueAsync(new ThrowingPayloadHandler(), new ThrowingPayload(), new JobOptions { Delay = TimeSpan.FromHours(1) });
 
         using var page = await GetJsonAsync(app, $"{Prefix}/default/jobs");
@@ -234,17 +234,16 @@ public sealed class JobSearchAdminEndpointsTests(RedisServerFixture redis) : ICl
 
     private static async Task<(string Failed, string Succeeded)> RunTwoJobsAsync(TestApp app)
     {
-        var queue = app.Services.GetRequiredService<IWorkQueue>();
-        var control = app.Services.GetRequiredService<IWorkQueueProvider>().Queues.Single();
+        var queue = app.Services.GetRequiredService<IInMemoryWorkQueue>();
         var failed = await queue.EnqueueAsync(new OrderHandler(), new Order("decline"), new JobOptions());
         var succeeded = await queue.EnqueueAsync(new OrderHandler(), new Order("Ada"), new JobOptions());
-        await Wait.UntilAsync(() => control.GetJob(succeeded.JobId)?.State == JobState.Succeeded && control.GetJob(failed.JobId)?.State == JobState.DeadLettered, "both jobs to end");
+        await Wait.UntilAsync(async () => (await queue.GetJobAsync(succeeded.JobId))?.State == JobState.Succeeded && (await queue.GetJobAsync(failed.JobId))?.State == JobState.DeadLettered, "both jobs to end");
         return (failed.JobId, succeeded.JobId);
     }
 
     private static async Task<string> EnqueueWaitingAsync(TestApp app)
     {
-        var queue = app.Services.GetRequiredService<IWorkQueue>();
+        var queue = app.Services.GetRequiredService<IInMemoryWorkQueue>();
         var result = await queue.EnqueueAsync(new OrderHandler(), new Order("Ada Lovelace"), new JobOptions { Delay = TimeSpan.FromHours(1) });
         return result.JobId;
     }

@@ -15,7 +15,7 @@ public sealed class ScheduledAdminEndpointsTests : IAsyncLifetime
 
     private HttpClient Client => _app.Client;
 
-    private IWorkQueue Queue => _app.Services.GetRequiredService<IWorkQueue>();
+    private IInMemoryWorkQueue Queue => _app.Services.GetRequiredService<IInMemoryWorkQueue>();
 
     public async ValueTask InitializeAsync() =>
         _app = await TestApp.StartAsync(

@@ -63,7 +63,7 @@ public sealed class WorkQueueAdminEndpointsTests : IAsyncLifetime
         Default.Pause();
         for (int i = 0; i < 3; i++)
         {
-            Assert.True(_app.Services.GetRequiredService<IWorkQueue>().TryEnqueue(_ => { }));
+            Assert.True(_app.Services.GetRequiredService<IInMemoryWorkQueue>().TryEnqueue(_ => { }));
         }
 
         using var json = await GetJsonAsync($"{Prefix}/default/depth");
@@ -159,7 +159,7 @@ public sealed class WorkQueueAdminEndpointsTests : IAsyncLifetime
     {
         using var paused = await Client.PostAsync($"{Prefix}/io/pause", JsonContent.Create(new { }));
         Assert.Equal(HttpStatusCode.OK, paused.StatusCode);
-        var io = _app.Services.GetRequiredKeyedService<IWorkQueue>("io");
+        var io = _app.Services.GetRequiredKeyedService<IInMemoryWorkQueue>("io");
         Assert.True(Control("io").GetSnapshot().IsPaused);
         var ran = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
         Assert.True(io.TryEnqueue(_ => ran.SetResult()));

@@ -443,6 +443,21 @@ public sealed class DurableQueueTests(RedisServerFixture redis) : IClassFixture<
         Assert.Contains("IDurableQueue<TPayload>", error.Message);
     }
 
+    [Fact]
+    public async Task GetInMemoryQueue_DurableQueue_ThrowsNamingTheQueueAndSayingItIsDurable()
+    {
+        var log = new JobLog();
+        await using var host = await DurableTestHost.StartAsync(redis.Server, log, DurableTestHost.NewPrefix());
+        var queues = host.Services.GetRequiredService<IWorkQueueProvider>();
+
+        var error = Assert.Throws<InvalidOperationException>(() => queues.GetInMemoryQueue("JOBS"));
+        var keyed = Assert.Throws<InvalidOperationException>(() => host.Services.GetRequiredKeyedService<IInMemoryWorkQueue>("jobs"));
+
+        Assert.Contains($"Queue '{DurableTestHost.Queue}' is durable", error.Message);
+        Assert.Contains("typed-handler jobs only, through IWorkQueue", error.Message);
+        Assert.Equal(error.Message, keyed.Message);
+    }
+
     private static async Task<long> ScriptCallsAsync(IServer server)
     {
         var info = await server.InfoAsync("commandstats");

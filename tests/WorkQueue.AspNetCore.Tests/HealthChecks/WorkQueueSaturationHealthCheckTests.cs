@@ -22,7 +22,7 @@ public sealed class WorkQueueSaturationHealthCheckTests
                 web.MapHealthChecks("/health/ready", new HealthCheckOptions { Predicate = c => c.Tags.Contains(WorkQueueHealthCheckTags.Ready) });
                 web.MapHealthChecks("/health/live", new HealthCheckOptions { Predicate = _ => false });
             });
-        var queue = app.Services.GetRequiredService<IWorkQueue>();
+        var queue = app.Services.GetRequiredService<IInMemoryWorkQueue>();
         var control = app.Services.GetRequiredService<IWorkQueueProvider>().Queues.Single(q => q.Name == queue.Name);
         control.Pause();
         for (int i = 0; i < 8; i++)

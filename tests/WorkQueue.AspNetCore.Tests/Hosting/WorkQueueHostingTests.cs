@@ -15,7 +15,7 @@ public sealed class WorkQueueHostingTests
         int ran = 0;
         var app = await TestApp.StartAsync(
             b => b.Services.AddWorkQueue(o => { o.MinWorkers = 1; o.MaxWorkers = 1; }),
-            web => web.MapPost("/work", (IWorkQueue queue) =>
+            web => web.MapPost("/work", (IInMemoryWorkQueue queue) =>
                 queue.TryEnqueue(async ct => { await Task.Delay(10, ct); Interlocked.Increment(ref ran); }) ? Results.Accepted() : Results.StatusCode(503)));
         for (int i = 0; i < 30; i++)
         {
@@ -45,7 +45,7 @@ public sealed class WorkQueueHostingTests
                 b.Services.AddSingleton(gate);
                 b.Services.AddScoped<ScopedThingHandler>();
             },
-            web => web.MapPost("/work", (IWorkQueue queue, ScopedThing requestThing) =>
+            web => web.MapPost("/work", (IInMemoryWorkQueue queue, ScopedThing requestThing) =>
             {
                 Assert.True(queue.TryEnqueue<ScopedThingHandler, string>("payload"));
                 return Results.Ok(requestThing.Id);

@@ -18,10 +18,12 @@ public sealed class WorkQueueServiceCollectionExtensionsTests
 
         Assert.Single(services, d => d.ServiceType == typeof(IWorkQueueProvider));
         Assert.Single(services, d => d.ServiceType == typeof(IWorkQueue) && !d.IsKeyedService);
+        Assert.Single(services, d => d.ServiceType == typeof(IInMemoryWorkQueue) && !d.IsKeyedService);
+        Assert.Single(services, d => d.ServiceType == typeof(IInMemoryWorkQueue) && d.IsKeyedService && d.ServiceKey == KeyedService.AnyKey);
         Assert.Single(services, d => d.ServiceType == typeof(IHostedService));
         Assert.Equal(2, services.Count(d => d.ServiceType == typeof(IValidateOptions<WorkQueueOptions>)));
         Assert.All(
-            services.Where(d => d.ServiceType == typeof(IWorkQueueProvider) || d.ServiceType == typeof(IWorkQueue)),
+            services.Where(d => d.ServiceType == typeof(IWorkQueueProvider) || d.ServiceType == typeof(IWorkQueue) || d.ServiceType == typeof(IInMemoryWorkQueue)),
             d => Assert.Equal(ServiceLifetime.Singleton, d.Lifetime));
     }
 
@@ -32,7 +34,7 @@ public sealed class WorkQueueServiceCollectionExtensionsTests
             o => { o.MinWorkers = 1; o.MaxWorkers = 1; },
             queues => queues.AddQueue("io", o => { o.MinWorkers = 1; o.MaxWorkers = 1; o.AutoScale.Enabled = false; }));
         using var gate = new Gate();
-        var io = harness.Services.GetRequiredKeyedService<IWorkQueue>("io");
+        var io = harness.Services.GetRequiredKeyedService<IInMemoryWorkQueue>("io");
         Assert.Same(io, harness.Provider.GetQueue("IO"));
         for (int i = 0; i < 5; i++)
         {
@@ -195,7 +197,7 @@ public sealed class WorkQueueServiceCollectionExtensionsTests
         var builder = Host.CreateApplicationBuilder();
         builder.Services.AddWorkQueue(o => o.MinWorkers = 2);
         using var host = builder.Build();
-        var queue = host.Services.GetRequiredService<IWorkQueue>();
+        var queue = host.Services.GetRequiredService<IInMemoryWorkQueue>();
         int ran = 0;
         for (int i = 0; i < 100; i++)
         {
@@ -245,6 +247,32 @@ public sealed class WorkQueueServiceCollectionExtensionsTests
         Assert.Same(upper, lower);
         Assert.Equal("Sms", upper.Name);
         var ex = Assert.Throws<ArgumentException>(() => harness.Services.GetRequiredKeyedService<IWorkQueue>("nope"));
+        Assert.Contains("'nope'", ex.Message);
+    }
+
+    [Fact]
+    public async Task KeyedInMemoryQueue_OtherCase_ResolvesTheQueuesProducer()
+    {
+        await using var harness = QueueHarness.Start(queues => { }, queues => queues.AddQueue("Sms"));
+
+        var keyed = harness.Services.GetRequiredKeyedService<IInMemoryWorkQueue>("SMS");
+
+        Assert.Same(harness.Services.GetRequiredKeyedService<IWorkQueue>("sms"), keyed);
+        Assert.Same(harness.Provider.GetInMemoryQueue("sms"), keyed);
+        Assert.Equal("Sms", keyed.Name);
+        Assert.Same(harness.Services.GetRequiredService<IWorkQueue>(), harness.Services.GetRequiredService<IInMemoryWorkQueue>());
+        var ex = Assert.Throws<ArgumentException>(() => harness.Services.GetRequiredKeyedService<IInMemoryWorkQueue>("nope"));
+        Assert.Contains("'nope'", ex.Message);
+    }
+
+    [Fact]
+    public async Task GetInMemoryQueue_UnknownName_ThrowsArgumentExceptionNamingIt()
+    {
+        await using var harness = QueueHarness.Start();
+
+        var ex = Assert.Throws<ArgumentException>(() => harness.Provider.GetInMemoryQueue("nope"));
+
+        Assert.Equal("name", ex.ParamName);
         Assert.Contains("'nope'", ex.Message);
     }
 

@@ -20,9 +20,12 @@ public sealed class QueueProducerTrackAllJobsTests
         await harness.Queue.EnqueueAsync(new SignalHandler(done), 2);
         Assert.True(done.Wait(TimeSpan.FromSeconds(30)), "the four jobs to run");
 
-        await Wait.UntilAsync(() => harness.Control.FindJobs(new JobQuery { States = [JobState.Succeeded] }).Jobs.Count == 4, "the four jobs to be listed as succeeded");
-        var jobs = harness.Control.FindJobs(new JobQuery()).Jobs;
-        Assert.All(jobs, j => Assert.Equal(j, harness.Control.GetJob(j.Id)));
+        await Wait.UntilAsync(async () => (await harness.Queue.FindJobsAsync(new JobQuery { States = [JobState.Succeeded] })).Jobs.Count == 4, "the four jobs to be listed as succeeded");
+        var jobs = (await harness.Queue.FindJobsAsync(new JobQuery())).Jobs;
+        foreach (var job in jobs)
+        {
+            Assert.Equal(job, await harness.Queue.GetJobAsync(job.Id));
+        }
         Assert.Equal(2, jobs.Count(j => j.Name.Contains(nameof(SignalHandler), StringComparison.Ordinal)));
     }
 
@@ -37,7 +40,7 @@ public sealed class QueueProducerTrackAllJobsTests
         Assert.True(done.Wait(TimeSpan.FromSeconds(30)), "the two jobs to run");
         await Wait.UntilAsync(() => harness.Control.GetSnapshot().Totals.Succeeded == 2, "the two successes to be counted");
 
-        Assert.Empty(harness.Control.FindJobs(new JobQuery()).Jobs);
+        Assert.Empty((await harness.Queue.FindJobsAsync(new JobQuery())).Jobs);
     }
 
     [Fact]
@@ -57,7 +60,7 @@ public sealed class QueueProducerTrackAllJobsTests
         Assert.True(harness.Queue.TryEnqueue(_ => { }));
         Assert.False(harness.Queue.TryEnqueue(_ => { }));
 
-        var listed = harness.Control.FindJobs(new JobQuery()).Jobs;
+        var listed = (await harness.Queue.FindJobsAsync(new JobQuery())).Jobs;
         Assert.Equal(JobState.Queued, Assert.Single(listed).State);
         harness.Control.Resume();
     }

@@ -3,7 +3,7 @@ using WorkQueue.Core.Tests.TestSupport;
 
 namespace WorkQueue.Core.Tests.Queueing;
 
-/// <summary>The job search of an in-memory queue (<see cref="IWorkQueueControl.FindJobs(JobQuery)"/>): validation and a stress run.</summary>
+/// <summary>The job search of an in-memory queue (<see cref="IWorkQueue.FindJobsAsync(JobQuery, CancellationToken)"/>): validation and a stress run.</summary>
 public sealed class QueueRuntimeFindJobsTests
 {
     public static TheoryData<JobQuery, string> InvalidQueries => new()
@@ -20,36 +20,36 @@ public sealed class QueueRuntimeFindJobsTests
 
     [Theory]
     [MemberData(nameof(InvalidQueries))]
-    public async Task FindJobs_InvalidQuery_ThrowsNamingTheProperty(JobQuery query, string property)
+    public async Task FindJobsAsync_InvalidQuery_ThrowsNamingTheProperty(JobQuery query, string property)
     {
         await using var harness = QueueHarness.Start();
 
-        var ex = Assert.ThrowsAny<ArgumentException>(() => harness.Control.FindJobs(query));
+        var ex = await Assert.ThrowsAnyAsync<ArgumentException>(async () => await harness.Queue.FindJobsAsync(query));
 
         Assert.Equal("query", ex.ParamName);
         Assert.Contains($"JobQuery.{property}", ex.Message);
     }
 
     [Fact]
-    public async Task FindJobs_Null_Throws()
+    public async Task FindJobsAsync_Null_Throws()
     {
         await using var harness = QueueHarness.Start();
 
-        Assert.Throws<ArgumentNullException>("query", () => harness.Control.FindJobs(null!));
+        await Assert.ThrowsAsync<ArgumentNullException>("query", async () => await harness.Queue.FindJobsAsync(null!));
     }
 
     [Fact]
-    public async Task FindJobs_FailedAndSucceededJobs_FindsEachByStateAndError()
+    public async Task FindJobsAsync_FailedAndSucceededJobs_FindsEachByStateAndError()
     {
         await using var harness = QueueHarness.Start(o => { o.Retry.MaxAttempts = 1; o.MaxWorkers = 1; o.MinWorkers = 1; });
         var handler = new Handler();
         var failed = await harness.Queue.EnqueueAsync(handler, -1, new JobOptions());
         var ok = await harness.Queue.EnqueueAsync(handler, 1, new JobOptions());
-        await Wait.UntilAsync(() => harness.Control.GetJob(ok.JobId)?.State == JobState.Succeeded && harness.Control.GetJob(failed.JobId)?.State == JobState.DeadLettered, "both jobs to end");
+        await Wait.UntilAsync(async () => (await harness.Queue.GetJobAsync(ok.JobId))?.State == JobState.Succeeded && (await harness.Queue.GetJobAsync(failed.JobId))?.State == JobState.DeadLettered, "both jobs to end");
 
-        var dead = harness.Control.FindJobs(new JobQuery { States = [JobState.DeadLettered] });
-        var byError = harness.Control.FindJobs(new JobQuery { ErrorContains = "NEGATIVE" });
-        var byName = harness.Control.FindJobs(new JobQuery { NameContains = nameof(Handler) });
+        var dead = (await harness.Queue.FindJobsAsync(new JobQuery { States = [JobState.DeadLettered] }));
+        var byError = (await harness.Queue.FindJobsAsync(new JobQuery { ErrorContains = "NEGATIVE" }));
+        var byName = (await harness.Queue.FindJobsAsync(new JobQuery { NameContains = nameof(Handler) }));
 
         Assert.Equal([failed.JobId], dead.Jobs.Select(j => j.Id));
         Assert.Equal([failed.JobId], byError.Jobs.Select(j => j.Id));
@@ -69,7 +69,7 @@ public sealed class QueueRuntimeFindJobsTests
     [InlineData(4, 500)]
     [InlineData(5, 500)]
     [InlineData(6, 500)]
-    public async Task FindJobs_WhileJobsAreEnqueuedAndEnd_PagesStayConsistent(int seed, int maxFinished)
+    public async Task FindJobsAsync_WhileJobsAreEnqueuedAndEnd_PagesStayConsistent(int seed, int maxFinished)
     {
         const int Producers = 4;
         const int JobsPerProducer = 2500;
@@ -97,7 +97,7 @@ public sealed class QueueRuntimeFindJobsTests
         })).ToArray();
 
         var states = new JobState[][] { [], [JobState.DeadLettered], [JobState.Succeeded, JobState.Queued], [JobState.Running] };
-        var readers = states.Select(filter => Task.Run(() =>
+        var readers = states.Select(filter => Task.Run(async () =>
         {
             int pagesRead = 0;
             bool endedOnly = filter.Length > 0 && filter.All(s => s >= JobState.Succeeded);
@@ -109,7 +109,7 @@ public sealed class QueueRuntimeFindJobsTests
                 var seen = new HashSet<string>();
                 do
                 {
-                    var page = harness.Control.FindJobs(new JobQuery { States = filter, Limit = 37, Cursor = cursor, ErrorContains = filter is [JobState.DeadLettered] ? "negative" : null });
+                    var page = await harness.Queue.FindJobsAsync(new JobQuery { States = filter, Limit = 37, Cursor = cursor, ErrorContains = filter is [JobState.DeadLettered] ? "negative" : null });
                     pagesRead++;
                     foreach (var job in page.Jobs)
                     {
@@ -134,9 +134,9 @@ public sealed class QueueRuntimeFindJobsTests
         await done.CancelAsync();
         await Task.WhenAll(readers);
 
-        var deadLettered = AllPages(harness.Control, new JobQuery { States = [JobState.DeadLettered], Limit = 500 });
-        var succeeded = AllPages(harness.Control, new JobQuery { States = [JobState.Succeeded], Limit = 500 });
-        var everything = AllPages(harness.Control, new JobQuery { Limit = 500 });
+        var deadLettered = await AllPagesAsync(harness.Queue, new JobQuery { States = [JobState.DeadLettered], Limit = 500 });
+        var succeeded = await AllPagesAsync(harness.Queue, new JobQuery { States = [JobState.Succeeded], Limit = 500 });
+        var everything = await AllPagesAsync(harness.Queue, new JobQuery { Limit = 500 });
         if (maxFinished == 0)
         {
             Assert.Equal(failures.Where(f => f.Value).Select(f => f.Key).Order(), deadLettered.Order());
@@ -153,13 +153,13 @@ public sealed class QueueRuntimeFindJobsTests
         }
     }
 
-    private static List<string> AllPages(IWorkQueueControl control, JobQuery first)
+    private static async Task<List<string>> AllPagesAsync(IWorkQueue queue, JobQuery first)
     {
         var ids = new List<string>();
         string? cursor = null;
         do
         {
-            var page = control.FindJobs(new JobQuery { States = first.States, Limit = first.Limit, Cursor = cursor });
+            var page = await queue.FindJobsAsync(new JobQuery { States = first.States, Limit = first.Limit, Cursor = cursor });
             ids.AddRange(page.Jobs.Select(j => j.Id));
             cursor = page.Next;
         }

@@ -77,7 +77,7 @@ public sealed class QueueRuntimeJobsStressTests(ITestOutputHelper output)
                 }
 
                 Thread.SpinWait(random.Next(0, 2_000));
-                requested[id] = harness.Control.Cancel(id).Outcome;
+                requested[id] = (await harness.Queue.CancelAsync(id)).Outcome;
             }
         })).ToArray();
 
@@ -105,8 +105,12 @@ public sealed class QueueRuntimeJobsStressTests(ITestOutputHelper output)
         var totals = harness.Control.GetSnapshot().Totals;
         int total = Producers * JobsPerProducer;
         Assert.Equal(total, payloadOf.Count);
-        Assert.All(payloadOf.Keys, id => Assert.NotNull(harness.Control.GetJob(id)));
-        var statuses = payloadOf.Keys.Select(id => harness.Control.GetJob(id)!).ToList();
+        var statuses = new List<JobStatus>();
+        foreach (string id in payloadOf.Keys)
+        {
+            statuses.Add(Assert.IsType<JobStatus>(await harness.Queue.GetJobAsync(id)));
+        }
+
         Assert.Equal(total, totals.Enqueued);
         Assert.Equal(totals.Enqueued, totals.Succeeded + totals.DeadLettered + totals.Canceled);
         Assert.Equal((0L, 0L), (totals.Dropped, totals.Abandoned));

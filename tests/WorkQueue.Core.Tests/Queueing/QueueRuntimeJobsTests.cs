@@ -6,7 +6,7 @@ using WorkQueue.Internal;
 
 namespace WorkQueue.Core.Tests.Queueing;
 
-/// <summary>A job's status and cancel by id on an in-memory queue (<see cref="IWorkQueueControl.GetJob"/>, <see cref="IWorkQueueControl.Cancel"/>).</summary>
+/// <summary>A job's status and cancel by id on an in-memory queue (<see cref="IWorkQueue.GetJobAsync"/>, <see cref="IWorkQueue.CancelAsync"/>).</summary>
 public sealed class QueueRuntimeJobsTests
 {
     private static readonly JobOptions NoOptions = new();
@@ -14,7 +14,7 @@ public sealed class QueueRuntimeJobsTests
     private readonly FakeTimeProvider _time = new(new DateTimeOffset(2026, 11, 25, 15, 0, 0, TimeSpan.Zero));
 
     [Fact]
-    public async Task GetJob_QueuedThenRunningThenSucceeded_ReportsEachState()
+    public async Task GetJobAsync_QueuedThenRunningThenSucceeded_ReportsEachState()
     {
         await using var harness = Start();
         using var gate = new Gate();
@@ -22,7 +22,7 @@ public sealed class QueueRuntimeJobsTests
         var enqueuedAt = _time.GetUtcNow();
         var result = await harness.Queue.EnqueueAsync(new Handler((_, ct) => gate.Block(ct)), "a", NoOptions);
 
-        var queued = harness.Control.GetJob(result.JobId);
+        var queued = (await harness.Queue.GetJobAsync(result.JobId));
         Assert.NotNull(queued);
         Assert.Equal((JobState.Queued, 0, enqueuedAt, (DateTimeOffset?)null, (string?)null), (queued.State, queued.Attempt, queued.EnqueuedAt, queued.StartedAt, queued.WorkerName));
         Assert.Equal((result.JobId, "default"), (queued.Id, queued.QueueName));
@@ -30,53 +30,53 @@ public sealed class QueueRuntimeJobsTests
 
         harness.Control.Resume();
         await Wait.ForAsync(gate.EnteredAsync(1), "the job to start");
-        var running = harness.Control.GetJob(result.JobId)!;
+        var running = (await harness.Queue.GetJobAsync(result.JobId))!;
         Assert.Equal((JobState.Running, 1), (running.State, running.Attempt));
         Assert.NotNull(running.StartedAt);
         Assert.StartsWith("WorkQueue:default#", running.WorkerName);
 
         _time.Advance(TimeSpan.FromSeconds(5));
         gate.Open();
-        await Wait.UntilAsync(() => harness.Control.GetJob(result.JobId)?.State == JobState.Succeeded, "the job to succeed");
-        var done = harness.Control.GetJob(result.JobId)!;
+        await Wait.UntilAsync(async () => (await harness.Queue.GetJobAsync(result.JobId))?.State == JobState.Succeeded, "the job to succeed");
+        var done = (await harness.Queue.GetJobAsync(result.JobId))!;
         Assert.Equal((enqueuedAt.AddSeconds(5), false, false, (string?)null), (done.StateSince, done.CancelRequested, done.CancelIgnored, done.LastError));
     }
 
     [Fact]
-    public async Task GetJob_ScheduledJob_ReportsScheduledWithItsTime()
+    public async Task GetJobAsync_ScheduledJob_ReportsScheduledWithItsTime()
     {
         await using var harness = Start();
         var runAt = _time.GetUtcNow().AddMinutes(5);
         string id = harness.Queue.Schedule(_ => { }, runAt);
         var result = await harness.Queue.EnqueueAsync(new Handler((_, _) => { }), "a", new JobOptions { Delay = TimeSpan.FromMinutes(1) });
 
-        Assert.Equal((JobState.Scheduled, runAt), (harness.Control.GetJob(id)!.State, harness.Control.GetJob(id)!.RunAt));
-        Assert.Equal(JobState.Scheduled, harness.Control.GetJob(result.JobId)!.State);
+        Assert.Equal((JobState.Scheduled, runAt), ((await harness.Queue.GetJobAsync(id))!.State, (await harness.Queue.GetJobAsync(id))!.RunAt));
+        Assert.Equal(JobState.Scheduled, (await harness.Queue.GetJobAsync(result.JobId))!.State);
 
         _time.Advance(TimeSpan.FromMinutes(5));
-        await Wait.UntilAsync(() => harness.Control.GetJob(id)?.State == JobState.Succeeded, "the scheduled job to run");
-        await Wait.UntilAsync(() => harness.Control.GetJob(result.JobId)?.State == JobState.Succeeded, "the delayed job to run");
+        await Wait.UntilAsync(async () => (await harness.Queue.GetJobAsync(id))?.State == JobState.Succeeded, "the scheduled job to run");
+        await Wait.UntilAsync(async () => (await harness.Queue.GetJobAsync(result.JobId))?.State == JobState.Succeeded, "the delayed job to run");
     }
 
     [Fact]
-    public async Task GetJob_FailingJob_RetryingWithTheErrorThenDeadLettered()
+    public async Task GetJobAsync_FailingJob_RetryingWithTheErrorThenDeadLettered()
     {
         await using var harness = Start(o => { o.Retry.MaxAttempts = 2; o.Retry.BaseDelay = TimeSpan.FromSeconds(10); });
         var result = await harness.Queue.EnqueueAsync(new Handler((_, _) => throw new InvalidOperationException("boom")), "a", NoOptions);
 
-        await Wait.UntilAsync(() => harness.Control.GetJob(result.JobId)?.State == JobState.Retrying, "the retry to wait");
-        var retrying = harness.Control.GetJob(result.JobId)!;
+        await Wait.UntilAsync(async () => (await harness.Queue.GetJobAsync(result.JobId))?.State == JobState.Retrying, "the retry to wait");
+        var retrying = (await harness.Queue.GetJobAsync(result.JobId))!;
         Assert.Equal(("boom", 1), (retrying.LastError, retrying.Attempt));
         Assert.NotNull(retrying.RunAt);
 
         _time.Advance(TimeSpan.FromMinutes(1));
-        await Wait.UntilAsync(() => harness.Control.GetJob(result.JobId)?.State == JobState.DeadLettered, "the job to be dead-lettered");
-        var dead = harness.Control.GetJob(result.JobId)!;
+        await Wait.UntilAsync(async () => (await harness.Queue.GetJobAsync(result.JobId))?.State == JobState.DeadLettered, "the job to be dead-lettered");
+        var dead = (await harness.Queue.GetJobAsync(result.JobId))!;
         Assert.Equal(("boom", 2), (dead.LastError, dead.Attempt));
     }
 
     [Fact]
-    public async Task GetJob_UnknownOrUntrackedId_ReturnsNull()
+    public async Task GetJobAsync_UnknownOrUntrackedId_ReturnsNull()
     {
         await using var harness = Start();
         var ran = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
@@ -85,16 +85,16 @@ public sealed class QueueRuntimeJobsTests
         // A job enqueued without options has an id (1, the first) but it was never handed out: it is not tracked.
         Assert.True(harness.Queue.TryEnqueue(_ => ran.SetResult()));
 
-        Assert.Null(harness.Control.GetJob("1"));
-        Assert.Null(harness.Control.GetJob("12345"));
-        Assert.Equal(JobCancelOutcome.NotFound, harness.Control.Cancel("1").Outcome);
-        Assert.Equal(new JobCancelResult(JobCancelOutcome.NotFound, null), harness.Control.Cancel("12345"));
+        Assert.Null((await harness.Queue.GetJobAsync("1")));
+        Assert.Null((await harness.Queue.GetJobAsync("12345")));
+        Assert.Equal(JobCancelOutcome.NotFound, (await harness.Queue.CancelAsync("1")).Outcome);
+        Assert.Equal(new JobCancelResult(JobCancelOutcome.NotFound, null), (await harness.Queue.CancelAsync("12345")));
         harness.Control.Resume();
         await Wait.ForAsync(ran.Task, "the untracked job");
     }
 
     [Fact]
-    public async Task Cancel_QueuedJob_NeverRunsCountsCanceledAndFreesItsKeyAtOnceAndItsSlotWhenReached()
+    public async Task CancelAsync_QueuedJob_NeverRunsCountsCanceledAndFreesItsKeyAtOnceAndItsSlotWhenReached()
     {
         await using var harness = Start(o => { o.Capacity = 1; o.FullMode = QueueFullMode.Reject; });
         int runs = 0;
@@ -102,7 +102,7 @@ public sealed class QueueRuntimeJobsTests
         harness.Control.Pause();
         var first = await harness.Queue.EnqueueAsync(handler, "a", new JobOptions { IdempotencyKey = "k" });
 
-        var result = harness.Control.Cancel(first.JobId);
+        var result = (await harness.Queue.CancelAsync(first.JobId));
 
         Assert.Equal((JobCancelOutcome.Canceled, JobState.Canceled), (result.Outcome, result.Job!.State));
         var totals = harness.Control.GetSnapshot().Totals;
@@ -117,27 +117,27 @@ public sealed class QueueRuntimeJobsTests
         await Wait.UntilAsync(() => harness.Control.GetSnapshot().Depth == 0, "the cancelled item to leave the channel");
         var second = await harness.Queue.EnqueueAsync(handler, "b", new JobOptions { IdempotencyKey = "k" });
         Assert.True(second.Created);
-        await Wait.UntilAsync(() => harness.Control.GetJob(second.JobId)?.State == JobState.Succeeded, "the second job");
+        await Wait.UntilAsync(async () => (await harness.Queue.GetJobAsync(second.JobId))?.State == JobState.Succeeded, "the second job");
         totals = harness.Control.GetSnapshot().Totals;
         Assert.Equal((1, 1L, 1L, 1L, 0L), (runs, totals.Started, totals.Succeeded, totals.Canceled, totals.Unfinished));
     }
 
     [Fact]
-    public async Task Cancel_ScheduledJob_RemovedAndItsMaxScheduledJobsSlotFreed()
+    public async Task CancelAsync_ScheduledJob_RemovedAndItsMaxScheduledJobsSlotFreed()
     {
         await using var harness = Start(o => o.MaxScheduledJobs = 1);
         int runs = 0;
         string id = harness.Queue.Schedule(_ => Interlocked.Increment(ref runs), TimeSpan.FromMinutes(5));
         Assert.Throws<JobRejectedException>(() => harness.Queue.Schedule(_ => { }, TimeSpan.FromMinutes(5)));
 
-        var result = harness.Control.Cancel(id);
+        var result = (await harness.Queue.CancelAsync(id));
 
         Assert.Equal(JobCancelOutcome.Canceled, result.Outcome);
         Assert.Equal(0, harness.Control.GetSnapshot().Scheduled);
         string other = harness.Queue.Schedule(_ => { }, TimeSpan.FromMinutes(5));
         Assert.False(harness.Queue.CancelScheduled(id));
         _time.Advance(TimeSpan.FromMinutes(6));
-        await Wait.UntilAsync(() => harness.Control.GetJob(other)?.State == JobState.Succeeded, "the other scheduled job");
+        await Wait.UntilAsync(async () => (await harness.Queue.GetJobAsync(other))?.State == JobState.Succeeded, "the other scheduled job");
         Assert.Equal(0, runs);
         Assert.Equal((1L, 1L), (harness.Control.GetSnapshot().Totals.Canceled, harness.Control.GetSnapshot().Totals.Succeeded));
     }
@@ -150,42 +150,42 @@ public sealed class QueueRuntimeJobsTests
 
         Assert.True(harness.Queue.CancelScheduled(id));
 
-        Assert.Equal(JobState.Canceled, harness.Control.GetJob(id)!.State);
-        Assert.Equal(JobCancelOutcome.AlreadyFinished, harness.Control.Cancel(id).Outcome);
+        Assert.Equal(JobState.Canceled, (await harness.Queue.GetJobAsync(id))!.State);
+        Assert.Equal(JobCancelOutcome.AlreadyFinished, (await harness.Queue.CancelAsync(id)).Outcome);
         Assert.Equal(1L, harness.Control.GetSnapshot().Totals.Canceled);
     }
 
     [Fact]
-    public async Task Cancel_RunningJobHonouringItsToken_EndsCanceledWithoutRetry()
+    public async Task CancelAsync_RunningJobHonouringItsToken_EndsCanceledWithoutRetry()
     {
         await using var harness = Start(o => o.Retry.MaxAttempts = 3);
         using var gate = new Gate();
         var result = await harness.Queue.EnqueueAsync(new Handler((_, ct) => gate.BlockCancellable(ct)), "a", NoOptions);
         await Wait.ForAsync(gate.EnteredAsync(1), "the job to start");
 
-        var cancel = harness.Control.Cancel(result.JobId);
+        var cancel = (await harness.Queue.CancelAsync(result.JobId));
 
         Assert.Equal((JobCancelOutcome.CancelRequested, JobState.Running, true), (cancel.Outcome, cancel.Job!.State, cancel.Job.CancelRequested));
-        await Wait.UntilAsync(() => harness.Control.GetJob(result.JobId)?.State == JobState.Canceled, "the job to honour the cancel");
+        await Wait.UntilAsync(async () => (await harness.Queue.GetJobAsync(result.JobId))?.State == JobState.Canceled, "the job to honour the cancel");
         var totals = harness.Control.GetSnapshot().Totals;
         Assert.Equal((1L, 0L, 0L, 0L, 1L), (totals.Canceled, totals.Failed, totals.Retried, totals.DeadLettered, totals.Started));
-        Assert.False(harness.Control.GetJob(result.JobId)!.CancelIgnored);
-        Assert.Equal(JobCancelOutcome.AlreadyFinished, harness.Control.Cancel(result.JobId).Outcome);
+        Assert.False((await harness.Queue.GetJobAsync(result.JobId))!.CancelIgnored);
+        Assert.Equal(JobCancelOutcome.AlreadyFinished, (await harness.Queue.CancelAsync(result.JobId)).Outcome);
     }
 
     [Fact]
-    public async Task Cancel_RunningJobIgnoringItsToken_SucceedsAndTheStatusAndALogSayTheCancelWasIgnored()
+    public async Task CancelAsync_RunningJobIgnoringItsToken_SucceedsAndTheStatusAndALogSayTheCancelWasIgnored()
     {
         await using var harness = Start(addServices: s => s.AddFakeLogging());
         using var gate = new Gate();
         var result = await harness.Queue.EnqueueAsync(new Handler((_, ct) => gate.Block(ct)), "a", NoOptions);
         await Wait.ForAsync(gate.EnteredAsync(1), "the job to start");
 
-        Assert.Equal(JobCancelOutcome.CancelRequested, harness.Control.Cancel(result.JobId).Outcome);
+        Assert.Equal(JobCancelOutcome.CancelRequested, (await harness.Queue.CancelAsync(result.JobId)).Outcome);
         gate.Open();
 
-        await Wait.UntilAsync(() => harness.Control.GetJob(result.JobId)?.State == JobState.Succeeded, "the job to complete");
-        var status = harness.Control.GetJob(result.JobId)!;
+        await Wait.UntilAsync(async () => (await harness.Queue.GetJobAsync(result.JobId))?.State == JobState.Succeeded, "the job to complete");
+        var status = (await harness.Queue.GetJobAsync(result.JobId))!;
         Assert.Equal((true, true), (status.CancelRequested, status.CancelIgnored));
         var log = Assert.Single(harness.Services.GetFakeLogCollector().GetSnapshot(), r => r.Id.Name == "JobCancelIgnored");
         Assert.Equal(Microsoft.Extensions.Logging.LogLevel.Warning, log.Level);
@@ -193,7 +193,7 @@ public sealed class QueueRuntimeJobsTests
     }
 
     [Fact]
-    public async Task Cancel_RunningJobThatThenThrows_DeadLetteredWithoutRetry()
+    public async Task CancelAsync_RunningJobThatThenThrows_DeadLetteredWithoutRetry()
     {
         await using var harness = Start(o => o.Retry.MaxAttempts = 3);
         using var gate = new Gate();
@@ -207,18 +207,18 @@ public sealed class QueueRuntimeJobsTests
             NoOptions);
         await Wait.ForAsync(gate.EnteredAsync(1), "the job to start");
 
-        harness.Control.Cancel(result.JobId);
+        await harness.Queue.CancelAsync(result.JobId);
         gate.Open();
 
-        await Wait.UntilAsync(() => harness.Control.GetJob(result.JobId)?.State == JobState.DeadLettered, "the job to end");
-        var status = harness.Control.GetJob(result.JobId)!;
+        await Wait.UntilAsync(async () => (await harness.Queue.GetJobAsync(result.JobId))?.State == JobState.DeadLettered, "the job to end");
+        var status = (await harness.Queue.GetJobAsync(result.JobId))!;
         Assert.Equal(("ignored the token", true), (status.LastError, status.CancelIgnored));
         var totals = harness.Control.GetSnapshot().Totals;
         Assert.Equal((0L, 1L, 1L), (totals.Retried, totals.DeadLettered, totals.Started));
     }
 
     [Fact]
-    public async Task Cancel_RetryingJob_NoFurtherAttempt()
+    public async Task CancelAsync_RetryingJob_NoFurtherAttempt()
     {
         await using var harness = Start(o => { o.Retry.MaxAttempts = 3; o.Retry.BaseDelay = TimeSpan.FromSeconds(10); });
         int runs = 0;
@@ -230,9 +230,9 @@ public sealed class QueueRuntimeJobsTests
             }),
             "a",
             NoOptions);
-        await Wait.UntilAsync(() => harness.Control.GetJob(result.JobId)?.State == JobState.Retrying, "the retry to wait");
+        await Wait.UntilAsync(async () => (await harness.Queue.GetJobAsync(result.JobId))?.State == JobState.Retrying, "the retry to wait");
 
-        var cancel = harness.Control.Cancel(result.JobId);
+        var cancel = (await harness.Queue.CancelAsync(result.JobId));
 
         Assert.Equal((JobCancelOutcome.Canceled, "boom"), (cancel.Outcome, cancel.Job!.LastError));
         Assert.Equal(0, harness.Runtime.PendingRetries);
@@ -242,22 +242,22 @@ public sealed class QueueRuntimeJobsTests
     }
 
     [Fact]
-    public async Task Cancel_QueuedJobThenDropOldestPushesItsItemOut_CountedOnceAsCanceled()
+    public async Task CancelAsync_QueuedJobThenDropOldestPushesItsItemOut_CountedOnceAsCanceled()
     {
         await using var harness = Start(o => { o.Capacity = 1; o.FullMode = QueueFullMode.DropOldest; });
         harness.Control.Pause();
         var first = await harness.Queue.EnqueueAsync(new Handler((_, _) => { }), "a", NoOptions);
-        harness.Control.Cancel(first.JobId);
+        await harness.Queue.CancelAsync(first.JobId);
 
         Assert.True(harness.Queue.TryEnqueue(_ => { }));
 
         var totals = harness.Control.GetSnapshot().Totals;
         Assert.Equal((1L, 0L), (totals.Canceled, totals.Dropped));
-        Assert.Equal(JobState.Canceled, harness.Control.GetJob(first.JobId)!.State);
+        Assert.Equal(JobState.Canceled, (await harness.Queue.GetJobAsync(first.JobId))!.State);
     }
 
     [Fact]
-    public async Task GetJob_JobPushedOutByDropOldest_ReportsDropped()
+    public async Task GetJobAsync_JobPushedOutByDropOldest_ReportsDropped()
     {
         await using var harness = Start(o => { o.Capacity = 1; o.FullMode = QueueFullMode.DropOldest; });
         harness.Control.Pause();
@@ -265,13 +265,13 @@ public sealed class QueueRuntimeJobsTests
 
         await harness.Queue.EnqueueAsync(new Handler((_, _) => { }), "b", NoOptions);
 
-        Assert.Equal(JobState.Dropped, harness.Control.GetJob(first.JobId)!.State);
-        Assert.Equal(JobCancelOutcome.AlreadyFinished, harness.Control.Cancel(first.JobId).Outcome);
+        Assert.Equal(JobState.Dropped, (await harness.Queue.GetJobAsync(first.JobId))!.State);
+        Assert.Equal(JobCancelOutcome.AlreadyFinished, (await harness.Queue.CancelAsync(first.JobId)).Outcome);
         Assert.Equal(1L, harness.Control.GetSnapshot().Totals.Dropped);
     }
 
     [Fact]
-    public async Task Cancel_QueuedJobThenStopAbandonsTheQueue_NotInTheReport()
+    public async Task CancelAsync_QueuedJobThenStopAbandonsTheQueue_NotInTheReport()
     {
         await using var harness = Start();
         using var gate = new Gate();
@@ -281,7 +281,7 @@ public sealed class QueueRuntimeJobsTests
         await Wait.ForAsync(gate.EnteredAsync(1), "the blocking job to start");
         var canceled = await harness.Queue.EnqueueAsync(new Handler((_, _) => { }), "a", NoOptions);
         var kept = await harness.Queue.EnqueueAsync(new Handler((_, _) => { }), "b", NoOptions);
-        harness.Control.Cancel(canceled.JobId);
+        await harness.Queue.CancelAsync(canceled.JobId);
 
         var report = await harness.Control.StopAsync(TimeSpan.Zero);
 
@@ -289,51 +289,51 @@ public sealed class QueueRuntimeJobsTests
         Assert.Equal((3L, 1L, 2L, 0L), (totals.Enqueued, totals.Canceled, totals.Abandoned, totals.Unfinished));
         Assert.Equal([kept.JobId], report.Abandoned.Where(a => a.Reason == AbandonReason.NotStarted).Select(a => a.Job.Id));
         Assert.DoesNotContain(report.Abandoned, a => a.Job.Id == canceled.JobId);
-        Assert.Equal((JobState.Canceled, JobState.Abandoned), (harness.Control.GetJob(canceled.JobId)!.State, harness.Control.GetJob(kept.JobId)!.State));
+        Assert.Equal((JobState.Canceled, JobState.Abandoned), ((await harness.Queue.GetJobAsync(canceled.JobId))!.State, (await harness.Queue.GetJobAsync(kept.JobId))!.State));
     }
 
     [Fact]
-    public async Task GetJob_EndedJob_ForgottenAfterTheRetention()
+    public async Task GetJobAsync_EndedJob_ForgottenAfterTheRetention()
     {
         await using var harness = Start(o => o.FinishedJobRetention = TimeSpan.FromMinutes(10));
         var result = await harness.Queue.EnqueueAsync(new Handler((_, _) => { }), "a", NoOptions);
-        await Wait.UntilAsync(() => harness.Control.GetJob(result.JobId)?.State == JobState.Succeeded, "the job to succeed");
+        await Wait.UntilAsync(async () => (await harness.Queue.GetJobAsync(result.JobId))?.State == JobState.Succeeded, "the job to succeed");
 
         _time.Advance(TimeSpan.FromMinutes(9));
-        Assert.NotNull(harness.Control.GetJob(result.JobId));
+        Assert.NotNull((await harness.Queue.GetJobAsync(result.JobId)));
         _time.Advance(TimeSpan.FromMinutes(1));
 
-        Assert.Null(harness.Control.GetJob(result.JobId));
-        Assert.Equal(JobCancelOutcome.NotFound, harness.Control.Cancel(result.JobId).Outcome);
+        Assert.Null((await harness.Queue.GetJobAsync(result.JobId)));
+        Assert.Equal(JobCancelOutcome.NotFound, (await harness.Queue.CancelAsync(result.JobId)).Outcome);
         Assert.Equal(0, harness.Runtime.Tracker.Count);
     }
 
     [Fact]
-    public async Task GetJob_MoreEndedJobsThanMaxFinishedJobs_OldestForgottenFirst()
+    public async Task GetJobAsync_MoreEndedJobsThanMaxFinishedJobs_OldestForgottenFirst()
     {
         await using var harness = Start(o => o.MaxFinishedJobs = 2);
         var ids = new List<string>();
         for (int i = 0; i < 3; i++)
         {
             var result = await harness.Queue.EnqueueAsync(new Handler((_, _) => { }), "a", NoOptions);
-            await Wait.UntilAsync(() => harness.Control.GetJob(result.JobId)?.State == JobState.Succeeded, "the job to succeed");
+            await Wait.UntilAsync(async () => (await harness.Queue.GetJobAsync(result.JobId))?.State == JobState.Succeeded, "the job to succeed");
             ids.Add(result.JobId);
         }
 
-        Assert.Null(harness.Control.GetJob(ids[0]));
-        Assert.NotNull(harness.Control.GetJob(ids[1]));
-        Assert.NotNull(harness.Control.GetJob(ids[2]));
+        Assert.Null((await harness.Queue.GetJobAsync(ids[0])));
+        Assert.NotNull((await harness.Queue.GetJobAsync(ids[1])));
+        Assert.NotNull((await harness.Queue.GetJobAsync(ids[2])));
     }
 
     [Fact]
-    public async Task GetJob_ZeroRetention_ForgetsAJobAsItEnds()
+    public async Task GetJobAsync_ZeroRetention_ForgetsAJobAsItEnds()
     {
         await using var harness = Start(o => o.FinishedJobRetention = TimeSpan.Zero);
         var done = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
         var result = await harness.Queue.EnqueueAsync(new Handler((_, _) => done.SetResult()), "a", NoOptions);
         await Wait.ForAsync(done.Task, "the job");
 
-        await Wait.UntilAsync(() => harness.Control.GetJob(result.JobId) is null, "the job to be forgotten");
+        await Wait.UntilAsync(async () => (await harness.Queue.GetJobAsync(result.JobId)) is null, "the job to be forgotten");
         Assert.Equal(0, harness.Runtime.Tracker.Count);
     }
 

@@ -12,7 +12,7 @@ public sealed class ShutdownGroupTests(ITestOutputHelper output)
         await using var harness = QueueHarness.Start(
             o => { o.MinWorkers = 4; o.MaxWorkers = 4; o.Capacity = 2_000; },
             queues => queues.AddQueue("legacy", o => { o.MinWorkers = 1; o.MaxWorkers = 1; o.Capacity = 100_000; }));
-        var legacy = harness.Provider.GetQueue("legacy");
+        var legacy = harness.Provider.GetInMemoryQueue("legacy");
         var feeding = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
         long accepted = 0;
 
@@ -93,7 +93,7 @@ public sealed class ShutdownGroupTests(ITestOutputHelper output)
         await using var harness = QueueHarness.Start(
             o => { o.MinWorkers = 1; o.MaxWorkers = 1; },
             queues => queues.AddQueue("b", o => { o.MinWorkers = 1; o.MaxWorkers = 1; }));
-        var b = harness.Provider.GetQueue("b");
+        var b = harness.Provider.GetInMemoryQueue("b");
         var a = harness.Queue;
         var running = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
         Action<CancellationToken>? toB = null;

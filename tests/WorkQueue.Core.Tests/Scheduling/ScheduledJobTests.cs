@@ -8,7 +8,7 @@ using WorkQueue.Telemetry;
 
 namespace WorkQueue.Core.Tests.Scheduling;
 
-/// <summary>Delayed jobs on an in-memory queue (<see cref="IWorkQueue.Schedule(Action{CancellationToken}, DateTimeOffset)"/>), on a <see cref="FakeTimeProvider"/>.</summary>
+/// <summary>Delayed jobs on an in-memory queue (<see cref="IInMemoryWorkQueue.Schedule(Action{CancellationToken}, DateTimeOffset)"/>), on a <see cref="FakeTimeProvider"/>.</summary>
 public sealed class ScheduledJobTests
 {
     private readonly FakeTimeProvider _time = new(new DateTimeOffset(2026, 11, 25, 2, 0, 0, TimeSpan.Zero));
@@ -106,6 +106,63 @@ public sealed class ScheduledJobTests
         await Wait.ForAsync(handlerRan.Task, "the instance handler");
         await Wait.UntilAsync(() => recorder.Items.Count == 3, "the delegates and the scoped handler");
         Assert.Equal(["async", "scoped", "sync"], recorder.Items.Order());
+    }
+
+    [Fact]
+    public async Task ScheduleAsync_TypedHandler_CompletesAtOnceAndRunsWhenDue()
+    {
+        await using var harness = Start(addServices: s => s.AddSingleton<Recorder>());
+        var recorder = harness.Services.GetRequiredService<Recorder>();
+        IWorkQueue queue = harness.Queue;
+
+        var byDelay = queue.ScheduleAsync<ScopedHandler, string>("delay", TimeSpan.FromSeconds(1));
+        var byTime = queue.ScheduleAsync<ScopedHandler, string>("time", _time.GetUtcNow().AddSeconds(2));
+
+        Assert.True(byDelay.IsCompletedSuccessfully && byTime.IsCompletedSuccessfully);
+        var status = await queue.GetJobAsync(await byTime);
+        Assert.Equal((JobState.Scheduled, _time.GetUtcNow().AddSeconds(2)), (status!.State, status.RunAt));
+        _time.Advance(TimeSpan.FromSeconds(1));
+        await Wait.UntilAsync(() => recorder.Items.Count == 1, "the job scheduled by a delay");
+        Assert.Equal(["delay"], recorder.Items);
+        _time.Advance(TimeSpan.FromSeconds(1));
+        await Wait.UntilAsync(() => recorder.Items.Count == 2, "the job scheduled at a time");
+        Assert.Equal(JobState.Succeeded, (await queue.GetJobAsync(await byDelay))?.State);
+    }
+
+    [Fact]
+    public async Task CancelScheduledAsync_BeforeItsTime_NeverRunsAndCountsAsCanceled()
+    {
+        await using var harness = Start(addServices: s => s.AddSingleton<Recorder>());
+        var recorder = harness.Services.GetRequiredService<Recorder>();
+        IWorkQueue queue = harness.Queue;
+        string id = await queue.ScheduleAsync<ScopedHandler, string>("cancelled", TimeSpan.FromMinutes(1));
+        await queue.ScheduleAsync<ScopedHandler, string>("kept", TimeSpan.FromMinutes(1));
+
+        Assert.True(await queue.CancelScheduledAsync(id));
+        Assert.False(await queue.CancelScheduledAsync(id));
+        Assert.False(await queue.CancelScheduledAsync("12345"));
+
+        _time.Advance(TimeSpan.FromMinutes(2));
+        await Wait.UntilAsync(() => harness.Control.GetSnapshot().Totals.Succeeded == 1, "the job that was not cancelled");
+        Assert.Equal(["kept"], recorder.Items);
+        Assert.Equal((2L, 1L, 0L), (harness.Control.GetSnapshot().Totals.Enqueued, harness.Control.GetSnapshot().Totals.Canceled, harness.Control.GetSnapshot().Totals.Unfinished));
+    }
+
+    [Fact]
+    public async Task ScheduleAsync_Refused_FaultsTheTaskAndADelayOutOfRangeThrowsNamingIt()
+    {
+        await using var harness = Start(o => o.MaxScheduledJobs = 1);
+        IWorkQueue queue = harness.Queue;
+        await queue.ScheduleAsync<ScopedHandler, string>("held", TimeSpan.FromMinutes(1));
+
+        var refused = queue.ScheduleAsync<ScopedHandler, string>("refused", TimeSpan.FromMinutes(1));
+
+        Assert.True(refused.IsFaulted);
+        var ex = await Assert.ThrowsAsync<JobRejectedException>(async () => await refused);
+        Assert.Equal(RejectionReason.QueueFull, ex.Reason);
+        Assert.Contains("MaxScheduledJobs", ex.Message);
+        var outOfRange = Assert.Throws<ArgumentOutOfRangeException>(() => queue.ScheduleAsync<ScopedHandler, string>("far", TimeSpan.MaxValue));
+        Assert.Equal("delay", outOfRange.ParamName);
     }
 
     [Fact]
@@ -339,7 +396,7 @@ public sealed class ScheduledJobTests
             o => { o.MinWorkers = 1; o.MaxWorkers = 1; },
             addQueues: b => b.AddQueue("other", o => { o.MinWorkers = 1; o.MaxWorkers = 1; }),
             addServices: s => s.AddSingleton(new WorkQueueEnvironment(_time, () => 0.5)));
-        var other = harness.Services.GetRequiredService<IWorkQueueProvider>().GetQueue("other");
+        var other = harness.Services.GetRequiredService<IWorkQueueProvider>().GetInMemoryQueue("other");
         var now = _time.GetUtcNow();
         for (int i = 1; i <= 5; i++)
         {

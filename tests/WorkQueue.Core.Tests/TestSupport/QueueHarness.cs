@@ -10,7 +10,7 @@ internal sealed class QueueHarness : IAsyncDisposable
     {
         Services = services;
         Provider = services.GetRequiredService<WorkQueueProvider>();
-        Queue = services.GetRequiredService<IWorkQueue>();
+        Queue = services.GetRequiredService<IInMemoryWorkQueue>();
         Control = Provider.Find(WorkQueueOptions.DefaultQueueName).Control;
     }
 
@@ -18,7 +18,7 @@ internal sealed class QueueHarness : IAsyncDisposable
 
     public WorkQueueProvider Provider { get; }
 
-    public IWorkQueue Queue { get; }
+    public IInMemoryWorkQueue Queue { get; }
 
     public IWorkQueueControl Control { get; }
 

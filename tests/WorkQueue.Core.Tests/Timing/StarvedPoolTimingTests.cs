@@ -53,7 +53,7 @@ public sealed class StarvedPoolTimingTests
         });
         var provider = services.BuildServiceProvider();
         var queues = provider.GetRequiredService<WorkQueueProvider>();
-        var queue = provider.GetRequiredService<IWorkQueue>();
+        var queue = provider.GetRequiredService<IInMemoryWorkQueue>();
         var control = queues.Queues.Single();
 
         int cap = Math.Max(4, Environment.ProcessorCount);

@@ -140,7 +140,7 @@ public sealed class JobBrowserTests(Chromium chromium, ITestOutputHelper output)
         await Expect(DetailField(details, "State")).ToHaveTextAsync("Canceled");
         await Expect(Rows(jobs).Filter(new() { HasText = Text(id) }).Locator("td.state")).ToHaveTextAsync("Canceled");
         await Expect(details.GetByRole(AriaRole.Button, new() { Name = $"Cancel job {id}" })).ToBeHiddenAsync();
-        Assert.Equal(JobState.Canceled, host.Control("default").GetJob(id)!.State);
+        Assert.Equal(JobState.Canceled, (await host.Queue("default").GetJobAsync(id))!.State);
 
         // Closing the details puts the focus back on the job's row.
         await details.GetByRole(AriaRole.Button, new() { Name = "Close details" }).ClickAsync();
@@ -171,7 +171,7 @@ public sealed class JobBrowserTests(Chromium chromium, ITestOutputHelper output)
     {
         await using var host = await DashboardHost.StartAsync();
         string id = (await host.Queue("io").EnqueueAsync(new FailingHandler(), Hostile, new JobOptions())).JobId;
-        await Wait.UntilAsync(() => host.Control("io").GetJob(id)?.State == JobState.DeadLettered, "the job to be dead-lettered");
+        await Wait.UntilAsync(async () => (await host.Queue("io").GetJobAsync(id))?.State == JobState.DeadLettered, "the job to be dead-lettered");
         var page = await OpenAsync(host);
         var jobs = Jobs(page);
 
@@ -193,7 +193,7 @@ public sealed class JobBrowserTests(Chromium chromium, ITestOutputHelper output)
         await using var host = await DashboardHost.StartAsync();
         string failed = (await host.Queue("io").EnqueueAsync(new FailingHandler(), "card declined", new JobOptions())).JobId;
         string scheduled = host.Queue("default").Schedule(_ => { }, TimeSpan.FromHours(1));
-        await Wait.UntilAsync(() => host.Control("io").GetJob(failed)?.State == JobState.DeadLettered, "the job to be dead-lettered");
+        await Wait.UntilAsync(async () => (await host.Queue("io").GetJobAsync(failed))?.State == JobState.DeadLettered, "the job to be dead-lettered");
         var page = await OpenAsync(host);
         var jobs = Jobs(page);
 

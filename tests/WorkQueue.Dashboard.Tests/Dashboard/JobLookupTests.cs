@@ -50,7 +50,7 @@ public sealed class JobLookupTests(Chromium chromium, ITestOutputHelper output) 
         await Expect(lookup.GetByRole(AriaRole.Button, new() { Name = $"Cancel job {id}" })).ToBeHiddenAsync();
         await Expect(lookup.Locator("[role=alert]")).ToBeEmptyAsync();
         await Expect(Field(card, "Canceled")).ToHaveTextAsync("1", new() { Timeout = Generous });
-        Assert.Equal(JobState.Canceled, host.Control("default").GetJob(id)!.State);
+        Assert.Equal(JobState.Canceled, (await host.Queue("default").GetJobAsync(id))!.State);
 
         // Resumed, the queue drops the cancelled job's item without running it.
         host.Control("default").Resume();
@@ -65,8 +65,8 @@ public sealed class JobLookupTests(Chromium chromium, ITestOutputHelper output) 
         await using var host = await DashboardHost.StartAsync();
         var runs = new Runs();
         string id = (await host.Queue("default").EnqueueAsync(new CountingHandler(runs), "a", new JobOptions())).JobId;
-        await Wait.UntilAsync(() => host.Control("default").GetJob(id)?.State == JobState.Succeeded, "the job to succeed");
-        string worker = host.Control("default").GetJob(id)!.WorkerName!;
+        await Wait.UntilAsync(async () => (await host.Queue("default").GetJobAsync(id))?.State == JobState.Succeeded, "the job to succeed");
+        string worker = (await host.Queue("default").GetJobAsync(id))!.WorkerName!;
         var page = await OpenAsync(host);
         var lookup = Card(page, "default").Locator("form.job-lookup");
 
@@ -101,7 +101,7 @@ public sealed class JobLookupTests(Chromium chromium, ITestOutputHelper output) 
 
         // The job runs while the page still shows it queued; the operator's cancel comes too late.
         host.Control("default").Resume();
-        await Wait.UntilAsync(() => host.Control("default").GetJob(id)?.State == JobState.Succeeded, "the job to succeed");
+        await Wait.UntilAsync(async () => (await host.Queue("default").GetJobAsync(id))?.State == JobState.Succeeded, "the job to succeed");
         await lookup.GetByRole(AriaRole.Button, new() { Name = $"Cancel job {id}" }).ClickAsync();
 
         var alert = lookup.Locator("[role=alert]");
@@ -139,7 +139,7 @@ public sealed class JobLookupTests(Chromium chromium, ITestOutputHelper output) 
 
         // It returns normally: looked up again, it succeeded with the cancel ignored.
         release.SetResult();
-        await Wait.UntilAsync(() => host.Control("default").GetJob(id)?.State == JobState.Succeeded, "the job to succeed");
+        await Wait.UntilAsync(async () => (await host.Queue("default").GetJobAsync(id))?.State == JobState.Succeeded, "the job to succeed");
         await lookup.GetByRole(AriaRole.Button, new() { Name = "Find job" }).ClickAsync();
         await Expect(status).ToContainTextAsync($"Job {id}: Succeeded, attempt 1", new() { Timeout = Generous });
         await Expect(JobField(lookup, "Cancel")).ToHaveTextAsync("requested, ignored by the job");
@@ -222,7 +222,7 @@ public sealed class JobLookupTests(Chromium chromium, ITestOutputHelper output) 
         await page.Keyboard.PressAsync("Enter");
         await Expect(status).ToHaveTextAsync($"Canceled job {id}: it will not run.", new() { Timeout = Generous });
         await Expect(input).ToBeFocusedAsync();
-        Assert.Equal(JobState.Canceled, host.Control("default").GetJob(id)!.State);
+        Assert.Equal(JobState.Canceled, (await host.Queue("default").GetJobAsync(id))!.State);
         Assert.False(host.Queue("default").CancelScheduled(id));
     }
 

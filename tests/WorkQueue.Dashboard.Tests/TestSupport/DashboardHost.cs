@@ -43,7 +43,7 @@ internal sealed class DashboardHost : IAsyncDisposable
 
     public Uri PageUri => new(Address, "/admin/workqueue/ui");
 
-    public IWorkQueue Queue(string name) => App.Services.GetRequiredService<IWorkQueueProvider>().GetQueue(name);
+    public IInMemoryWorkQueue Queue(string name) => App.Services.GetRequiredService<IWorkQueueProvider>().GetInMemoryQueue(name);
 
     public IWorkQueueControl Control(string name) =>
         App.Services.GetRequiredService<IWorkQueueProvider>().TryGetControl(name, out var control) ? control : throw new ArgumentException(name, nameof(name));

@@ -76,7 +76,7 @@ internal static class ConsumerAppSource
 
         app.MapWorkQueueAdmin();
         app.MapHealthChecks("/health/ready", new HealthCheckOptions { Predicate = c => c.Tags.Contains(WorkQueueHealthCheckTags.Ready) });
-        app.MapPost("/jobs/{id}", (string id, IWorkQueue queue) =>
+        app.MapPost("/jobs/{id}", (string id, IInMemoryWorkQueue queue) =>
             queue.TryEnqueue<RecordJob, string>(id) ? Results.Accepted() : Results.StatusCode(StatusCodes.Status503ServiceUnavailable));
         app.MapGet("/jobs/done", (JobLog log) => log.Done.ToArray());
 
