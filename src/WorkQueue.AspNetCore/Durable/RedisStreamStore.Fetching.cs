@@ -343,12 +343,20 @@ internal sealed partial class RedisStreamStore
 
         foreach (var entry in entries)
         {
-            if (!_jobType.TryRead(entry.Payload, out var payload, out var error))
+            var type = _types.Resolve(entry.Payload, out string typeName, out var json);
+            if (type is null)
             {
-                _logger.TryLog(static (l, s) => Log.Unreadable(l, s._queue, s.StreamId, s.error!), (_queue, entry.StreamId, error));
+                string error = $"Durable queue '{_queue}': no job type named '{typeName}' is registered on this instance.";
+                _logger.TryLog(static (l, s) => Log.Unreadable(l, s._queue, s.StreamId, s.error), (_queue, entry.StreamId, error));
+                _outcomes.Enqueue(new Outcome(OutcomeKind.DeadLetter, entry, 0, error, "unknown-job-type"));
+            }
+            else if (!type.TryRead(json, out var payload, out var unreadable))
+            {
+                string error = $"Durable queue '{_queue}': {unreadable}";
+                _logger.TryLog(static (l, s) => Log.Unreadable(l, s._queue, s.StreamId, s.error), (_queue, entry.StreamId, error));
                 _outcomes.Enqueue(new Outcome(OutcomeKind.DeadLetter, entry, 0, error, "unreadable"));
             }
-            else if (!_intake!.TryAccept(_jobType.Invoker, entry, payload, entry.Attempt, WaitedInStream(entry.StreamId, nowMs)))
+            else if (!_intake!.TryAccept(type.Invoker, entry, payload, entry.Attempt, WaitedInStream(entry.StreamId, nowMs)))
             {
                 // The queue stopped taking jobs between the fetch and now: hand it straight back.
                 _outcomes.Enqueue(new Outcome(OutcomeKind.Release, entry, 0, null, null));

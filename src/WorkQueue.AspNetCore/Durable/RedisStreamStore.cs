@@ -34,7 +34,7 @@ internal sealed partial class RedisStreamStore : IJobStore
     private readonly string _queue;
     private readonly WorkQueueOptions _options;
     private readonly DurableQueueOptions _durable;
-    private readonly DurableJobType _jobType;
+    private readonly QueueJobTypes _types;
     private readonly IServiceProvider _services;
     private readonly TimeProvider _time;
     private readonly ILogger _logger;
@@ -66,7 +66,7 @@ internal sealed partial class RedisStreamStore : IJobStore
         string queue,
         WorkQueueOptions options,
         DurableQueueOptions durable,
-        DurableJobType jobType,
+        QueueJobTypes types,
         IServiceProvider services,
         TimeProvider time,
         ILogger logger)
@@ -74,7 +74,7 @@ internal sealed partial class RedisStreamStore : IJobStore
         _queue = queue;
         _options = options;
         _durable = durable;
-        _jobType = jobType;
+        _types = types;
         _services = services;
         _time = time;
         _logger = logger;
@@ -90,7 +90,8 @@ internal sealed partial class RedisStreamStore : IJobStore
     /// <summary>Gets this process's consumer name in the queue's group: host, process id and a random suffix, new per start.</summary>
     public string ConsumerName { get; }
 
-    public DurableJobType JobType => _jobType;
+    /// <summary>Gets the job types the queue reads and writes.</summary>
+    public QueueJobTypes JobTypes => _types;
 
     public int PrefetchCapacity => _durable.Prefetch;
 

@@ -31,6 +31,9 @@ internal readonly record struct SettledEntry(
     /// <summary>Gets the start time as the scripts take it: empty when the attempt never started.</summary>
     public RedisValue StartedAtArgument => StartedAtMs > 0 ? StartedAtMs : RedisValue.EmptyString;
 
+    /// <summary>Gets the job type's name as records store it (<see cref="JobTypeEnvelope"/>): empty for the queue's default type.</summary>
+    public string JobTypeArgument => JobTypeEnvelope.Read(Payload, out _) ?? string.Empty;
+
     /// <summary>Gets the cancel flag as the scripts take it: <c>1</c> or empty.</summary>
     public string CancelArgument => CancelRequested ? "1" : string.Empty;
 
