@@ -59,6 +59,9 @@ internal static class DurableScripts
     /// <summary>The script in <c>Durable/Scripts/scheduleRetry.lua</c>: its header says what it does, its KEYS, ARGV and reply.</summary>
     public static readonly string ScheduleRetry = DurableScriptLoader.Load("scheduleRetry");
 
+    /// <summary>The script in <c>Durable/Scripts/postpone.lua</c>: its header says what it does, its KEYS, ARGV and reply.</summary>
+    public static readonly string Postpone = DurableScriptLoader.Load("postpone");
+
     /// <summary>The script in <c>Durable/Scripts/deadLetter.lua</c>: its header says what it does, its KEYS, ARGV and reply.</summary>
     public static readonly string DeadLetter = DurableScriptLoader.Load("deadLetter");
 

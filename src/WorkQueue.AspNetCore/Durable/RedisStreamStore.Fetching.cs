@@ -148,6 +148,7 @@ internal sealed partial class RedisStreamStore
         KeepAlive(db);
         if (Taking)
         {
+            AdvertiseJobTypes(db);
             try
             {
                 Reclaim(db);
@@ -163,6 +164,32 @@ internal sealed partial class RedisStreamStore
         _nextHeartbeat = now + Ticks(_durable.HeartbeatInterval);
         return false;
     }
+
+    /// <summary>
+    /// Says, for every job type this instance runs, that a consumer runs it now (see <see cref="RedisStreamKeys.JobTypes"/>):
+    /// one HSET per heartbeat, whatever the number of types.
+    /// </summary>
+    private void AdvertiseJobTypes(IDatabase db)
+    {
+        var types = _types.All;
+        if (types.Count == 0)
+        {
+            return;
+        }
+
+        long now = RedisNowMs();
+        var fields = new HashEntry[types.Count];
+        int i = 0;
+        foreach (var type in types)
+        {
+            fields[i++] = new HashEntry(type.Name, now);
+        }
+
+        db.HashSet(Keys.JobTypes, fields);
+    }
+
+    /// <summary>Gets Redis's time as this process measures it (its clock moved by the last measured offset), in Unix ms.</summary>
+    private long RedisNowMs() => (_time.GetUtcNow() + _clock.Offset).ToUnixTimeMilliseconds();
 
     /// <summary>Reclaims as soon as a slot frees up when the last heartbeat found a dead consumer's jobs and had no room for them.</summary>
     private bool ReclaimIfWaiting(IDatabase db)
@@ -346,9 +373,9 @@ internal sealed partial class RedisStreamStore
             var type = _types.Resolve(entry.Payload, out string typeName, out var json);
             if (type is null)
             {
-                string error = $"Durable queue '{_queue}': no job type named '{typeName}' is registered on this instance.";
-                _logger.TryLog(static (l, s) => Log.Unreadable(l, s._queue, s.StreamId, s.error), (_queue, entry.StreamId, error));
-                _outcomes.Enqueue(new Outcome(OutcomeKind.DeadLetter, entry, 0, error, "unknown-job-type"));
+                // A newer version's job (a rolling deploy), or a foreign writer's: never run here; handed back for an
+                // instance that runs the type, or dead-lettered once none has for UnknownJobTypeTimeout.
+                _outcomes.Enqueue(new Outcome(OutcomeKind.UnknownType, entry, 0, typeName, null));
             }
             else if (!type.TryRead(json, out var payload, out var unreadable))
             {

@@ -512,6 +512,9 @@ internal sealed partial class RedisStreamStore : IJobStore
         [LoggerMessage(503, LogLevel.Error, "Durable queue '{Queue}': entry {EntryId} cannot be read and was dead-lettered: {Error}", EventName = "DurableUnreadable")]
         public static partial void Unreadable(ILogger logger, string queue, string entryId, string error);
 
+        [LoggerMessage(530, LogLevel.Debug, "Durable queue '{Queue}': job {JobId} is of job type '{JobType}', which this instance does not run; handed back, unrun, for an instance that does", EventName = "DurableUnknownJobTypeHandedBack")]
+        public static partial void UnknownJobTypeHandedBack(ILogger logger, string queue, string jobId, string jobType);
+
         [LoggerMessage(504, LogLevel.Warning, "Durable queue '{Queue}': {Count} job(s) held here are no longer this consumer's in Redis (another consumer reclaimed them after this one missed its heartbeats, or they were settled elsewhere); those not started are not run here.", EventName = "DurableClaimsLost")]
         public static partial void ClaimsLost(ILogger logger, string queue, int count);
 

@@ -100,6 +100,72 @@ public sealed class DurableJobTypesTests(RedisServerFixture redis) : IClassFixtu
     }
 
     [Fact]
+    public async Task RollingDeploy_OldVersionFetchesNewType_HandsItBackUnrun_NewVersionRunsEveryJob()
+    {
+        // v1 knows the queue's default type only; v2 adds "other-job". v1 consumes first and fetches every new job.
+        var log = new JobLog();
+        var others = new OtherLog();
+        string prefix = DurableTestHost.NewPrefix();
+        await using var v1 = await DurableTestHost.StartAsync(redis.Server, log, prefix, "v1");
+        await using var producer = await StartAsync(log, others, prefix, "v2-producer", consume: false);
+        var queue = QueueOf(producer);
+        var ids = new List<string>();
+        for (int i = 0; i < 20; i++)
+        {
+            ids.Add((await queue.EnqueueAsync<OtherJobHandler, OtherJob>(new OtherJob("job-" + i), new JobOptions())).JobId);
+        }
+
+        // Handed back, unrun: each waits for a retry as the same attempt, none dead-lettered.
+        await Eventually.ValueAsync(() => queue.FindJobsAsync(new JobQuery { States = [JobState.Retrying] }), p => p.Jobs.Count == 20, "v1 to hand every job back");
+        Assert.Empty(others.Runs);
+
+        await using var v2 = await StartAsync(log, others, prefix, "v2", consume: true);
+        await Wait.UntilAsync(() => others.Runs.Distinct().Count() == 20, "v2 to run every job");
+        foreach (string id in ids)
+        {
+            var done = await Eventually.ValueAsync(() => queue.GetJobAsync(id), j => j?.State == JobState.Succeeded, $"job {id} to succeed");
+            Assert.Equal((1, "other-job"), (done!.Attempt, done.Name));
+            Assert.Equal(FindStore(v2).ConsumerName, Assert.Single(done.Attempts).WorkerName);
+        }
+
+        Assert.Empty(await FindStore(producer).ReadDeadLettersAsync(10));
+        Assert.Empty(log.Runs);
+    }
+
+    [Fact]
+    public async Task UnknownJobType_NoInstanceRunsIt_DeadLetteredAfterTheTimeoutSayingSo()
+    {
+        var log = new JobLog();
+        var others = new OtherLog();
+        string prefix = DurableTestHost.NewPrefix();
+        await using var v1 = await DurableTestHost.StartAsync(redis.Server, log, prefix, "v1", configureDurable: d =>
+        {
+            d.HeartbeatInterval = TimeSpan.FromMilliseconds(500);
+            d.UnknownJobTypeTimeout = TimeSpan.FromSeconds(2);
+        });
+        await using var producer = await StartAsync(log, others, prefix, "v2-producer", consume: false);
+        var queue = QueueOf(producer);
+        string id = (await queue.EnqueueAsync<OtherJobHandler, OtherJob>(new OtherJob("orphan"), new JobOptions())).JobId;
+
+        var dead = await Eventually.ValueAsync(() => queue.GetJobAsync(id), j => j?.State == JobState.DeadLettered, "the orphan job to be dead-lettered");
+        Assert.Equal("other-job", dead!.Name);
+        var letter = Assert.Single(await FindStore(producer).ReadDeadLettersAsync(10));
+        Assert.Equal(("unknown-job-type", "other-job"), (letter.Reason, letter.Name));
+        Assert.Contains("'other-job'", letter.ErrorMessage);
+        Assert.Contains("AddJobType", letter.ErrorMessage);
+        Assert.Empty(others.Runs);
+    }
+
+    [Fact]
+    public void DurableQueueOptions_UnknownJobTypeTimeoutNotAboveTwoHeartbeats_FailsNamingBoth()
+    {
+        var result = new DurableQueueOptionsRulesValidator().Validate("jobs", new DurableQueueOptions { HeartbeatInterval = TimeSpan.FromSeconds(5), UnknownJobTypeTimeout = TimeSpan.FromSeconds(10) });
+        Assert.True(result.Failed);
+        Assert.Contains("UnknownJobTypeTimeout", result.FailureMessage);
+        Assert.Contains("HeartbeatInterval", result.FailureMessage);
+    }
+
+    [Fact]
     public async Task EnqueueAsync_HandlerWithoutJobType_ThrowsNamingAddJobType()
     {
         await using var host = await DurableTestHost.StartAsync(redis.Server, new JobLog(), DurableTestHost.NewPrefix(), configureDurable: d => d.Consume = false);
