@@ -55,6 +55,17 @@ public sealed class DurableQueueOptions
     public TimeSpan PollInterval { get; set; } = TimeSpan.FromSeconds(1);
 
     /// <summary>
+    /// Gets or sets how long a job whose type no consumer of the queue runs waits before it is dead-lettered (reason
+    /// <c>unknown-job-type</c>). An instance that fetches a job of a type it does not know (a newer version added it,
+    /// during a rolling deploy) never runs it: it hands the job back, unrun, to be fetched again a second later, for as
+    /// long as some consumer said within this time that it runs that type (every consumer says so with each heartbeat),
+    /// and, when none ever did, until the job is this old.
+    /// </summary>
+    /// <value>The default value is 15 minutes; it must be longer than twice <see cref="HeartbeatInterval"/>.</value>
+    [TimeSpanRange("00:00:01", "7.00:00:00")]
+    public TimeSpan UnknownJobTypeTimeout { get; set; } = TimeSpan.FromMinutes(15);
+
+    /// <summary>
     /// Gets or sets how many times a job may be delivered (fetched, then reclaimed after its consumer died) before it is
     /// treated as poison and dead-lettered instead of crashing instance after instance.
     /// </summary>

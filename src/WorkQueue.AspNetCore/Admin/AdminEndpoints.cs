@@ -374,7 +374,7 @@ internal static class AdminEndpoints
             try
             {
                 return await durable.GetJobAsync(id).ConfigureAwait(false) is { } found
-                    ? TypedResults.Ok(AdminResponses.FromJob(found, durable.JobType.HandlerName))
+                    ? TypedResults.Ok(AdminResponses.FromJob(found, found.Name))
                     : UnknownDurableJob(q!.Name, id);
             }
             catch (Exception ex) when (ex is StackExchange.Redis.RedisException or TimeoutException)
@@ -519,7 +519,6 @@ internal static class AdminEndpoints
             return AdminRedisFailures.Problem(http, queue, ex);
         }
 
-        string handler = store.JobType.HandlerName;
         return result switch
         {
             { Outcome: JobCancelOutcome.NotFound } or { Job: null } => UnknownDurableJob(queue, id),
@@ -527,8 +526,8 @@ internal static class AdminEndpoints
                 statusCode: StatusCodes.Status409Conflict,
                 title: "Job already ended",
                 detail: $"Job {job.Id} of queue '{queue}' had already ended ({AdminResponses.ToJson(job.State)}); nothing was cancelled.",
-                extensions: new Dictionary<string, object?> { ["job"] = AdminResponses.FromJob(job, handler) }),
-            { Job: { } job } => TypedResults.Ok(new DurableJobCancelState(AdminResponses.ToJson(result.Outcome), AdminResponses.FromJob(job, handler))),
+                extensions: new Dictionary<string, object?> { ["job"] = AdminResponses.FromJob(job, job.Name) }),
+            { Job: { } job } => TypedResults.Ok(new DurableJobCancelState(AdminResponses.ToJson(result.Outcome), AdminResponses.FromJob(job, job.Name))),
         };
     }
 
@@ -705,8 +704,8 @@ internal static class AdminEndpoints
     }
 
     /// <summary>
-    /// Searches a durable queue's jobs in Redis (see <see cref="RedisStreamStore.FindJobsAsync"/>). A durable queue has one
-    /// job type: <c>type=</c> either matches its handler's name (every job) or not (none). Error text search examines at
+    /// Searches a durable queue's jobs in Redis (see <see cref="RedisStreamStore.FindJobsAsync"/>): <c>type=</c> is
+    /// found in the job type's name, <c>error=</c> in the last error (both ASCII case-insensitive). Text search examines at
     /// most <see cref="DurableSearchScanLimit"/> entries per page. 400 naming <c>cursor</c> for one that is not a page's
     /// <c>next</c> (checked before Redis sees it), 503 when Redis cannot be reached (without Redis's text), and 503 with
     /// <c>Retry-After: 1</c> when this queue already runs <see cref="RedisStreamStore.MaxConcurrentSearches"/> searches here.
@@ -719,15 +718,9 @@ internal static class AdminEndpoints
             return Invalid("cursor", $"\"cursor\" must be a page's \"next\", as this route returned it; it was '{cursor}'.");
         }
 
-        string handler = store.JobType.HandlerName;
-        if (type is not null && !handler.Contains(type, StringComparison.OrdinalIgnoreCase))
-        {
-            return TypedResults.Ok(new DurableJobPageState([], null, 0, false));
-        }
-
         try
         {
-            if (await store.FindJobsAsync(states, error, cursor, limit, DurableSearchScanLimit, wait: false, http.RequestAborted).ConfigureAwait(false) is not { } page)
+            if (await store.FindJobsAsync(states, type, error, cursor, limit, DurableSearchScanLimit, wait: false, http.RequestAborted).ConfigureAwait(false) is not { } page)
             {
                 http.Response.Headers.RetryAfter = "1";
                 return TypedResults.Problem(
@@ -736,7 +729,7 @@ internal static class AdminEndpoints
                     detail: $"Durable queue '{queue}' runs {RedisStreamStore.MaxConcurrentSearches} job searches already in this process; try again in a second.");
             }
 
-            return TypedResults.Ok(new DurableJobPageState(page.Jobs.Select(j => AdminResponses.FromJob(j, handler)).ToArray(), page.Next, page.Scanned, false));
+            return TypedResults.Ok(new DurableJobPageState(page.Jobs.Select(static j => AdminResponses.FromJob(j, j.Name)).ToArray(), page.Next, page.Scanned, false));
         }
         catch (Exception ex) when (ex is StackExchange.Redis.RedisException or TimeoutException)
         {

@@ -58,7 +58,7 @@ public static class DurableQueueBuilderExtensions
         Action<WorkQueueOptions>? configure = null,
         Action<DurableQueueOptions>? configureDurable = null)
         where THandler : class, IJobHandler<TPayload> =>
-        Add<THandler, TPayload>(builder, name, configure, configureDurable, ReflectionTypeInfo<TPayload>());
+        AddTyped<THandler, TPayload>(builder, name, configure, configureDurable, ReflectionTypeInfo<TPayload>());
 
     /// <summary>
     /// Adds a durable queue of <typeparamref name="TPayload"/> jobs run by <typeparamref name="THandler"/>, whose payloads
@@ -91,7 +91,97 @@ public static class DurableQueueBuilderExtensions
         where THandler : class, IJobHandler<TPayload>
     {
         ArgumentNullException.ThrowIfNull(payloadTypeInfo);
-        return Add<THandler, TPayload>(builder, name, configure, configureDurable, payloadTypeInfo);
+        return AddTyped<THandler, TPayload>(builder, name, configure, configureDurable, payloadTypeInfo);
+    }
+
+    /// <summary>
+    /// Adds a durable queue that carries jobs of any registered job type (see
+    /// <see cref="AddJobType{THandler, TPayload}(IWorkQueueBuilder, JsonTypeInfo{TPayload}, string?)"/>): jobs are stored
+    /// in a Redis stream, every instance that declares the queue consumes it (one consumer group), and a job whose
+    /// instance crashes is reclaimed and run by another. One queue costs one stream, consumer group, Redis thread and
+    /// worker pool, whatever the number of job types it carries.
+    /// </summary>
+    /// <remarks>
+    /// Each stored job names its job type; an instance runs a job with the handler registered under that name. Jobs run
+    /// at least once: handlers must be idempotent. Otherwise as
+    /// <see cref="AddDurableQueue{THandler, TPayload}(IWorkQueueBuilder, string, Action{WorkQueueOptions}?, Action{DurableQueueOptions}?)"/>.
+    /// </remarks>
+    /// <param name="builder">The WorkQueue builder.</param>
+    /// <param name="name">The queue's name (case-insensitive); it is part of the Redis keys.</param>
+    /// <param name="configure">Configures the engine's settings (threads, concurrency, retries, capacity).</param>
+    /// <param name="configureDurable">Configures the durable settings (prefetch, claims, poison limit, keys).</param>
+    /// <returns>The builder.</returns>
+    /// <exception cref="ArgumentNullException"><paramref name="builder"/> is <see langword="null"/>.</exception>
+    /// <exception cref="ArgumentException"><paramref name="name"/> is empty or white space, or contains braces.</exception>
+    [SuppressMessage("ApiDesign", "RS0026:Do not add multiple public overloads with optional parameters", Justification = "The generic overloads take type arguments; a call names them or not.")]
+    public static IWorkQueueBuilder AddDurableQueue(
+        this IWorkQueueBuilder builder,
+        string name,
+        Action<WorkQueueOptions>? configure = null,
+        Action<DurableQueueOptions>? configureDurable = null)
+    {
+        Add(builder, name, configure, configureDurable, defaultType: null);
+        return builder;
+    }
+
+    /// <summary>
+    /// Registers a job type that durable queues can carry: <typeparamref name="THandler"/> runs its jobs, whose
+    /// <typeparamref name="TPayload"/> payloads are written and read with <paramref name="payloadTypeInfo"/> (no
+    /// reflection: it suits trimmed and native AOT apps). Every stored job names its job type, so register the same
+    /// types, under the same names, on every instance that consumes the queues.
+    /// </summary>
+    /// <remarks>
+    /// The name is what Redis keeps with each job: a rename of the handler's class does not change it when the name is
+    /// given. It defaults to the handler's class name (<c>typeof(THandler).Name</c>); a generic handler needs one given.
+    /// Registering the same handler and payload again under the same name does nothing.
+    /// </remarks>
+    /// <typeparam name="THandler">The handler, resolved from a new service scope for each job (or built from its public constructor when it is not registered).</typeparam>
+    /// <typeparam name="TPayload">The payload, stored as JSON.</typeparam>
+    /// <param name="builder">The WorkQueue builder.</param>
+    /// <param name="payloadTypeInfo">The payload's JSON metadata, from a source-generated <c>JsonSerializerContext</c>.</param>
+    /// <param name="name">The job type's name: 1 to 100 ASCII letters, digits, <c>.</c>, <c>_</c>, <c>-</c> or <c>:</c>; <see langword="null"/> for the handler's class name.</param>
+    /// <returns>The builder.</returns>
+    /// <exception cref="ArgumentNullException"><paramref name="builder"/> or <paramref name="payloadTypeInfo"/> is <see langword="null"/>.</exception>
+    /// <exception cref="ArgumentException">
+    /// <paramref name="name"/> is not a valid name, is taken by another handler, or the handler is registered under
+    /// another name; or <paramref name="name"/> is <see langword="null"/> and the handler is generic.
+    /// </exception>
+    [SuppressMessage("ApiDesign", "RS0026:Do not add multiple public overloads with optional parameters", Justification = OverloadJustification)]
+    public static IWorkQueueBuilder AddJobType<[DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.PublicConstructors)] THandler, TPayload>(
+        this IWorkQueueBuilder builder,
+        JsonTypeInfo<TPayload> payloadTypeInfo,
+        string? name = null)
+        where THandler : class, IJobHandler<TPayload>
+    {
+        ArgumentNullException.ThrowIfNull(builder);
+        ArgumentNullException.ThrowIfNull(payloadTypeInfo);
+        RegisterType<THandler, TPayload>(builder.Services, payloadTypeInfo, name);
+        return builder;
+    }
+
+    /// <summary>
+    /// Registers a job type that durable queues can carry, its payloads written and read with System.Text.Json's web
+    /// defaults (<see cref="JsonSerializerOptions.Web"/>), read from <typeparamref name="TPayload"/> by reflection;
+    /// otherwise as <see cref="AddJobType{THandler, TPayload}(IWorkQueueBuilder, JsonTypeInfo{TPayload}, string?)"/>.
+    /// </summary>
+    /// <typeparam name="THandler">The handler, resolved from a new service scope for each job (or built from its public constructor when it is not registered).</typeparam>
+    /// <typeparam name="TPayload">The payload, stored as JSON (System.Text.Json, web defaults).</typeparam>
+    /// <param name="builder">The WorkQueue builder.</param>
+    /// <param name="name">The job type's name; <see langword="null"/> for the handler's class name.</param>
+    /// <returns>The builder.</returns>
+    /// <exception cref="ArgumentNullException"><paramref name="builder"/> is <see langword="null"/>.</exception>
+    /// <exception cref="ArgumentException">As <see cref="AddJobType{THandler, TPayload}(IWorkQueueBuilder, JsonTypeInfo{TPayload}, string?)"/>.</exception>
+    [RequiresUnreferencedCode(ReflectionJsonMessage)]
+    [RequiresDynamicCode(ReflectionJsonMessage)]
+    [SuppressMessage("ApiDesign", "RS0026:Do not add multiple public overloads with optional parameters", Justification = OverloadJustification)]
+    public static IWorkQueueBuilder AddJobType<[DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.PublicConstructors)] THandler, TPayload>(
+        this IWorkQueueBuilder builder,
+        string? name = null)
+        where THandler : class, IJobHandler<TPayload>
+    {
+        ArgumentNullException.ThrowIfNull(builder);
+        RegisterType<THandler, TPayload>(builder.Services, ReflectionTypeInfo<TPayload>(), name);
+        return builder;
     }
 
     private const string ReflectionJsonMessage =
@@ -102,13 +192,66 @@ public static class DurableQueueBuilderExtensions
     // required parameter, so only a call whose third argument is a bare null is ambiguous, and the compiler says so.
     private const string OverloadJustification = "The overloads differ in the required JsonTypeInfo<TPayload>; a bare null third argument is the only ambiguous call and fails to compile.";
 
-    private static IWorkQueueBuilder Add<[DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.PublicConstructors)] THandler, TPayload>(
+    private static IWorkQueueBuilder AddTyped<[DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.PublicConstructors)] THandler, TPayload>(
         IWorkQueueBuilder builder,
         string name,
         Action<WorkQueueOptions>? configure,
         Action<DurableQueueOptions>? configureDurable,
         JsonTypeInfo<TPayload> payloadTypeInfo)
         where THandler : class, IJobHandler<TPayload>
+    {
+        ArgumentNullException.ThrowIfNull(builder);
+        var type = RegisterType<THandler, TPayload>(builder.Services, payloadTypeInfo, name: null);
+        var services = Add(builder, name, configure, configureDurable, type);
+
+        // Any string key, matched case-insensitively as queue names are.
+        services.TryAddKeyedSingleton<IDurableQueue<TPayload>>(KeyedService.AnyKey, static (sp, key) => key is string queue
+            ? Find<TPayload>(sp, queue)
+            : throw new InvalidOperationException($"A keyed IDurableQueue<{typeof(TPayload).Name}> is resolved by the queue's name (a string), not by '{key}'."));
+        services.TryAddSingleton<IDurableQueue<TPayload>>(static sp => FindOnly<TPayload>(sp));
+        return builder;
+    }
+
+    /// <summary>Registers a job type in the service collection's one registry (made with the first), now: a conflict fails the call that makes it.</summary>
+    private static DurableJobType<THandler, TPayload> RegisterType<[DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.PublicConstructors)] THandler, TPayload>(
+        IServiceCollection services, JsonTypeInfo<TPayload> payloadTypeInfo, string? name)
+        where THandler : class, IJobHandler<TPayload>
+    {
+        if (name is null)
+        {
+            if (typeof(THandler).IsGenericType)
+            {
+                throw new ArgumentException($"Handler {typeof(THandler).FullName} is generic: give its job type a name (AddJobType's name), as its class name is not one.", nameof(name));
+            }
+
+            name = typeof(THandler).Name;
+        }
+
+        JobTypeNames.Validate(name, nameof(name));
+        return (DurableJobType<THandler, TPayload>)JobTypes(services).Add(new DurableJobType<THandler, TPayload>(name, payloadTypeInfo), nameof(name));
+    }
+
+    private static DurableJobTypeRegistry JobTypes(IServiceCollection services)
+    {
+        foreach (var descriptor in services)
+        {
+            if (descriptor.ServiceType == typeof(DurableJobTypeRegistry) && descriptor.ImplementationInstance is DurableJobTypeRegistry registered)
+            {
+                return registered;
+            }
+        }
+
+        var registry = new DurableJobTypeRegistry();
+        services.AddSingleton(registry);
+        return registry;
+    }
+
+    private static IServiceCollection Add(
+        IWorkQueueBuilder builder,
+        string name,
+        Action<WorkQueueOptions>? configure,
+        Action<DurableQueueOptions>? configureDurable,
+        DurableJobType? defaultType)
     {
         ArgumentNullException.ThrowIfNull(builder);
         ArgumentException.ThrowIfNullOrWhiteSpace(name);
@@ -137,28 +280,21 @@ public static class DurableQueueBuilderExtensions
         services.TryAddEnumerable(ServiceDescriptor.Singleton<IRedisWarmupCheck, DurableServerChecks>());
         services.TryAddSingleton<DurableQueueMetrics>();
         services.TryAddEnumerable(ServiceDescriptor.Singleton<IConfigureOptions<RedisWarmupOptions>, DurableGroupsWarmup>());
-        services.Configure<WorkQueueRegistry>(r => r.Stores[name] = (sp, queue) => CreateStore<THandler, TPayload>(sp, queue, payloadTypeInfo));
-
-        // Any string key, matched case-insensitively as queue names are.
-        services.TryAddKeyedSingleton<IDurableQueue<TPayload>>(KeyedService.AnyKey, static (sp, key) => key is string queue
-            ? Find<TPayload>(sp, queue)
-            : throw new InvalidOperationException($"A keyed IDurableQueue<{typeof(TPayload).Name}> is resolved by the queue's name (a string), not by '{key}'."));
-        services.TryAddSingleton<IDurableQueue<TPayload>>(static sp => FindOnly<TPayload>(sp));
+        var types = JobTypes(services);
+        services.Configure<WorkQueueRegistry>(r => r.Stores[name] = (sp, queue) => CreateStore(sp, queue, new QueueJobTypes(types, defaultType)));
         services.AddHealthChecks().AddTypeActivatedCheck<DurableQueueHealthCheck>($"workqueue-durable-{optionsName}", failureStatus: null, tags: [WorkQueueHealthCheckTags.Ready], args: name);
-        return builder;
+        return services;
     }
 
-    private static RedisStreamStore CreateStore<[DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.PublicConstructors)] THandler, TPayload>(
-        IServiceProvider services, string name, JsonTypeInfo<TPayload> payloadTypeInfo)
-        where THandler : class, IJobHandler<TPayload>
+    private static RedisStreamStore CreateStore(IServiceProvider services, string name, QueueJobTypes types)
     {
         string optionsName = WorkQueueRegistry.OptionsName(name);
         var options = services.GetRequiredService<IOptionsMonitor<WorkQueueOptions>>().Get(optionsName);
         var durable = services.GetRequiredService<IOptionsMonitor<DurableQueueOptions>>().Get(optionsName);
-        var jobType = new DurableJobType<THandler, TPayload>(name, payloadTypeInfo);
         var logger = services.GetService<ILoggerFactory>()?.CreateLogger("WorkQueue") ?? NullLogger.Instance;
-        var store = new RedisStreamStore(name, options, durable, jobType, services, services.GetRequiredService<WorkQueueEnvironment>().Time, logger);
-        services.GetRequiredService<DurableQueueRegistry>().Add(new DurableQueue(store, new DurableProducer<THandler, TPayload>(store, jobType, services.GetService<global::WorkQueue.Telemetry.WorkQueueMetrics>()), typeof(TPayload)));
+        var store = new RedisStreamStore(name, options, durable, types, services, services.GetRequiredService<WorkQueueEnvironment>().Time, logger);
+        var queue = new DurableWorkQueue(store, services.GetService<global::WorkQueue.Telemetry.WorkQueueMetrics>());
+        services.GetRequiredService<DurableQueueRegistry>().Add(new DurableQueue(store, queue, types.Default?.CreateProducer(store, queue), types.Default?.PayloadType));
 
         // Its gauges read every durable queue in the registry; created once, with the first store.
         _ = services.GetRequiredService<DurableQueueMetrics>();
@@ -182,7 +318,9 @@ public static class DurableQueueBuilderExtensions
         }
 
         return queue.Producer as IDurableQueue<TPayload>
-            ?? throw new InvalidOperationException($"Durable queue '{queue.Store.QueueName}' carries {queue.PayloadType.FullName} payloads, not {typeof(TPayload).FullName}.");
+            ?? throw new InvalidOperationException(queue.PayloadType is { } payloadType
+                ? $"Durable queue '{queue.Store.QueueName}' is declared with {payloadType.FullName} payloads, not {typeof(TPayload).FullName}."
+                : $"Durable queue '{queue.Store.QueueName}' is declared without a job type (AddDurableQueue(name)): it has no IDurableQueue<{typeof(TPayload).Name}>.");
     }
 
     private static IDurableQueue<TPayload> FindOnly<TPayload>(IServiceProvider services)
@@ -190,7 +328,7 @@ public static class DurableQueueBuilderExtensions
         _ = services.GetRequiredService<IWorkQueueProvider>();
         var matching = services.GetRequiredService<DurableQueueRegistry>().Queues.Where(q => q.Producer is IDurableQueue<TPayload>).ToArray();
         return matching.Length == 1
-            ? (IDurableQueue<TPayload>)matching[0].Producer
+            ? (IDurableQueue<TPayload>)matching[0].Producer!
             : throw new InvalidOperationException(
                 $"{matching.Length} durable queues carry {typeof(TPayload).FullName} payloads ({string.Join(", ", matching.Select(q => q.Store.QueueName))}): " +
                 $"resolve one by name with [FromKeyedServices(\"name\")] IDurableQueue<{typeof(TPayload).Name}>.");

@@ -7,12 +7,13 @@ namespace WorkQueue.AspNetCore.Durable;
 /// </summary>
 internal sealed class DurableEntry : WorkQueue.Durability.IRemoteCancellable
 {
-    public DurableEntry(string streamId, string jobId, string payload, int attempt, long enqueuedAtMs, long deliveries, string? idempotencyKey = null)
+    public DurableEntry(string streamId, string jobId, string payload, int attempt, long enqueuedAtMs, long deliveries, string? idempotencyKey = null, string? jobType = null)
     {
         IdempotencyKey = idempotencyKey;
         StreamId = streamId;
         JobId = jobId;
         Payload = payload;
+        JobType = jobType ?? JobTypeEnvelope.Read(payload, out _);
         Attempt = attempt;
         EnqueuedAtMs = enqueuedAtMs;
         Deliveries = deliveries;
@@ -113,6 +114,9 @@ internal sealed class DurableEntry : WorkQueue.Durability.IRemoteCancellable
     /// <summary>Gets the payload as stored (JSON).</summary>
     public string Payload { get; }
 
+    /// <summary>Gets the job type's name the payload carries, or <see langword="null"/> when it is bare: the queue's default type (see <see cref="JobTypeEnvelope"/>).</summary>
+    public string? JobType { get; }
+
     /// <summary>Gets the attempt this entry is (1 for the first run).</summary>
     public int Attempt { get; }
 
@@ -156,6 +160,7 @@ internal sealed class DurableEntry : WorkQueue.Durability.IRemoteCancellable
         private string? _payload;
         private string? _job;
         private string? _key;
+        private string? _type;
         private int _attempt;
         private long _enqueuedAt;
 
@@ -182,6 +187,10 @@ internal sealed class DurableEntry : WorkQueue.Durability.IRemoteCancellable
                 case 'k':
                     _key = value;
                     break;
+                case 'y':
+                    // Not a stream field: findJobs.lua's stand-in for a payload it leaves out, the job type's name.
+                    _type = value;
+                    break;
                 case 'a':
                     _ = int.TryParse(((ReadOnlyMemory<byte>)value).Span, System.Globalization.NumberStyles.None, System.Globalization.CultureInfo.InvariantCulture, out _attempt);
                     break;
@@ -192,6 +201,6 @@ internal sealed class DurableEntry : WorkQueue.Durability.IRemoteCancellable
         }
 
         public readonly DurableEntry ToEntry(string streamId, long deliveries) =>
-            new(streamId, _job ?? streamId, _payload ?? string.Empty, Math.Max(1, _attempt), _enqueuedAt, deliveries, string.IsNullOrEmpty(_key) ? null : _key);
+            new(streamId, _job ?? streamId, _payload ?? string.Empty, Math.Max(1, _attempt), _enqueuedAt, deliveries, string.IsNullOrEmpty(_key) ? null : _key, string.IsNullOrEmpty(_type) ? null : _type);
     }
 }

@@ -14,6 +14,13 @@ internal sealed class DurableQueueOptionsRulesValidator : IValidateOptions<Durab
                 "so that a live consumer whose heartbeat fails once still refreshes its jobs' claims before others reclaim them.");
         }
 
+        if (options.UnknownJobTypeTimeout <= options.HeartbeatInterval * 2)
+        {
+            return ValidateOptionsResult.Fail(
+                $"Durable queue '{name}': UnknownJobTypeTimeout ({options.UnknownJobTypeTimeout}) must be longer than twice HeartbeatInterval ({options.HeartbeatInterval}), " +
+                "so that a live consumer that runs a job type, and says so with each heartbeat, never looks gone.");
+        }
+
         return ValidateOptionsResult.Success;
     }
 }

@@ -12,6 +12,8 @@ namespace WorkQueue.AspNetCore.Durable;
 /// attempt, whose job id is its own stream id), <c>k</c> the job's idempotency key (absent without one). A delayed retry
 /// or scheduled job is a sorted-set member <c>jobId|attempt|enqueuedAt|payload</c> scored by its due time; with a key, the
 /// payload is preceded by <c>\u0001key\u0001</c> (a key has no control characters, and JSON never starts with one).
+/// A payload of a job type other than the queue's default one is <c>{type name}\u001f{json}</c> wherever it is stored
+/// (see <see cref="JobTypeEnvelope"/>; <c>typeOf</c> in <c>includes/records.lua</c> reads the name).
 /// <para>
 /// An idempotency key is a string <c>{prefix}:{name}:key:{key}</c> (the queue's hash tag, so the queue's slot) whose
 /// value is <c>jobId|where</c>: where the job is now, a stream id, <c>z{due ms}</c> in the delayed set, or <c>done</c>
@@ -21,7 +23,8 @@ namespace WorkQueue.AspNetCore.Durable;
 /// </para>
 /// <para>
 /// A job's record is a header of fields split by U+001F (state, cancel asked '1' or '', ended at, attempt, enqueued
-/// at, consumer, started at, error) then, for each failed attempt, U+001E and its fields (number, consumer, started
+/// at, consumer, started at, error, and in an ended record of a job type other than the queue's default one its
+/// type's name) then, for each failed attempt, U+001E and its fields (number, consumer, started
 /// at, ended at, outcome, error). A live job has one, a string <c>{prefix}:{name}:job:{job id}</c>, only once
 /// something rare happened to it (an attempt failed, a cancel was asked). An ended one (state <c>S</c>ucceeded,
 /// <c>D</c>ead-lettered or <c>C</c>anceled) has its record as the field <c>{job id}</c> of the hash
@@ -55,6 +58,9 @@ internal static class DurableScripts
 
     /// <summary>The script in <c>Durable/Scripts/scheduleRetry.lua</c>: its header says what it does, its KEYS, ARGV and reply.</summary>
     public static readonly string ScheduleRetry = DurableScriptLoader.Load("scheduleRetry");
+
+    /// <summary>The script in <c>Durable/Scripts/postpone.lua</c>: its header says what it does, its KEYS, ARGV and reply.</summary>
+    public static readonly string Postpone = DurableScriptLoader.Load("postpone");
 
     /// <summary>The script in <c>Durable/Scripts/deadLetter.lua</c>: its header says what it does, its KEYS, ARGV and reply.</summary>
     public static readonly string DeadLetter = DurableScriptLoader.Load("deadLetter");

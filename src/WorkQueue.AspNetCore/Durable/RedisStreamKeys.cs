@@ -29,6 +29,7 @@ internal sealed class RedisStreamKeys
         DeadLettered = root + ":ended:D";
         Canceled = root + ":ended:C";
         EndedRecords = root + ":ended";
+        JobTypes = root + ":types";
         _jobRoot = root + ":job:";
         _atRoot = root + ":at:";
     }
@@ -84,6 +85,13 @@ internal sealed class RedisStreamKeys
     /// <see cref="Succeeded"/>, <see cref="DeadLettered"/> or <see cref="Canceled"/> and removed with its member by the trim.
     /// </summary>
     public RedisKey EndedRecords { get; }
+
+    /// <summary>
+    /// Gets the hash of the job types the queue's consumers run: job type name -> when a consumer that runs it last said
+    /// so (Unix ms, Redis's clock as that consumer measured it), written with each heartbeat. An instance that fetches a
+    /// job of a type it does not know reads it to decide between handing the job back and dead-lettering it.
+    /// </summary>
+    public RedisKey JobTypes { get; }
 
     /// <summary>
     /// Gets the string that records <paramref name="jobId"/> while it lives (see <see cref="DurableScripts"/>): its attempt

@@ -42,7 +42,7 @@ internal sealed partial class RedisStreamStore
         return new DurableDeadLetter(
             entry.Id!,
             (string?)entry["j"] ?? entry.Id!,
-            _jobType.HandlerName,
+            _types.NameOf((string?)entry["p"] ?? string.Empty),
             int.TryParse((string?)entry["a"], NumberStyles.None, CultureInfo.InvariantCulture, out int attempt) ? attempt : 1,
             colon > 0 && !error.AsSpan(0, colon).Contains(' ') ? error[..colon] : null,
             colon > 0 && !error.AsSpan(0, colon).Contains(' ') ? error[(colon + 2)..] : error,

@@ -148,6 +148,7 @@ internal sealed partial class RedisStreamStore
         KeepAlive(db);
         if (Taking)
         {
+            AdvertiseJobTypes(db);
             try
             {
                 Reclaim(db);
@@ -163,6 +164,32 @@ internal sealed partial class RedisStreamStore
         _nextHeartbeat = now + Ticks(_durable.HeartbeatInterval);
         return false;
     }
+
+    /// <summary>
+    /// Says, for every job type this instance runs, that a consumer runs it now (see <see cref="RedisStreamKeys.JobTypes"/>):
+    /// one HSET per heartbeat, whatever the number of types.
+    /// </summary>
+    private void AdvertiseJobTypes(IDatabase db)
+    {
+        var types = _types.All;
+        if (types.Count == 0)
+        {
+            return;
+        }
+
+        long now = RedisNowMs();
+        var fields = new HashEntry[types.Count];
+        int i = 0;
+        foreach (var type in types)
+        {
+            fields[i++] = new HashEntry(type.Name, now);
+        }
+
+        db.HashSet(Keys.JobTypes, fields);
+    }
+
+    /// <summary>Gets Redis's time as this process measures it (its clock moved by the last measured offset), in Unix ms.</summary>
+    private long RedisNowMs() => (_time.GetUtcNow() + _clock.Offset).ToUnixTimeMilliseconds();
 
     /// <summary>Reclaims as soon as a slot frees up when the last heartbeat found a dead consumer's jobs and had no room for them.</summary>
     private bool ReclaimIfWaiting(IDatabase db)
@@ -343,12 +370,20 @@ internal sealed partial class RedisStreamStore
 
         foreach (var entry in entries)
         {
-            if (!_jobType.TryRead(entry.Payload, out var payload, out var error))
+            var type = _types.Resolve(entry.Payload, out string typeName, out var json);
+            if (type is null)
             {
-                _logger.TryLog(static (l, s) => Log.Unreadable(l, s._queue, s.StreamId, s.error!), (_queue, entry.StreamId, error));
+                // A newer version's job (a rolling deploy), or a foreign writer's: never run here; handed back for an
+                // instance that runs the type, or dead-lettered once none has for UnknownJobTypeTimeout.
+                _outcomes.Enqueue(new Outcome(OutcomeKind.UnknownType, entry, 0, typeName, null));
+            }
+            else if (!type.TryRead(json, out var payload, out var unreadable))
+            {
+                string error = $"Durable queue '{_queue}': {unreadable}";
+                _logger.TryLog(static (l, s) => Log.Unreadable(l, s._queue, s.StreamId, s.error), (_queue, entry.StreamId, error));
                 _outcomes.Enqueue(new Outcome(OutcomeKind.DeadLetter, entry, 0, error, "unreadable"));
             }
-            else if (!_intake!.TryAccept(_jobType.Invoker, entry, payload, entry.Attempt, WaitedInStream(entry.StreamId, nowMs)))
+            else if (!_intake!.TryAccept(type.Invoker, entry, payload, entry.Attempt, WaitedInStream(entry.StreamId, nowMs)))
             {
                 // The queue stopped taking jobs between the fetch and now: hand it straight back.
                 _outcomes.Enqueue(new Outcome(OutcomeKind.Release, entry, 0, null, null));

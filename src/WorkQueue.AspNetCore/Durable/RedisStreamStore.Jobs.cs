@@ -97,6 +97,7 @@ internal sealed partial class RedisStreamStore
         }
 
         string jobId = reply.JobId!;
+        string name = reply.JobType ?? _types.Default?.Name ?? string.Empty;
         var record = reply.Record;
         var attempts = new List<JobAttempt>(record.History);
         switch (reply.Kind)
@@ -114,7 +115,7 @@ internal sealed partial class RedisStreamStore
                     attempts.Add(new JobAttempt(record.Attempt, record.Consumer, record.StartedAt, record.At, state, record.Error));
                 }
 
-                return new JobStatus(jobId, _queue, _jobType.HandlerName, state, record.Attempt, record.EnqueuedAt, record.At, null, record.StartedAt, record.Consumer, LastErrorOf(record, attempts), record.CancelRequested) { Attempts = attempts };
+                return new JobStatus(jobId, _queue, name, state, record.Attempt, record.EnqueuedAt, record.At, null, record.StartedAt, record.Consumer, LastErrorOf(record, attempts), record.CancelRequested) { Attempts = attempts };
             }
 
             case StatusKind.Scheduled:
@@ -125,7 +126,7 @@ internal sealed partial class RedisStreamStore
                 var enqueuedAt = reply.EnqueuedAt;
                 var state = reply.Kind == StatusKind.Scheduled ? JobState.Scheduled : JobState.Retrying;
                 var since = state == JobState.Scheduled ? enqueuedAt : attempts.LastOrDefault()?.EndedAt;
-                return new JobStatus(jobId, _queue, _jobType.HandlerName, state, attempt, enqueuedAt, since, runAt, attempts.LastOrDefault()?.StartedAt, attempts.LastOrDefault()?.WorkerName, LastErrorOf(record, attempts), record.CancelRequested) { Attempts = attempts };
+                return new JobStatus(jobId, _queue, name, state, attempt, enqueuedAt, since, runAt, attempts.LastOrDefault()?.StartedAt, attempts.LastOrDefault()?.WorkerName, LastErrorOf(record, attempts), record.CancelRequested) { Attempts = attempts };
             }
 
             default:
@@ -136,7 +137,7 @@ internal sealed partial class RedisStreamStore
                 var queuedSince = DateTimeOffset.FromUnixTimeMilliseconds(long.TryParse(streamId.AsSpan(0, streamId.IndexOf('-')), NumberStyles.None, CultureInfo.InvariantCulture, out long added) ? added : entry.EnqueuedAtMs);
                 if (reply.Kind == StatusKind.Queued)
                 {
-                    return new JobStatus(jobId, _queue, _jobType.HandlerName, JobState.Queued, entry.Attempt, enqueuedAt, queuedSince, null, attempts.LastOrDefault()?.StartedAt, attempts.LastOrDefault()?.WorkerName, LastErrorOf(record, attempts), record.CancelRequested) { Attempts = attempts };
+                    return new JobStatus(jobId, _queue, name, JobState.Queued, entry.Attempt, enqueuedAt, queuedSince, null, attempts.LastOrDefault()?.StartedAt, attempts.LastOrDefault()?.WorkerName, LastErrorOf(record, attempts), record.CancelRequested) { Attempts = attempts };
                 }
 
                 string consumer = reply.Consumer!;
@@ -151,7 +152,7 @@ internal sealed partial class RedisStreamStore
                 }
 
                 attempts.Add(new JobAttempt(entry.Attempt, consumer, startedAt, null, JobState.Running, null));
-                return new JobStatus(jobId, _queue, _jobType.HandlerName, JobState.Running, entry.Attempt, enqueuedAt, startedAt, null, startedAt, consumer, LastErrorOf(record, attempts), cancelRequested) { Attempts = attempts };
+                return new JobStatus(jobId, _queue, name, JobState.Running, entry.Attempt, enqueuedAt, startedAt, null, startedAt, consumer, LastErrorOf(record, attempts), cancelRequested) { Attempts = attempts };
             }
         }
     }

@@ -122,7 +122,7 @@ internal sealed partial class RedisStreamStore
                 }
                 else
                 {
-                    args.AddAck(entry.StreamId, entry.JobId, entry.Attempt, entry.EnqueuedAtMs, StartedAt(entry), entry.CancelRequested);
+                    args.AddAck(entry.StreamId, entry.JobId, entry.Attempt, entry.EnqueuedAtMs, StartedAt(entry), entry.CancelRequested, entry.JobType);
                 }
             }
         }
@@ -148,9 +148,9 @@ internal sealed partial class RedisStreamStore
         }
     }
 
-    /// <summary>Whether a completed entry is acknowledged with its stream id and times only: its own job, first attempt, no cancel.</summary>
+    /// <summary>Whether a completed entry is acknowledged with its stream id and times only: its own job, first attempt, no cancel, the queue's default type.</summary>
     private static bool IsPlain(DurableEntry entry) =>
-        entry.Attempt == 1 && !entry.CancelRequested && entry.JobId == entry.StreamId;
+        entry.Attempt == 1 && !entry.CancelRequested && entry.JobId == entry.StreamId && entry.JobType is null;
 
     /// <summary>Sends the round and settles its parts; <paramref name="fetchedAll"/> tells whether its read took every undelivered entry.</summary>
     private bool RunRound(IDatabase db, RoundArguments args, List<PendingEnqueue>? enqueues, List<DurableEntry>? completed, bool[]? plainAcks, int room, long now, bool trim, bool waitForReplicas, ref bool fetchedAll)

@@ -20,7 +20,7 @@ internal sealed partial class RedisStreamStore : IRecurringOccurrenceStore
     private const int ListScanLimit = 10_000;
 
     /// <inheritdoc/>
-    public Type? HandlerType => _jobType.OccurrenceHandlerType;
+    public bool CarriesOccurrencesOf(Type handlerType) => _types.TryGetOccurrences(handlerType, out _);
 
     /// <summary>Stores a job that becomes ready after <paramref name="delay"/> on Redis's clock (now, if not positive).</summary>
     public ValueTask<string> ScheduleAsync(string payload, TimeSpan delay, CancellationToken cancellationToken) =>
@@ -49,7 +49,8 @@ internal sealed partial class RedisStreamStore : IRecurringOccurrenceStore
         var jobs = new List<DurableScheduledJob>(rows.Length);
         foreach (var row in rows)
         {
-            jobs.Add(new DurableScheduledJob(row.JobId, _jobType.HandlerName, DateTimeOffset.FromUnixTimeMilliseconds(row.DueMs), DateTimeOffset.FromUnixTimeMilliseconds(row.ScheduledAtMs), row.Payload));
+            string name = JobTypeEnvelope.Read(row.Payload, out var json) ?? _types.Default?.Name ?? string.Empty;
+            jobs.Add(new DurableScheduledJob(row.JobId, name, DateTimeOffset.FromUnixTimeMilliseconds(row.DueMs), DateTimeOffset.FromUnixTimeMilliseconds(row.ScheduledAtMs), json.ToString()));
         }
 
         return jobs;
@@ -59,10 +60,14 @@ internal sealed partial class RedisStreamStore : IRecurringOccurrenceStore
     public TimeSpan ClockOffset => _clock.Offset;
 
     /// <inheritdoc/>
-    public async ValueTask<RecurringOffer> EnqueueOccurrenceAsync(RecurringOccurrence occurrence, string schedule, CancellationToken cancellationToken)
+    public async ValueTask<RecurringOffer> EnqueueOccurrenceAsync(RecurringOccurrence occurrence, Type handlerType, string schedule, CancellationToken cancellationToken)
     {
-        string payload = _jobType.WriteOccurrence(occurrence)
-            ?? throw new InvalidOperationException($"Durable queue '{_queue}' does not carry RecurringOccurrence payloads.");
+        if (!_types.TryGetOccurrences(handlerType, out var type))
+        {
+            throw new InvalidOperationException($"Durable queue '{_queue}': no job type runs {handlerType.FullName} with RecurringOccurrence payloads.");
+        }
+
+        string payload = _types.Write(type, type.WriteOccurrence(occurrence)!);
 
         // A manual trigger claims nothing: it runs besides the schedule (a paused job included).
         string spec = occurrence.IsTriggeredManually

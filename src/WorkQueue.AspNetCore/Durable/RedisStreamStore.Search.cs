@@ -31,15 +31,16 @@ internal sealed partial class RedisStreamStore
     private readonly SemaphoreSlim _searches = new(MaxConcurrentSearches, MaxConcurrentSearches);
 
     /// <summary>
-    /// Finds a page of this queue's jobs in the given states (all when empty) whose last error contains
-    /// <paramref name="errorContains"/> (ASCII case-insensitive), starting after <paramref name="cursor"/>; at most
+    /// Finds a page of this queue's jobs in the given states (all when empty) whose job type's name contains
+    /// <paramref name="nameContains"/> and whose last error contains <paramref name="errorContains"/> (both ASCII
+    /// case-insensitive), starting after <paramref name="cursor"/>; at most
     /// <paramref name="scanLimit"/> entries are examined, and the page's cursor says where it stopped. At most
     /// <see cref="MaxConcurrentSearches"/> run at once: with <paramref name="wait"/> a search waits for its turn, else it
     /// answers <see langword="null"/> when none is free.
     /// </summary>
     /// <exception cref="ArgumentException"><paramref name="cursor"/> is not one a page returned.</exception>
     public async Task<JobPage?> FindJobsAsync(
-        IReadOnlyCollection<JobState>? states, string? errorContains, string? cursor, int limit, int scanLimit, bool wait, CancellationToken cancellationToken)
+        IReadOnlyCollection<JobState>? states, string? nameContains, string? errorContains, string? cursor, int limit, int scanLimit, bool wait, CancellationToken cancellationToken)
     {
         if (!TryParseCursor(cursor, out string phase, out string position, out string member))
         {
@@ -79,6 +80,8 @@ internal sealed partial class RedisStreamStore
         {
             var jobs = new List<JobStatus>();
             string error = errorContains is null ? string.Empty : AsciiLower(errorContains);
+            string jobType = nameContains is null ? string.Empty : AsciiLower(nameContains);
+            string defaultType = _types.Default is { } type ? AsciiLower(type.Name) : string.Empty;
             int scanned = 0;
             while (true)
             {
@@ -87,7 +90,7 @@ internal sealed partial class RedisStreamStore
                 // A script holds Redis while it runs: a page is read in calls of a few ms each (other clients are served
                 // between them), each one a seek from where the last stopped.
                 var reply = await FindJobsCall.RunAsync(
-                    Database, Keys, phases, live, phase, position, member, limit - jobs.Count, Math.Min(SearchCallEntries, scanLimit - scanned), error, SearchCallBytes).ConfigureAwait(false);
+                    Database, Keys, phases, live, phase, position, member, limit - jobs.Count, Math.Min(SearchCallEntries, scanLimit - scanned), error, SearchCallBytes, jobType, defaultType).ConfigureAwait(false);
                 foreach (var found in reply.Jobs)
                 {
                     if (ToStatus(found) is { } job)

@@ -135,6 +135,11 @@ internal sealed partial class RedisStreamStore
         {
             stored = SettleCanceledCall.Run(db, Keys, ConsumerName, SettledEntry.Of(entry), FinishedRetentionMs);
         }
+        else if (outcome.Kind == OutcomeKind.UnknownType)
+        {
+            SendUnknownType(db, entry, outcome.Error!);
+            return;
+        }
         else
         {
             stored = DeadLetterCall.Run(db, Keys, ConsumerName, SettledEntry.Of(entry), outcome.Error ?? string.Empty, outcome.Reason ?? string.Empty, FinishedRetentionMs);
@@ -150,6 +155,45 @@ internal sealed partial class RedisStreamStore
             _logger.TryLog(
                 static (l, s) => Log.OutcomeRefused(l, s._queue, s.Item2, s.JobId, s.StreamId),
                 (_queue, outcome.Kind switch { OutcomeKind.Retry => "retry", OutcomeKind.Cancel => "cancel", _ => "dead letter" }, entry.JobId, entry.StreamId));
+        }
+    }
+
+    /// <summary>
+    /// A job of a type this instance does not run: handed back unrun (<c>postpone.lua</c>) while some consumer said
+    /// within <see cref="DurableQueueOptions.UnknownJobTypeTimeout"/> that it runs the type (or, when none ever did,
+    /// while the job is younger than that); else dead-lettered with reason <c>unknown-job-type</c>.
+    /// </summary>
+    private void SendUnknownType(IDatabase db, DurableEntry entry, string typeName)
+    {
+        var seen = db.HashGet(Keys.JobTypes, typeName);
+        long since = Math.Max(entry.EnqueuedAtMs, seen.TryParse(out long seenMs) ? seenMs : 0);
+        long timeoutMs = (long)_durable.UnknownJobTypeTimeout.TotalMilliseconds;
+        bool stored;
+        string what;
+        if (RedisNowMs() - since <= timeoutMs)
+        {
+            long delayMs = Math.Max(1_000, (long)_durable.PollInterval.TotalMilliseconds);
+            stored = PostponeCall.Run(db, Keys, ConsumerName, SettledEntry.Of(entry), delayMs);
+            what = "hand-back of an unknown job type";
+            if (stored)
+            {
+                _logger.TryLog(static (l, s) => Log.UnknownJobTypeHandedBack(l, s._queue, s.JobId, s.typeName), (_queue, entry.JobId, typeName));
+            }
+        }
+        else
+        {
+            string error = seen.IsNull
+                ? $"Durable queue '{_queue}': no instance that consumes the queue runs job type '{typeName}' (none said so since the job was enqueued, {_durable.UnknownJobTypeTimeout} ago); register it with AddJobType and requeue the dead letter."
+                : $"Durable queue '{_queue}': no instance that consumes the queue has run job type '{typeName}' for {_durable.UnknownJobTypeTimeout} (UnknownJobTypeTimeout); register it with AddJobType and requeue the dead letter.";
+            _logger.TryLog(static (l, s) => Log.Unreadable(l, s._queue, s.StreamId, s.error), (_queue, entry.StreamId, error));
+            stored = DeadLetterCall.Run(db, Keys, ConsumerName, SettledEntry.Of(entry), error, "unknown-job-type", FinishedRetentionMs);
+            what = "dead letter";
+            _endedSinceTrim |= stored;
+        }
+
+        if (!stored)
+        {
+            _logger.TryLog(static (l, s) => Log.OutcomeRefused(l, s._queue, s.what, s.JobId, s.StreamId), (_queue, what, entry.JobId, entry.StreamId));
         }
     }
 
@@ -321,6 +365,9 @@ internal sealed partial class RedisStreamStore
         DeadLetter,
         Release,
         Cancel,
+
+        /// <summary>A fetched job of a type this instance does not run (its name in <see cref="Outcome.Error"/>).</summary>
+        UnknownType,
     }
 
     /// <summary>An outcome on its way to Redis; <see cref="Reason"/> is the dead letter's (<c>failed</c> or <c>unreadable</c>).</summary>

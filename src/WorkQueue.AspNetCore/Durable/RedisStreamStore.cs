@@ -34,7 +34,7 @@ internal sealed partial class RedisStreamStore : IJobStore
     private readonly string _queue;
     private readonly WorkQueueOptions _options;
     private readonly DurableQueueOptions _durable;
-    private readonly DurableJobType _jobType;
+    private readonly QueueJobTypes _types;
     private readonly IServiceProvider _services;
     private readonly TimeProvider _time;
     private readonly ILogger _logger;
@@ -66,7 +66,7 @@ internal sealed partial class RedisStreamStore : IJobStore
         string queue,
         WorkQueueOptions options,
         DurableQueueOptions durable,
-        DurableJobType jobType,
+        QueueJobTypes types,
         IServiceProvider services,
         TimeProvider time,
         ILogger logger)
@@ -74,7 +74,7 @@ internal sealed partial class RedisStreamStore : IJobStore
         _queue = queue;
         _options = options;
         _durable = durable;
-        _jobType = jobType;
+        _types = types;
         _services = services;
         _time = time;
         _logger = logger;
@@ -90,7 +90,8 @@ internal sealed partial class RedisStreamStore : IJobStore
     /// <summary>Gets this process's consumer name in the queue's group: host, process id and a random suffix, new per start.</summary>
     public string ConsumerName { get; }
 
-    public DurableJobType JobType => _jobType;
+    /// <summary>Gets the job types the queue reads and writes.</summary>
+    public QueueJobTypes JobTypes => _types;
 
     // None yet: producers still go through IDurableQueue<TPayload>, so GetQueue refuses a durable queue (issue 29).
     public IWorkQueue? Producer => null;
@@ -513,6 +514,9 @@ internal sealed partial class RedisStreamStore : IJobStore
 
         [LoggerMessage(503, LogLevel.Error, "Durable queue '{Queue}': entry {EntryId} cannot be read and was dead-lettered: {Error}", EventName = "DurableUnreadable")]
         public static partial void Unreadable(ILogger logger, string queue, string entryId, string error);
+
+        [LoggerMessage(530, LogLevel.Debug, "Durable queue '{Queue}': job {JobId} is of job type '{JobType}', which this instance does not run; handed back, unrun, for an instance that does", EventName = "DurableUnknownJobTypeHandedBack")]
+        public static partial void UnknownJobTypeHandedBack(ILogger logger, string queue, string jobId, string jobType);
 
         [LoggerMessage(504, LogLevel.Warning, "Durable queue '{Queue}': {Count} job(s) held here are no longer this consumer's in Redis (another consumer reclaimed them after this one missed its heartbeats, or they were settled elsewhere); those not started are not run here.", EventName = "DurableClaimsLost")]
         public static partial void ClaimsLost(ILogger logger, string queue, int count);

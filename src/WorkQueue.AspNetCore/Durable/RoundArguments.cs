@@ -20,8 +20,8 @@ internal sealed class RoundArguments
     /// <summary>The fields of a plain acknowledgement when records are kept: stream id, enqueued at, started at.</summary>
     public const int TimedPlainAckFields = 3;
 
-    /// <summary>The fields of another acknowledgement: stream id, job id, attempt, enqueued at, started at, cancel asked.</summary>
-    public const int AckFields = 6;
+    /// <summary>The fields of another acknowledgement: stream id, job id, attempt, enqueued at, started at, cancel asked, job type.</summary>
+    public const int AckFields = 7;
 
     // The settings' positions (0-based; Lua's ARGV index is one more). The script's header names them in this order.
     private const int GroupAt = 0;
@@ -134,7 +134,7 @@ internal sealed class RoundArguments
         _values[_releaseAt++] = streamId;
     }
 
-    /// <summary>Adds a plain acknowledgement: its job id is its stream id, on attempt 1, with no cancel; its times only when records are kept.</summary>
+    /// <summary>Adds a plain acknowledgement: its job id is its stream id, on attempt 1, with no cancel, of the queue's default type; its times only when records are kept.</summary>
     public void AddPlainAck(string streamId, long enqueuedAtMs, RedisValue startedAtMs)
     {
         _values[_plainAckAt++] = streamId;
@@ -145,8 +145,8 @@ internal sealed class RoundArguments
         }
     }
 
-    /// <summary>Adds another acknowledgement.</summary>
-    public void AddAck(string streamId, string jobId, int attempt, long enqueuedAtMs, RedisValue startedAtMs, bool cancelRequested)
+    /// <summary>Adds another acknowledgement; <paramref name="jobType"/> is <see langword="null"/> for the queue's default type.</summary>
+    public void AddAck(string streamId, string jobId, int attempt, long enqueuedAtMs, RedisValue startedAtMs, bool cancelRequested, string? jobType = null)
     {
         _values[_ackAt++] = streamId;
         _values[_ackAt++] = jobId == streamId ? RedisValue.EmptyString : jobId;
@@ -154,6 +154,7 @@ internal sealed class RoundArguments
         _values[_ackAt++] = enqueuedAtMs;
         _values[_ackAt++] = startedAtMs;
         _values[_ackAt++] = cancelRequested ? "1" : RedisValue.EmptyString;
+        _values[_ackAt++] = jobType ?? RedisValue.EmptyString;
     }
 
     // Lua's ARGV is 1-based.

@@ -7,8 +7,8 @@ namespace WorkQueue.Durability;
 /// </summary>
 internal interface IRecurringOccurrenceStore
 {
-    /// <summary>Gets the type of the queue's handler when its payload is <see cref="RecurringOccurrence"/> (it must be the recurring job's), else <see langword="null"/>.</summary>
-    Type? HandlerType { get; }
+    /// <summary>Whether the store can carry occurrences run by <paramref name="handlerType"/> (a job type of it with <see cref="RecurringOccurrence"/> payloads is registered).</summary>
+    bool CarriesOccurrencesOf(Type handlerType);
 
     /// <summary>
     /// Gets how far the store's clock is ahead of the engine's (negative: behind), as last measured; zero until then.
@@ -22,11 +22,12 @@ internal interface IRecurringOccurrenceStore
     /// the store (see <see cref="SetScheduleAsync"/>). A manual trigger is always enqueued and claims nothing.
     /// </summary>
     /// <param name="occurrence">The occurrence.</param>
+    /// <param name="handlerType">The recurring job's handler: the stored job is of its job type.</param>
     /// <param name="schedule">The offering instance's schedule of the job (<see cref="Recurring.RecurringSchedule.Fingerprint"/>).</param>
     /// <param name="cancellationToken">Cancels the wait for the store.</param>
     /// <returns>What became of the offer: enqueued here (with the job's id), enqueued by another instance, or refused (and why).</returns>
     /// <exception cref="JobRejectedException">The store refused it (stopping, full and rejecting, unavailable).</exception>
-    ValueTask<RecurringOffer> EnqueueOccurrenceAsync(RecurringOccurrence occurrence, string schedule, CancellationToken cancellationToken);
+    ValueTask<RecurringOffer> EnqueueOccurrenceAsync(RecurringOccurrence occurrence, Type handlerType, string schedule, CancellationToken cancellationToken);
 
     /// <summary>
     /// Records a job's schedule for every instance: registered in code at start (written unless the same schedule is

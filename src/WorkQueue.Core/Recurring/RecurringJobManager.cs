@@ -227,10 +227,10 @@ internal sealed partial class RecurringJobManager : IRecurringJobs, IDisposable
         }
 
         var store = _provider.Find(queue).Store;
-        if (store is not null && (store is not IRecurringOccurrenceStore occurrences || occurrences.HandlerType != definition.HandlerType))
+        if (store is not null && (store is not IRecurringOccurrenceStore occurrences || !occurrences.CarriesOccurrencesOf(definition.HandlerType)))
         {
             throw new ArgumentException(
-                $"RecurringJobOptions.Queue '{queue}' of recurring job '{definition.Id}' is a durable queue that does not run {definition.Handler} with RecurringOccurrence payloads. A durable recurring job needs its own durable queue: AddDurableQueue<{definition.HandlerType.Name}, RecurringOccurrence>(\"{queue}\").",
+                $"RecurringJobOptions.Queue '{queue}' of recurring job '{definition.Id}' is a durable queue, and no job type runs {definition.Handler} with RecurringOccurrence payloads: register one with AddJobType<{definition.HandlerType.Name}, RecurringOccurrence>().",
                 nameof(RecurringJobOptions.Queue));
         }
     }
@@ -472,7 +472,7 @@ internal sealed partial class RecurringJobManager : IRecurringJobs, IDisposable
                 await job.ScheduleStored.WaitAsync(cancellationToken).ConfigureAwait(false);
             }
 
-            var offer = await store.EnqueueOccurrenceAsync(occurrence, job.Definition.Schedule.Fingerprint, cancellationToken).ConfigureAwait(false);
+            var offer = await store.EnqueueOccurrenceAsync(occurrence, job.Definition.HandlerType, job.Definition.Schedule.Fingerprint, cancellationToken).ConfigureAwait(false);
             switch (offer.Outcome)
             {
                 case RecurringOfferOutcome.Enqueued:

@@ -445,7 +445,7 @@ public sealed class DurableAdminEndpointsTests(RedisServerFixture redis) : IClas
         using (var list = await GetJsonAsync(app, $"{Prefix}/{Durable}/scheduled"))
         {
             Assert.Equal([sooner, later], list.RootElement.EnumerateArray().Select(j => j.GetProperty("id").GetString()));
-            Assert.Equal(typeof(TestJobHandler).FullName, list.RootElement[0].GetProperty("job").GetString());
+            Assert.Equal(nameof(TestJobHandler), list.RootElement[0].GetProperty("job").GetString());
         }
 
         await UntilAsync(app, $"{Prefix}/{Durable}", d => Long(d, "scheduled") == 2, "two scheduled jobs in the durable figures");
@@ -492,7 +492,7 @@ public sealed class DurableAdminEndpointsTests(RedisServerFixture redis) : IClas
             using var page = await GetJsonAsync(app, $"{Prefix}/{Durable}/jobs?state={state}");
             var job = Assert.Single(page.RootElement.GetProperty("jobs").EnumerateArray());
             Assert.Equal((id, state), (job.GetProperty("id").GetString(), job.GetProperty("state").GetString()));
-            Assert.Equal(typeof(TestJobHandler).FullName, job.GetProperty("job").GetString());
+            Assert.Equal(nameof(TestJobHandler), job.GetProperty("job").GetString());
             Assert.Equal(JsonValueKind.Array, job.GetProperty("attempts").ValueKind);
             Assert.Equal(JsonValueKind.Null, page.RootElement.GetProperty("next").ValueKind);
             Assert.False(page.RootElement.GetProperty("payloadsShown").GetBoolean());
@@ -689,7 +689,7 @@ public sealed class DurableAdminEndpointsTests(RedisServerFixture redis) : IClas
         var job = running.RootElement;
         Assert.Equal(id, job.GetProperty("id").GetString());
         Assert.Equal((Durable, "running"), (job.GetProperty("queue").GetString(), job.GetProperty("state").GetString()));
-        Assert.Equal(typeof(TestJobHandler).FullName, job.GetProperty("job").GetString());
+        Assert.Equal(nameof(TestJobHandler), job.GetProperty("job").GetString());
         Assert.False(string.IsNullOrEmpty(job.GetProperty("worker").GetString()));
         foreach (string field in new[] { "attempt", "enqueuedAt", "stateSince", "runAt", "startedAt", "lastError", "cancelRequested", "cancelIgnored" })
         {

@@ -99,7 +99,7 @@ public sealed class DurableRecurringTests(RedisServerFixture redis) : IClassFixt
         using var host = builder.Build();
         var ex = await Assert.ThrowsAsync<ArgumentException>(() => host.StartAsync());
         Assert.Equal("Queue", ex.ParamName);
-        Assert.Contains("AddDurableQueue<TickHandler, RecurringOccurrence>", ex.Message, StringComparison.Ordinal);
+        Assert.Contains("AddJobType<TickHandler, RecurringOccurrence>()", ex.Message, StringComparison.Ordinal);
     }
 
     [Theory]

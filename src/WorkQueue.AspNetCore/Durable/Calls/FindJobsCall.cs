@@ -21,19 +21,21 @@ internal static class FindJobsCall
     /// <param name="scanLimit">The most entries to examine (the script holds to 256 at most).</param>
     /// <param name="error">The text to find in a job's last error, ASCII letters lowered (<c>''</c> for any).</param>
     /// <param name="byteBudget">The bytes to read before stopping.</param>
+    /// <param name="jobType">The text to find in a job's type name, ASCII letters lowered (<c>''</c> for any).</param>
+    /// <param name="defaultType">The queue's default job type's name, ASCII letters lowered (<c>''</c> for none).</param>
     /// <returns>The reply read.</returns>
     public static async Task<FindJobsReply> RunAsync(
-        IDatabase db, RedisStreamKeys keys, string phases, string live, string cursorPhase, string cursorPosition, string cursorMember, int limit, int scanLimit, string error, int byteBudget) =>
+        IDatabase db, RedisStreamKeys keys, string phases, string live, string cursorPhase, string cursorPosition, string cursorMember, int limit, int scanLimit, string error, int byteBudget, string jobType = "", string defaultType = "") =>
         FindJobsReply.Read(await db.ScriptEvaluateAsync(
             DurableScripts.FindJobs,
             Keys(keys),
-            Arguments(phases, live, cursorPhase, cursorPosition, cursorMember, limit, scanLimit, error, byteBudget)).ConfigureAwait(false));
+            Arguments(phases, live, cursorPhase, cursorPosition, cursorMember, limit, scanLimit, error, byteBudget, jobType, defaultType)).ConfigureAwait(false));
 
     /// <summary>KEYS: stream, delayed, scheduled.</summary>
     public static RedisKey[] Keys(RedisStreamKeys keys) => [keys.Stream, keys.Delayed, keys.Scheduled];
 
-    /// <summary>ARGV: group, phases, live kinds, cursor phase, cursor position, cursor member, limit, scan limit, error text, byte budget.</summary>
-    public static RedisValue[] Arguments(string phases, string live, string cursorPhase, string cursorPosition, string cursorMember, int limit, int scanLimit, string error, int byteBudget) =>
+    /// <summary>ARGV: group, phases, live kinds, cursor phase, cursor position, cursor member, limit, scan limit, error text, byte budget, job type text, default job type.</summary>
+    public static RedisValue[] Arguments(string phases, string live, string cursorPhase, string cursorPosition, string cursorMember, int limit, int scanLimit, string error, int byteBudget, string jobType = "", string defaultType = "") =>
     [
         RedisStreamKeys.Group,
         phases,
@@ -45,6 +47,8 @@ internal static class FindJobsCall
         scanLimit,
         error,
         byteBudget,
+        jobType,
+        defaultType,
     ];
 }
 

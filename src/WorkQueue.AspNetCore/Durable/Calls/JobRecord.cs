@@ -5,7 +5,8 @@ namespace WorkQueue.AspNetCore.Durable.Calls;
 /// <summary>
 /// A job's record as <c>includes/records.lua</c> writes it and <c>status.lua</c> and <c>findJobs.lua</c> return it
 /// (see <see cref="DurableScripts"/>'s remarks): a header (state, cancel flag, when it ended, attempt, enqueued at,
-/// consumer, started at, error), then one part per failed attempt, read in one place.
+/// consumer, started at, error, and the job type's name unless it is the queue's default type), then one part per
+/// failed attempt, read in one place.
 /// </summary>
 /// <param name="State">The record's state letter (<c>S</c>, <c>D</c>, <c>C</c> ended; <c>r</c>, <c>q</c>, <c>z</c> live), or <c>\0</c> for no record.</param>
 /// <param name="CancelRequested">Whether a cancel was asked of the job.</param>
@@ -16,8 +17,9 @@ namespace WorkQueue.AspNetCore.Durable.Calls;
 /// <param name="StartedAt">When that attempt started, if it did.</param>
 /// <param name="Error">That attempt's error, if any.</param>
 /// <param name="History">The earlier attempts, each as it failed (outcome <see cref="JobState.Retrying"/>).</param>
+/// <param name="JobType">The job type's name, or <see langword="null"/> for the queue's default type (and in a live record, which never holds it).</param>
 internal readonly record struct JobRecord(
-    char State, bool CancelRequested, DateTimeOffset? At, int Attempt, DateTimeOffset EnqueuedAt, string? Consumer, DateTimeOffset? StartedAt, string? Error, List<JobAttempt> History)
+    char State, bool CancelRequested, DateTimeOffset? At, int Attempt, DateTimeOffset EnqueuedAt, string? Consumer, DateTimeOffset? StartedAt, string? Error, List<JobAttempt> History, string? JobType = null)
 {
     /// <summary>Reads a record; no record (<see langword="null"/> or empty) reads as state <c>\0</c>, attempt 1, no history.</summary>
     public static JobRecord Parse(string? text)
@@ -48,7 +50,8 @@ internal readonly record struct JobRecord(
             NullIfEmpty(Field(h, 5)),
             ReadTime(Field(h, 6)),
             NullIfEmpty(Field(h, 7)),
-            history);
+            history,
+            NullIfEmpty(Field(h, 8)));
     }
 
     /// <summary>A time the scripts wrote (Unix ms, a score's text included), or <see langword="null"/> when none (empty, 0, unreadable).</summary>

@@ -23,7 +23,7 @@ internal static class SettleCanceledCall
 
     /// <summary>
     /// ARGV: group, consumer, stream id, job id, attempt, enqueued at, started at, idempotency key, epoch, vanished,
-    /// finished-job retention ms.
+    /// finished-job retention ms, job type ('' for the queue's default type).
     /// </summary>
     public static RedisValue[] Arguments(string consumer, in SettledEntry entry, long finishedRetentionMs) =>
     [
@@ -38,5 +38,6 @@ internal static class SettleCanceledCall
         entry.Epoch,
         entry.VanishedArgument,
         finishedRetentionMs,
+        entry.JobTypeArgument,
     ];
 }

@@ -31,6 +31,9 @@ internal readonly record struct SettledEntry(
     /// <summary>Gets the start time as the scripts take it: empty when the attempt never started.</summary>
     public RedisValue StartedAtArgument => StartedAtMs > 0 ? StartedAtMs : RedisValue.EmptyString;
 
+    /// <summary>Gets the job type's name as records store it (<see cref="JobTypeEnvelope"/>): empty for the queue's default type.</summary>
+    public string JobTypeArgument => JobTypeEnvelope.Read(Payload, out _) ?? string.Empty;
+
     /// <summary>Gets the cancel flag as the scripts take it: <c>1</c> or empty.</summary>
     public string CancelArgument => CancelRequested ? "1" : string.Empty;
 
@@ -38,9 +41,14 @@ internal readonly record struct SettledEntry(
     /// Gets the delayed-set member of this entry's retry (<c>{job id}|{next attempt}|{enqueued at}|{payload}</c>, the
     /// key framed by <c>\u0001</c> before the payload when the job has one; read back by <c>includes/round/promote.lua</c>).
     /// </summary>
-    public string RetryMember => Key is { } key
-        ? string.Create(CultureInfo.InvariantCulture, $"{JobId}|{Attempt + 1}|{EnqueuedAtMs}|\u0001{key}\u0001{Payload}")
-        : string.Create(CultureInfo.InvariantCulture, $"{JobId}|{Attempt + 1}|{EnqueuedAtMs}|{Payload}");
+    public string RetryMember => Member(Attempt + 1);
+
+    /// <summary>Gets the delayed-set member of this entry handed back unrun, as the same attempt (<c>postpone.lua</c>).</summary>
+    public string SameAttemptMember => Member(Attempt);
+
+    private string Member(int attempt) => Key is { } key
+        ? string.Create(CultureInfo.InvariantCulture, $"{JobId}|{attempt}|{EnqueuedAtMs}|\u0001{key}\u0001{Payload}")
+        : string.Create(CultureInfo.InvariantCulture, $"{JobId}|{attempt}|{EnqueuedAtMs}|{Payload}");
 
     /// <summary>What the store tells the settle scripts of an entry it holds.</summary>
     public static SettledEntry Of(DurableEntry entry) => new(

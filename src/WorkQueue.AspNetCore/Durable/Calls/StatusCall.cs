@@ -73,9 +73,18 @@ internal enum StatusKind
 /// <param name="Entry">Queued or running: the stream entry the job is in (its payload left out by <c>findJobs.lua</c>).</param>
 /// <param name="Consumer">Running: the consumer the entry is pending for.</param>
 /// <param name="IdleMs">Running: the ms since that consumer last claimed the entry.</param>
+/// <param name="MemberJobType">Scheduled or retrying: the job type's name the member's payload carries (<see langword="null"/>: the queue's default type).</param>
 internal readonly record struct StatusReply(
-    StatusKind Kind, string? JobId, JobRecord Record, DateTimeOffset? Due, int Attempt, DateTimeOffset EnqueuedAt, DurableEntry? Entry, string? Consumer, long IdleMs)
+    StatusKind Kind, string? JobId, JobRecord Record, DateTimeOffset? Due, int Attempt, DateTimeOffset EnqueuedAt, DurableEntry? Entry, string? Consumer, long IdleMs, string? MemberJobType = null)
 {
+    /// <summary>Gets the job type's name wherever the job is (<see langword="null"/>: the queue's default type, see <see cref="JobTypeEnvelope"/>).</summary>
+    public string? JobType => Kind switch
+    {
+        StatusKind.Ended => Record.JobType,
+        StatusKind.Scheduled or StatusKind.Retrying => MemberJobType,
+        _ => Entry?.JobType,
+    };
+
     /// <summary>Reads a reply of <c>status.lua</c>: every answer but the unknown one (<c>{ '' }</c>) ends with the job's id.</summary>
     public static StatusReply Read(RedisResult reply)
     {
@@ -93,12 +102,13 @@ internal readonly record struct StatusReply(
                 return Of(StatusKind.Ended, jobId, record);
             case "S":
             case "R":
-                // { kind, record, due, attempt, enqueued at }
+                // { kind, record, due, attempt, enqueued at, job type }
                 return Of((string?)reply[0] == "S" ? StatusKind.Scheduled : StatusKind.Retrying, jobId, record) with
                 {
                     Due = JobRecord.ReadTime((string?)reply[2]),
                     Attempt = JobRecord.ReadAttempt((string?)reply[3]),
                     EnqueuedAt = JobRecord.ReadTime((string?)reply[4]) ?? DateTimeOffset.UnixEpoch,
+                    MemberJobType = reply.Length > 5 && !reply[5].IsNull && ((string?)reply[5])!.Length > 0 ? (string?)reply[5] : null,
                 };
             case "Q":
                 // { kind, record, stream id, fields }

@@ -26,9 +26,9 @@ local job = jobOf(asked)
 local rec = recordOf(job)
 if isEnded(rec) then return { 3, job } end
 local at = string.format('%.0f', now)
-local function canceled(id, attempt, enq, key)
+local function canceled(id, attempt, enq, key, payload)
   releaseKey(key, job, nil, 0)
-  endRecord(job, id, 'C', header('C', '1', at, attempt or '1', enq or '0', '', '', '') .. historyOf(rec), at, retentionMs)
+  endRecord(job, id, 'C', header('C', '1', at, attempt or '1', enq or '0', '', '', '', typeOf(payload)) .. historyOf(rec), at, retentionMs)
   redis.pcall('DEL', atName(job))
   return { 1, job }
 end
@@ -40,8 +40,8 @@ local member = redis.call('HGET', scheduled, job)
 if member then
   redis.call('HDEL', scheduled, job)
   redis.call('ZREM', delayed, member)
-  local attempt, stamp, key = fromMember(member)
-  return canceled(job, attempt, stamp, key)
+  local attempt, stamp, key, payload = fromMember(member)
+  return canceled(job, attempt, stamp, key, payload)
 end
 if scheduledOnly then return { 0 } end
 local where = redis.pcall('GET', atName(job))
@@ -54,8 +54,8 @@ if string.sub(where, 1, 1) == 'z' then
   local due = delayedMember(job, string.sub(where, 2))
   if not due then return { 0 } end
   redis.call('ZREM', delayed, due)
-  local attempt, stamp, key = fromMember(due)
-  return canceled('', attempt, stamp, key)
+  local attempt, stamp, key, payload = fromMember(due)
+  return canceled('', attempt, stamp, key, payload)
 end
 -- pcall: a location set by hand to something Redis cannot read as a stream id is no location.
 local entry = redis.pcall('XRANGE', stream, where, where)
@@ -90,4 +90,4 @@ if info then
     redis.pcall('XSETID', stream, last, 'ENTRIESADDED', added - 1, 'MAXDELETEDID', deleted)
   end
 end
-return canceled(where, f['a'], f['t'], f['k'])
+return canceled(where, f['a'], f['t'], f['k'], f['p'])

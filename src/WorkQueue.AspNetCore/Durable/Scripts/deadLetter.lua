@@ -33,5 +33,5 @@ local rec = recordOf(job)
 local cancel = cancelAsked
 if cancel == '' then cancel = cancelOf(rec) end
 local at = string.format('%.0f', now)
-endRecord(job, id, 'D', header('D', cancel, at, attempt, enqueuedAt, consumer, startedAt, err) .. historyOf(rec), at, tonumber(retention))
+endRecord(job, id, 'D', header('D', cancel, at, attempt, enqueuedAt, consumer, startedAt, err, typeOf(payload)) .. historyOf(rec), at, tonumber(retention))
 return 1

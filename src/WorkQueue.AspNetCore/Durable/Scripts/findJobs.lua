@@ -3,9 +3,11 @@
 -- queued, P running, S scheduled, R retrying), cursor phase ('' to start), cursor position ('' for the start of that
 -- phase; else the last stream id read, or the last score read), cursor member (the job id read last at that score;
 -- '' in the stream), limit, scan limit, error text ('' for any; lower case, matched in the job's last error, ASCII
--- case-insensitive), byte budget. Reads only. Returns { jobs, next phase ('' when done), next position, next member,
+-- case-insensitive), byte budget, job type text ('' for any; lower case, matched in the job type's name, ASCII
+-- case-insensitive), the queue's default job type's name, lower case ('' for none: what a bare payload's type is
+-- called, see JobTypeEnvelope.cs). Reads only. Returns { jobs, next phase ('' when done), next position, next member,
 -- scanned, bytes read } where each job is { job id, then its reply as status.lua gives it, but a stream entry's
--- fields without its payload (p) }.
+-- fields without its payload (p): in its place y, the job type's name, when the payload names one }.
 -- One call is bounded: it examines at most min(scan limit, 256) entries, and stops once it has read byte budget
 -- bytes (entries, members and records as Redis holds them; the entry that passes the budget is the last), so a
 -- payload is read one entry at a time and never returned. A cursor is a seek, not an offset: the stream is read
@@ -22,13 +24,14 @@
 local stream, delayed, scheduled = KEYS[1], KEYS[2], KEYS[3]
 local group, phases, live, cursorPhase, cursorPosition, cursorMember = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6]
 local limit, scanLimit, err, byteLimit = tonumber(ARGV[7]), math.min(tonumber(ARGV[8]), 256), ARGV[9], tonumber(ARGV[10])
+local typeText, defaultType = ARGV[11] or '', ARGV[12] or ''
 local found, scanned, bytes = {}, 0, 0
 -- An entry no consumer holds at or below the group's last delivered id was completed and waits for the trim (see
 -- Trim and Settled): neither queued nor running. Read once per call.
 local _, lastDelivered = groupState()
 local function lastError(rec)
   if not rec then return nil end
-  local last = string.match(rec, '^[^\31]*\31[^\31]*\31[^\31]*\31[^\31]*\31[^\31]*\31[^\31]*\31[^\31]*\31([^\30]*)')
+  local last = string.match(rec, '^[^\31]*\31[^\31]*\31[^\31]*\31[^\31]*\31[^\31]*\31[^\31]*\31[^\31]*\31([^\31\30]*)')
   if last and last ~= '' then return last end
   for e in string.gmatch(rec, '\30[^\31]*\31[^\31]*\31[^\31]*\31[^\31]*\31[^\31]*\31([^\30]*)') do
     if e ~= '' then last = e end
@@ -40,6 +43,16 @@ local function matches(rec)
   if err == '' then return true end
   local e = lastError(rec)
   return e ~= nil and string.find(string.lower(e), err, 1, true) ~= nil
+end
+-- Whether a job of type t ('' for the default one) is searched for.
+local function typeWanted(t)
+  if typeText == '' then return true end
+  if t == '' then t = defaultType else t = string.lower(t) end
+  return string.find(t, typeText, 1, true) ~= nil
+end
+-- The job type's name an ended record holds after its error ('' for the default one).
+local function recordType(rec)
+  return string.match(rec, '^[^\31]*\31[^\31]*\31[^\31]*\31[^\31]*\31[^\31]*\31[^\31]*\31[^\31]*\31[^\31\30]*\31([^\31\30]*)') or ''
 end
 local function wants(kind) return string.find(live, kind, 1, true) ~= nil end
 local function record(job)
@@ -124,7 +137,7 @@ for p = 1, #phases do
         local e = page[1]
         scanned = scanned + 1
         pos = e[1]
-        local job, fields = e[1], {}
+        local job, fields, jobType = e[1], {}, ''
         for i = 1, #e[2], 2 do
           local f, v = e[2][i], e[2][i + 1]
           bytes = bytes + #v
@@ -132,12 +145,18 @@ for p = 1, #phases do
           if f ~= 'p' then
             fields[#fields + 1] = f
             fields[#fields + 1] = v
+          else
+            jobType = typeOf(v)
           end
+        end
+        if jobType ~= '' then
+          fields[#fields + 1] = 'y'
+          fields[#fields + 1] = jobType
         end
         local held = redis.call('XPENDING', stream, group, e[1], e[1], 1)
         local kind = #held > 0 and 'P' or 'Q'
         if kind == 'Q' and lastDelivered and not before(lastDelivered, e[1]) then kind = 'settled' end
-        if wants(kind) then
+        if wants(kind) and typeWanted(jobType) then
           local rec = record(job)
           if matches(rec) then
             if kind == 'P' then
@@ -164,12 +183,14 @@ for p = 1, #phases do
           bytes = bytes + #page[1]
           local job = jobOf(page[1])
           pos, at = page[2], job
-          local _, attempt, stamp = string.match(page[1], '^([^|]*)|([^|]*)|([^|]*)|')
+          local _, attempt, stamp, tail = string.match(page[1], '^([^|]*)|([^|]*)|([^|]*)|(.*)$')
           if attempt then
             local kind = redis.call('HEXISTS', scheduled, job) == 1 and 'S' or 'R'
-            if wants(kind) then
+            local _, payload = splitKey(tail)
+            local jobType = typeOf(payload)
+            if wants(kind) and typeWanted(jobType) then
               local rec = record(job)
-              if matches(rec) then found[#found + 1] = { job, kind, rec or '', page[2], attempt, stamp } end
+              if matches(rec) then found[#found + 1] = { job, kind, rec or '', page[2], attempt, stamp, jobType } end
             end
           end
         else
@@ -200,7 +221,7 @@ for p = 1, #phases do
             -- An entry without a record (an old version's record expired before the trim reached its entry) is passed over.
             if type(rec) == 'string' then
               bytes = bytes + #rec
-              if matches(rec) then found[#found + 1] = { jobs[k], 'E', rec } end
+              if matches(rec) and typeWanted(recordType(rec)) then found[#found + 1] = { jobs[k], 'E', rec } end
             end
             if #found >= limit then break end
           end

@@ -42,7 +42,7 @@ for _, entry in ipairs(claimed[2]) do
     settledAny = true
     releaseKey(f['k'], f['j'] or id, nil, 0)
     local at = string.format('%.0f', now)
-    endRecord(f['j'] or id, id, 'C', header('C', '1', at, f['a'] or '1', f['t'] or '0', consumer, '', '') .. historyOf(asked), at, retention)
+    endRecord(f['j'] or id, id, 'C', header('C', '1', at, f['a'] or '1', f['t'] or '0', consumer, '', '', typeOf(f['p'])) .. historyOf(asked), at, retention)
   elseif deliveries > maxDeliveries then
     local dead = { 'j', f['j'] or id, 'p', f['p'] or '', 'a', f['a'] or '1', 't', f['t'] or '0',
       'e', 'Delivered ' .. deliveries .. ' times without completing (its consumers stopped or crashed each time): treated as poison.',
@@ -57,7 +57,7 @@ for _, entry in ipairs(claimed[2]) do
     releaseKey(f['k'], f['j'] or id, nil, 0)
     local rec = recordOf(f['j'] or id)
     local at = string.format('%.0f', now)
-    endRecord(f['j'] or id, id, 'D', header('D', cancelOf(rec), at, f['a'] or '1', f['t'] or '0', consumer, '', dead[10]) .. historyOf(rec), at, retention)
+    endRecord(f['j'] or id, id, 'D', header('D', cancelOf(rec), at, f['a'] or '1', f['t'] or '0', consumer, '', dead[10], typeOf(f['p'])) .. historyOf(rec), at, retention)
   else
     keep[#keep + 1] = { id, entry[2], deliveries }
   end

@@ -30,7 +30,7 @@ local function handBack(i)
     redis.call('XACK', stream, group, id)
     releaseKey(key, job, nil, 0)
     local at = string.format('%.0f', now)
-    endRecord(job, id, 'C', header('C', '1', at, attempt, enqueuedAt, consumer, '', '') .. historyOf(rec), at, tonumber(retention))
+    endRecord(job, id, 'C', header('C', '1', at, attempt, enqueuedAt, consumer, '', '', typeOf(payload)) .. historyOf(rec), at, tonumber(retention))
     return 1
   elseif #mine == 1 or foundVanished or vanished(id, epochKey, epoch) then
     local moved

@@ -6,9 +6,9 @@
 -- element count of each of the four sections that follow, in this order: enqueues, key releases (a triple { key, job
 -- id, stream id } per completed entry that holds a key), plain acknowledgements (per completed entry whose job id
 -- is its stream id, on attempt 1, with no cancel: { stream id, enqueued at, started at }, or { stream id } alone when
--- the finished-job retention is 0) and other
--- acknowledgements (six: { stream id, job id ('' when the same), attempt, enqueued at, started at, '1' when a cancel
--- reached it (else '') }). One turn of the store's loop in one call (one round trip, and under appendfsync always
+-- the finished-job retention is 0; a job of the queue's default type) and other
+-- acknowledgements (seven: { stream id, job id ('' when the same), attempt, enqueued at, started at, '1' when a cancel
+-- reached it (else ''), job type ('' for the queue's default type) }). One turn of the store's loop in one call (one round trip, and under appendfsync always
 -- one fsync where three calls waited for three), composed of parts that each fail on their own:
 -- * enqueues (includes/round/enqueue.lua): adds as many payloads as the queue has room for (unfinished = the
 --   stream's unsettled entries, see unfinished.lua, + delayed retries and scheduled jobs), in order, answering # for

@@ -1,7 +1,7 @@
 -- KEYS: stream, delayed, scheduled. ARGV: group, job id. Returns where a job is, without writing anything: { 'E',
 -- record } ended (in the ended hash, or a record string the previous version wrote); { 'S', record
--- or '', due, attempt, enqueued at } scheduled; { 'R', record or '', due, attempt, enqueued at } waiting for a
--- retry; { 'P', record or '', stream id, fields, consumer, ms since its consumer last claimed it, deliveries }
+-- or '', due, attempt, enqueued at, job type ('' for the queue's default type) } scheduled; { 'R', the same } waiting
+-- for a retry; { 'P', record or '', stream id, fields, consumer, ms since its consumer last claimed it, deliveries }
 -- delivered to a consumer; { 'Q', record or '', stream id, fields } queued; { '' } unknown (or ended longer ago than
 -- the retention). Every reply but the unknown one ends with the job's id: the id may be the job's or the stream id of
 -- any later entry of it still in the stream (a retry's, a hand-back's: see jobOf.lua), which reads as its job.
@@ -18,8 +18,9 @@ local job = jobOf(asked)
 local rec = recordOf(job)
 if isEnded(rec) then return { 'E', rec, job } end
 local function fromMember(kind, member, score)
-  local _, attempt, stamp = string.match(member, '^([^|]*)|([^|]*)|([^|]*)|')
-  return { kind, rec or '', score or '', attempt or '1', stamp or '0', job }
+  local _, attempt, stamp, tail = string.match(member, '^([^|]*)|([^|]*)|([^|]*)|(.*)$')
+  local _, payload = splitKey(tail or '')
+  return { kind, rec or '', score or '', attempt or '1', stamp or '0', typeOf(payload), job }
 end
 local member = redis.call('HGET', scheduled, job)
 if member then return fromMember('S', member, redis.call('ZSCORE', delayed, member)) end

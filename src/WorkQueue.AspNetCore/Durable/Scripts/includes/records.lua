@@ -1,7 +1,7 @@
 -- The helpers of job records (KEYS[1] is the queue's stream; see DurableScripts.cs and docs/durable.md, In Redis): recName(job), atName(job),
 -- endedName(state), endedRecords() (the hash of ended records), recordOf(job) (the ended record, else the live one;
 -- nil when none), historyOf(rec), cancelOf(rec), isEnded(rec), header(...), endRecord(job, id, state, rec, at,
--- retention) and delayedMember(job, score) (KEYS[2] is the delayed set).
+-- retention), delayedMember(job, score) (KEYS[2] is the delayed set) and typeOf(payload).
 
 local US, RS = '\31', '\30'
 local queueNames = string.sub(KEYS[1], 1, -7)
@@ -34,8 +34,18 @@ local function isEnded(rec)
   local s = string.sub(rec, 1, 1)
   return s == 'S' or s == 'D' or s == 'C'
 end
-local function header(state, cancel, at, attempt, enq, consumer, started, err)
-  return state .. US .. cancel .. US .. at .. US .. attempt .. US .. enq .. US .. consumer .. US .. started .. US .. err
+-- The job type's name a stored payload carries, '' when it is bare (the queue's default type): the name ends at the
+-- first US within its longest length, 100 (see JobTypeEnvelope.cs), so a large payload is not scanned.
+local function typeOf(payload)
+  if not payload then return '' end
+  return string.match(string.sub(payload, 1, 101), '^([^\31]+)\31') or ''
+end
+-- A record's header: its fields, then the job type's name when it is not the queue's default one (so a record of the
+-- default type is as short as before job types).
+local function header(state, cancel, at, attempt, enq, consumer, started, err, jobType)
+  local h = state .. US .. cancel .. US .. at .. US .. attempt .. US .. enq .. US .. consumer .. US .. started .. US .. err
+  if jobType and jobType ~= '' then h = h .. US .. jobType end
+  return h
 end
 -- A rare ending (a dead letter, a cancel): kept in the ended hash and listed by its end until the trim, or not at all.
 local function endRecord(job, id, state, rec, at, retention)

@@ -1,8 +1,9 @@
 -- acknowledge(releases, plains, acks): the round's acknowledgements. Reads three sections of ARGV: key releases
 -- { key, job id, stream id } of completed entries that hold a key; plain completed entries (their job id their
--- stream id, attempt 1, no cancel): { stream id, enqueued at, started at } when records are kept, else { stream id }
--- alone (nothing reads their times); other completed entries { stream id, job id ('' when the same), attempt,
--- enqueued at, started at, '1' when a cancel reached it (else '') }; ARGV[1] the group, ARGV[2] the consumer, ARGV[7]
+-- stream id, attempt 1, no cancel, the queue's default type): { stream id, enqueued at, started at } when records are
+-- kept, else { stream id } alone (nothing reads their times); other completed entries { stream id, job id ('' when
+-- the same), attempt, enqueued at, started at, '1' when a cancel reached it (else ''), job type ('' for the queue's
+-- default type, see JobTypeEnvelope.cs) }; ARGV[1] the group, ARGV[2] the consumer, ARGV[7]
 -- the key retention, ARGV[8] the finished-job retention (0: no records); KEYS[1] the stream. Every element is read
 -- before the XACK: one that cannot be read (a malformed id or number) is left out, its position (plain ones first,
 -- then the others, from 1) listed in acknowledged.invalid; a release that cannot be read is skipped (the key is
@@ -79,11 +80,12 @@ local function acknowledge(releases, plains, acks)
     end
   end
   for k = 1, acks.count do
-    local i = acks.first + 6 * (k - 1)
+    local i = acks.first + 7 * (k - 1)
     local id, job = ARGV[i], ARGV[i + 1]
     if job == '' then job = id end
     local cancel = ARGV[i + 5]
-    if isStreamId(id) and isJobId(job) and isMs(ARGV[i + 2]) and isMs(ARGV[i + 3]) and isMsOrNone(ARGV[i + 4]) and (cancel == '' or cancel == '1') then
+    if isStreamId(id) and isJobId(job) and isMs(ARGV[i + 2]) and isMs(ARGV[i + 3]) and isMsOrNone(ARGV[i + 4]) and (cancel == '' or cancel == '1')
+      and not string.find(ARGV[i + 6], '[%c|]') then
       n = n + 1
       done[n], jobs[n], from[n], plain[n] = id, job, i, false
       if finished > 0 then names[n] = recNames .. job end
@@ -121,12 +123,12 @@ local function acknowledge(releases, plains, acks)
     -- The parts every record of the round shares, joined once.
     local ended, consumer = US .. stamp .. US, US .. ARGV[2] .. US
     for k = 1, n do
-      local id, job, cancel, attempt, enq, started = done[k], jobs[k], '', '1'
+      local id, job, cancel, attempt, enq, started, jobType = done[k], jobs[k], '', '1'
       local i = from[k]
       if plain[k] then
         enq, started = ARGV[i + 1], ARGV[i + 2]
       else
-        attempt, enq, started, cancel = ARGV[i + 2], ARGV[i + 3], ARGV[i + 4], ARGV[i + 5]
+        attempt, enq, started, cancel, jobType = ARGV[i + 2], ARGV[i + 3], ARGV[i + 4], ARGV[i + 5], ARGV[i + 6]
       end
       if not stale[k] then
         local prior = old[k]
@@ -137,6 +139,7 @@ local function acknowledge(releases, plains, acks)
           prior = nil
         end
         local rec = 'S' .. US .. cancel .. ended .. attempt .. US .. enq .. consumer .. started .. US
+        if jobType and jobType ~= '' then rec = rec .. US .. jobType end
         if prior then rec = rec .. historyOf(prior) end
         r = r + 2
         records[r - 1] = job

@@ -1,0 +1,177 @@
+using System.Diagnostics.CodeAnalysis;
+using WorkQueue.Telemetry;
+
+namespace WorkQueue.AspNetCore.Durable;
+
+/// <summary>
+/// The producer and job-control side of a durable queue, for every job type it carries: writes a payload as JSON in
+/// its job type's envelope on the caller's thread, then hands it to the store; reads, cancels and finds jobs in Redis.
+/// </summary>
+internal sealed class DurableWorkQueue
+{
+    /// <summary>The longest delay: Redis keeps due times as doubles of Unix ms, exact far beyond it.</summary>
+    private static readonly TimeSpan MaxDelay = TimeSpan.FromDays(36_525);
+
+    private readonly RedisStreamStore _store;
+    private readonly WorkQueueMetrics? _metrics;
+    private readonly KeyValuePair<string, object?> _metricTag;
+
+    public DurableWorkQueue(RedisStreamStore store, WorkQueueMetrics? metrics)
+    {
+        _store = store;
+        _metrics = metrics;
+        _metricTag = new KeyValuePair<string, object?>(WorkQueueMetrics.QueueTag, store.QueueName);
+    }
+
+    public string Name => _store.QueueName;
+
+    /// <summary>Gets the payload of a job of <typeparamref name="THandler"/> as the queue stores it.</summary>
+    /// <exception cref="InvalidOperationException">No job type is registered for the handler and payload.</exception>
+    public string Stored<[DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.PublicConstructors)] THandler, TPayload>(TPayload payload)
+        where THandler : class, IJobHandler<TPayload>
+    {
+        var type = _store.JobTypes.Of<THandler, TPayload>(_store.QueueName);
+        return _store.JobTypes.Write(type, type.Write(payload));
+    }
+
+    public ValueTask EnqueueAsync<[DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.PublicConstructors)] THandler, TPayload>(TPayload payload, CancellationToken cancellationToken = default)
+        where THandler : class, IJobHandler<TPayload>
+    {
+        var enqueue = _store.EnqueueAsync(Stored<THandler, TPayload>(payload), cancellationToken);
+        return enqueue.IsCompletedSuccessfully ? ValueTask.CompletedTask : AwaitAsync(enqueue);
+
+        static async ValueTask AwaitAsync(ValueTask<string> pending) => await pending.ConfigureAwait(false);
+    }
+
+    public ValueTask<EnqueueResult> EnqueueAsync<[DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.PublicConstructors)] THandler, TPayload>(TPayload payload, JobOptions options, CancellationToken cancellationToken = default)
+        where THandler : class, IJobHandler<TPayload>
+    {
+        ArgumentNullException.ThrowIfNull(options);
+        options.Validate(nameof(options));
+        return EnqueueStoredAsync(Stored<THandler, TPayload>(payload), options, cancellationToken);
+    }
+
+    /// <summary>Stores a payload already in its envelope with <paramref name="options"/> (validated by the caller).</summary>
+    public ValueTask<EnqueueResult> EnqueueStoredAsync(string stored, JobOptions options, CancellationToken cancellationToken)
+    {
+        string spec = string.Empty;
+        if (options.Delay is { } delay)
+        {
+            if (delay > MaxDelay)
+            {
+                throw new ArgumentOutOfRangeException(nameof(options), delay, $"JobOptions.Delay must be at most {MaxDelay.TotalDays:F0} days.");
+            }
+
+            spec = RedisStreamStore.DelaySpec(delay);
+        }
+        else if (options.RunAt is { } runAt)
+        {
+            spec = RedisStreamStore.AtSpec(runAt);
+        }
+
+        var enqueue = _store.EnqueueAsync(stored, spec, options.IdempotencyKey, cancellationToken);
+        return enqueue.IsCompletedSuccessfully ? ValueTask.FromResult(ToResult(enqueue.Result)) : AwaitResultAsync(enqueue);
+
+        async ValueTask<EnqueueResult> AwaitResultAsync(ValueTask<string> pending) => ToResult(await pending.ConfigureAwait(false));
+    }
+
+    public ValueTask<string> ScheduleAsync<[DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.PublicConstructors)] THandler, TPayload>(TPayload payload, TimeSpan delay, CancellationToken cancellationToken = default)
+        where THandler : class, IJobHandler<TPayload> =>
+        ScheduleStoredAsync(Stored<THandler, TPayload>(payload), delay, cancellationToken);
+
+    public ValueTask<string> ScheduleAsync<[DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.PublicConstructors)] THandler, TPayload>(TPayload payload, DateTimeOffset runAt, CancellationToken cancellationToken = default)
+        where THandler : class, IJobHandler<TPayload> =>
+        _store.ScheduleAsync(Stored<THandler, TPayload>(payload), runAt, cancellationToken);
+
+    /// <summary>Stores a payload already in its envelope to run after <paramref name="delay"/>.</summary>
+    public ValueTask<string> ScheduleStoredAsync(string stored, TimeSpan delay, CancellationToken cancellationToken)
+    {
+        ArgumentOutOfRangeException.ThrowIfGreaterThan(delay, MaxDelay);
+        return _store.ScheduleAsync(stored, delay, cancellationToken);
+    }
+
+    /// <summary>Stores a payload already in its envelope to run at <paramref name="runAt"/>.</summary>
+    public ValueTask<string> ScheduleStoredAsync(string stored, DateTimeOffset runAt, CancellationToken cancellationToken) =>
+        _store.ScheduleAsync(stored, runAt, cancellationToken);
+
+    public async ValueTask<bool> CancelScheduledAsync(string jobId, CancellationToken cancellationToken = default)
+    {
+        CheckJobId(jobId);
+        try
+        {
+            return await _store.CancelScheduledAsync(jobId).WaitAsync(cancellationToken).ConfigureAwait(false);
+        }
+        catch (Exception ex) when (ex is StackExchange.Redis.RedisException or TimeoutException)
+        {
+            throw Unavailable("the cancel", ex);
+        }
+    }
+
+    public async ValueTask<JobStatus?> GetJobAsync(string jobId, CancellationToken cancellationToken = default)
+    {
+        CheckJobId(jobId);
+        try
+        {
+            return await _store.GetJobAsync(jobId).WaitAsync(cancellationToken).ConfigureAwait(false);
+        }
+        catch (Exception ex) when (ex is StackExchange.Redis.RedisException or TimeoutException)
+        {
+            throw Unavailable("the status read", ex);
+        }
+    }
+
+    public async ValueTask<JobCancelResult> CancelAsync(string jobId, CancellationToken cancellationToken = default)
+    {
+        CheckJobId(jobId);
+        try
+        {
+            return await _store.CancelAsync(jobId).WaitAsync(cancellationToken).ConfigureAwait(false);
+        }
+        catch (Exception ex) when (ex is StackExchange.Redis.RedisException or TimeoutException)
+        {
+            throw Unavailable("the cancel", ex);
+        }
+    }
+
+    public async ValueTask<JobPage> FindJobsAsync(JobQuery query, CancellationToken cancellationToken = default)
+    {
+        ArgumentNullException.ThrowIfNull(query);
+        query.Validate(nameof(query), checkCursor: false);
+        if (query.Cursor is not null && !RedisStreamStore.IsSearchCursor(query.Cursor))
+        {
+            throw new ArgumentException($"JobQuery.Cursor '{query.Cursor}' is not a cursor a durable job page returned.", nameof(query));
+        }
+
+        try
+        {
+            return (await _store.FindJobsAsync(query.States, query.NameContains, query.ErrorContains, query.Cursor, query.Limit, query.ScanLimit, wait: true, cancellationToken).WaitAsync(cancellationToken).ConfigureAwait(false))!;
+        }
+        catch (Exception ex) when (ex is StackExchange.Redis.RedisException or TimeoutException)
+        {
+            throw Unavailable("the job search", ex);
+        }
+    }
+
+    private EnqueueResult ToResult(string id)
+    {
+        if (id.Length > 0 && id[0] == RedisStreamStore.DeduplicatedPrefix)
+        {
+            _metrics?.Deduplicated(_metricTag);
+            return new EnqueueResult(id[1..], Created: false);
+        }
+
+        return new EnqueueResult(id, Created: true);
+    }
+
+    private static void CheckJobId(string jobId)
+    {
+        ArgumentException.ThrowIfNullOrEmpty(jobId);
+        if (!StreamIdGrammar.IsJobId(jobId))
+        {
+            throw new ArgumentException($"'{jobId}' is not a durable job id: one looks like 1732500000000-0 (EnqueueAsync) or s1732500000000-1 (ScheduleAsync), two whole numbers from 0 to 18446744073709551615 without leading zeros.", nameof(jobId));
+        }
+    }
+
+    private JobRejectedException Unavailable(string what, Exception ex) =>
+        new(_store.QueueName, RejectionReason.StoreUnavailable, $"Durable queue '{_store.QueueName}': {what} did not reach Redis ({ex.Message}).", ex);
+}
