@@ -293,8 +293,7 @@ public static class DurableQueueBuilderExtensions
         var durable = services.GetRequiredService<IOptionsMonitor<DurableQueueOptions>>().Get(optionsName);
         var logger = services.GetService<ILoggerFactory>()?.CreateLogger("WorkQueue") ?? NullLogger.Instance;
         var store = new RedisStreamStore(name, options, durable, types, services, services.GetRequiredService<WorkQueueEnvironment>().Time, logger);
-        var queue = new DurableWorkQueue(store, services.GetService<global::WorkQueue.Telemetry.WorkQueueMetrics>());
-        services.GetRequiredService<DurableQueueRegistry>().Add(new DurableQueue(store, queue, types.Default?.CreateProducer(store, queue), types.Default?.PayloadType));
+        services.GetRequiredService<DurableQueueRegistry>().Add(new DurableQueue(store, store.Queue, types.Default?.CreateProducer(store, store.Queue), types.Default?.PayloadType));
 
         // Its gauges read every durable queue in the registry; created once, with the first store.
         _ = services.GetRequiredService<DurableQueueMetrics>();

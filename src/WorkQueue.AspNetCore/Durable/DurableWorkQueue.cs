@@ -4,10 +4,10 @@ using WorkQueue.Telemetry;
 namespace WorkQueue.AspNetCore.Durable;
 
 /// <summary>
-/// The producer and job-control side of a durable queue, for every job type it carries: writes a payload as JSON in
-/// its job type's envelope on the caller's thread, then hands it to the store; reads, cancels and finds jobs in Redis.
+/// The <see cref="IWorkQueue"/> of a durable queue, for every job type it carries: writes a payload as JSON in its job
+/// type's envelope on the caller's thread, then hands it to the store; reads, cancels and finds jobs in Redis.
 /// </summary>
-internal sealed class DurableWorkQueue
+internal sealed class DurableWorkQueue : IWorkQueue
 {
     /// <summary>The longest delay: Redis keeps due times as doubles of Unix ms, exact far beyond it.</summary>
     private static readonly TimeSpan MaxDelay = TimeSpan.FromDays(36_525);

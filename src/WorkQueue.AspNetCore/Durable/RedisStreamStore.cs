@@ -5,6 +5,7 @@ using Microsoft.Extensions.Logging;
 using StackExchange.Redis;
 using WorkQueue.Durability;
 using WorkQueue.Internal;
+using WorkQueue.Telemetry;
 
 namespace WorkQueue.AspNetCore.Durable;
 
@@ -81,6 +82,7 @@ internal sealed partial class RedisStreamStore : IJobStore
         _clock = new RedisClockOffset(time);
         Keys = new RedisStreamKeys(durable.KeyPrefix, queue);
         ConsumerName = CreateConsumerName();
+        Queue = new DurableWorkQueue(this, services.GetService<WorkQueueMetrics>());
     }
 
     public string QueueName => _queue;
@@ -93,8 +95,11 @@ internal sealed partial class RedisStreamStore : IJobStore
     /// <summary>Gets the job types the queue reads and writes.</summary>
     public QueueJobTypes JobTypes => _types;
 
-    // None yet: producers still go through IDurableQueue<TPayload>, so GetQueue refuses a durable queue (issue 29).
-    public IWorkQueue? Producer => null;
+    /// <inheritdoc/>
+    public IWorkQueue Producer => Queue;
+
+    /// <summary>Gets the queue's producer and job control, for every job type it carries.</summary>
+    public DurableWorkQueue Queue { get; }
 
     public int PrefetchCapacity => _durable.Prefetch;
 

@@ -15,10 +15,10 @@ namespace WorkQueue.Durability;
 internal interface IJobStore
 {
     /// <summary>
-    /// Gets the producer of the queue this store serves, which <see cref="IWorkQueueProvider.GetQueue(string)"/> returns
-    /// for it, or <see langword="null"/> while the store has none (then <c>GetQueue</c> refuses the queue).
+    /// Gets the producer of the queue this store serves (it stores jobs in the store), which
+    /// <see cref="IWorkQueueProvider.GetQueue(string)"/> and the keyed <see cref="IWorkQueue"/> give for it.
     /// </summary>
-    IWorkQueue? Producer { get; }
+    IWorkQueue Producer { get; }
 
     /// <summary>Gets how many fetched jobs may wait locally to start: the capacity of the queue's channel.</summary>
     int PrefetchCapacity { get; }

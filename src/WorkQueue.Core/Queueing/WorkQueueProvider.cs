@@ -77,14 +77,9 @@ internal sealed class WorkQueueProvider : IWorkQueueProvider, IAsyncDisposable
 
     public IWorkQueue GetQueue(string name)
     {
-        var queue = Find(name);
-        if (queue.Store is not { } store)
-        {
-            return queue.Producer;
-        }
-
         // The one place a durable queue's producer comes from: its store's.
-        return store.Producer ?? throw new ArgumentException($"Queue '{queue.Name}' is durable: enqueue its jobs through IDurableQueue<TPayload> (keyed by the queue's name), not IWorkQueue.", nameof(name));
+        var queue = Find(name);
+        return queue.Store is { } store ? store.Producer : queue.Producer;
     }
 
     public IInMemoryWorkQueue GetInMemoryQueue(string name)

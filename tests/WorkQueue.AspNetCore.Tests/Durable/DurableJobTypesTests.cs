@@ -233,8 +233,9 @@ public sealed class DurableJobTypesTests(RedisServerFixture redis) : IClassFixtu
                 b.Services.AddWorkQueue().AddJobType<OtherJobHandler, OtherJob>("other-job");
             });
 
-    private static DurableWorkQueue QueueOf(DurableTestHost host) =>
-        host.Services.GetRequiredService<DurableQueueRegistry>().Queues.Single().Queue;
+    /// <summary>The queue's <see cref="IWorkQueue"/>: the same producer code as for an in-memory queue.</summary>
+    private static IWorkQueue QueueOf(DurableTestHost host) =>
+        host.Services.GetRequiredKeyedService<IWorkQueue>(DurableTestHost.Queue);
 
     private static RedisStreamStore FindStore(DurableTestHost host) =>
         host.Services.GetRequiredService<DurableQueueRegistry>().Queues.Single().Store;

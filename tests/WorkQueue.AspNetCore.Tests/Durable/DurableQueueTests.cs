@@ -430,7 +430,7 @@ public sealed class DurableQueueTests(RedisServerFixture redis) : IClassFixture<
     }
 
     [Fact]
-    public async Task Producer_IsResolvedByNameIgnoringCase_AndIWorkQueueIsRefusedWithGuidance()
+    public async Task Producer_IsResolvedByNameIgnoringCase_AndIWorkQueueIsTheDurableQueue()
     {
         var log = new JobLog();
         await using var host = await DurableTestHost.StartAsync(redis.Server, log, DurableTestHost.NewPrefix());
@@ -439,8 +439,21 @@ public sealed class DurableQueueTests(RedisServerFixture redis) : IClassFixture<
         var unkeyed = host.Services.GetRequiredService<IDurableQueue<TestJob>>();
         Assert.Same(host.Producer, byUpperName);
         Assert.Same(host.Producer, unkeyed);
-        var error = Assert.Throws<ArgumentException>(() => host.Services.GetRequiredService<IWorkQueueProvider>().GetQueue("jobs"));
-        Assert.Contains("IDurableQueue<TPayload>", error.Message);
+
+        // The queue's IWorkQueue, by name or keyed, is the durable one: typed-handler producer code stores its jobs.
+        IWorkQueue queue = host.Services.GetRequiredService<IWorkQueueProvider>().GetQueue("jobs");
+        Assert.Same(queue, host.Services.GetRequiredKeyedService<IWorkQueue>("JOBS"));
+        Assert.Equal(DurableTestHost.Queue, queue.Name);
+        await queue.EnqueueAsync<TestJobHandler, TestJob>(new TestJob(1));
+        var keyed = await queue.EnqueueAsync<TestJobHandler, TestJob>(new TestJob(2), new JobOptions { IdempotencyKey = "k" });
+        Assert.True(keyed.Created);
+        var again = await queue.EnqueueAsync<TestJobHandler, TestJob>(new TestJob(3), new JobOptions { IdempotencyKey = "k" });
+        Assert.Equal((keyed.JobId, false), (again.JobId, again.Created));
+        await log.WaitUntilAsync(() => log.Completed == 2, "both stored jobs to run");
+        var done = await Eventually.ValueAsync(() => queue.GetJobAsync(keyed.JobId), j => j?.State == JobState.Succeeded, "the keyed job to succeed");
+        Assert.Equal(DurableTestHost.Queue, done!.QueueName);
+        Assert.Equal(done.Id, (await host.Producer.GetJobAsync(keyed.JobId))!.Id);
+        Assert.Equal([1, 2], log.Runs.Select(r => r.Job.N).Order());
     }
 
     [Fact]
