@@ -180,22 +180,6 @@ public sealed class ReleaseScriptTests(RedisServerFixture redis) : IClassFixture
         Assert.Equal([payload, payload + " "], (await db.StreamRangeAsync(keys.Stream)).Select(e => (string?)e["p"]));
     }
 
-    [Fact]
-    public async Task Release_StreamOfAnotherType_FailsWithoutWriting()
-    {
-        await using var client = await DurableTestHost.ConnectAsync(redis.Server);
-        var db = client.GetDatabase();
-        var keys = ScriptState.NewQueue(db);
-        var held = await SettleState.HeldAsync(db, keys, "k");
-        await db.KeyDeleteAsync(keys.Stream);
-        await db.StringSetAsync(keys.Stream, "not a stream");
-        string before = await ScriptState.SnapshotAsync(db, keys);
-
-        var error = Assert.Throws<RedisServerException>(() => ReleaseCall.Run(db, keys, ScriptState.Consumer, [held, held], Retention));
-        Assert.Contains("WRONGTYPE", error.Message, StringComparison.Ordinal);
-        Assert.Equal(before, await ScriptState.SnapshotAsync(db, keys));
-    }
-
     /// <summary>
     /// An id no entry can have is nobody's: left out, and the entries around it are handed back. It once failed the
     /// call after the entries before it were handed back (XPENDING refuses 'nope'; it reads '-' as a range bound where

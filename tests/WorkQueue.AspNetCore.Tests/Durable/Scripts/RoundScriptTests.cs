@@ -171,8 +171,8 @@ public sealed class RoundScriptTests(RedisServerFixture redis) : IClassFixture<R
     [Fact]
     public async Task Acknowledge_PlainElementsWithFieldsOnlyTheirOwnCheckRejects_LeftOutAndNamed()
     {
-        // The plain section is checked at once, joined by commas (acknowledge.lua, plainsReadable): a comma inside a
-        // field, or a field that would pass as its neighbour, must still be left out alone, as the per-element check does.
+        // A comma inside a field, or a field that would pass as its neighbour, is left out alone (the plain section was
+        // once checked at once, joined by commas; acknowledge.lua now reads each element).
         var (db, keys) = await NewQueueAsync();
         string[] ids = await DeliverAsync(db, keys, 4);
         var args = new RoundArguments(0, false, releases: 0, plainAcks: 5, acks: 0, recordsKept: true);
@@ -196,9 +196,38 @@ public sealed class RoundScriptTests(RedisServerFixture redis) : IClassFixture<R
     }
 
     [Fact]
+    public async Task Acknowledge_PlainElementsSharingATimesText_EachFieldReadByItsOwnRule()
+    {
+        // acknowledge.lua matches a time only when it differs from the last one of its field that read well: an empty
+        // started-at reads well, an empty enqueued-at right after it does not; a malformed text is refused in either field.
+        var (db, keys) = await NewQueueAsync();
+        string[] ids = await DeliverAsync(db, keys, 5);
+        var args = new RoundArguments(0, false, releases: 0, plainAcks: 5, acks: 0, recordsKept: true);
+        args.SetSettings(RedisStreamKeys.Group, Consumer, 1_000, keys.NudgeName, 0, 256, 0, 600_000, 10_000, trim: false);
+        args.AddPlainAck(ids[0], 1_700_000_000_000, RedisValue.EmptyString);
+        args.AddPlainAck(ids[1], 1_700_000_000_000, 1_700_000_000_100);
+        args.AddPlainAck(ids[2], 1_700_000_000_000, 1_700_000_000_100);
+        args.AddPlainAck(ids[3], 1_700_000_000_000, 1_700_000_000_100);
+        args.AddPlainAck(ids[4], 1_700_000_000_000, 1_700_000_000_100);
+        args.Values[^11] = RedisValue.EmptyString;
+        args.Values[^8] = "x1";
+        args.Values[^7] = "1";
+        args.Values[^5] = "1";
+        args.Values[^4] = "x1";
+
+        var reply = new RoundReply((RedisResult[])(await db.ScriptEvaluateAsync(DurableScripts.Round, RoundKeys(keys), args.Values))!);
+
+        Assert.True(reply.AcksApplied, $"The acknowledgements were refused: {reply.AckError}.");
+        Assert.Equal(new[] { 2L, 3L, 4L }, reply.InvalidAcks.Select(p => (long)p).ToArray());
+        var pending = await db.StreamPendingMessagesAsync(keys.Stream, RedisStreamKeys.Group, 10, RedisValue.Null);
+        Assert.Equal(new[] { ids[1], ids[2], ids[3] }, pending.Select(p => (string?)p.MessageId).ToArray());
+        Assert.Equal(2, await db.SortedSetLengthAsync(keys.Succeeded));
+    }
+
+    [Fact]
     public async Task Acknowledge_ThousandsOfPlainElements_AllApplied()
     {
-        // More than a round ever sends at once (BatchSize), through the one pattern of plainsReadable.
+        // More than a round ever sends at once (BatchSize).
         const int Count = 2_000;
         var (db, keys) = await NewQueueAsync();
         string[] ids = await DeliverAsync(db, keys, Count);

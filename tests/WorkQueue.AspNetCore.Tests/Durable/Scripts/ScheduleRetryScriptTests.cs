@@ -194,54 +194,6 @@ public sealed class ScheduleRetryScriptTests(RedisServerFixture redis) : IClassF
         Assert.Equal(before, await ScriptState.SnapshotAsync(db, keys));
     }
 
-    [Fact]
-    public async Task ScheduleRetry_StreamOfAnotherType_FailsWithoutWriting()
-    {
-        await using var client = await DurableTestHost.ConnectAsync(redis.Server);
-        var db = client.GetDatabase();
-        var keys = ScriptState.NewQueue(db);
-        var held = await SettleState.HeldAsync(db, keys, "k");
-        await db.KeyDeleteAsync(keys.Stream);
-        await db.StringSetAsync(keys.Stream, "not a stream");
-        string before = await ScriptState.SnapshotAsync(db, keys);
-
-        var error = Assert.Throws<RedisServerException>(() => ScheduleRetryCall.Run(db, keys, ScriptState.Consumer, held, Delay, "boom"));
-        Assert.Contains("WRONGTYPE", error.Message, StringComparison.Ordinal);
-        Assert.Equal(before, await ScriptState.SnapshotAsync(db, keys));
-    }
-
-    /// <summary>
-    /// An id no entry can have is nobody's: answered 0 before any write. XPENDING reads '-', '+' and '(1-0' as range
-    /// bounds where XACK refuses them, so such an id, with the entry taken for lost, once failed the XACK after the
-    /// script's other writes.
-    /// </summary>
-    [Theory]
-    [InlineData("-", false)]
-    [InlineData("-", true)]
-    [InlineData("+", true)]
-    [InlineData("(1-0", true)]
-    [InlineData("nope", false)]
-    [InlineData("", true)]
-    [InlineData("1", true)]
-    [InlineData("01-0", true)]
-    [InlineData("1-0|z5", false)]
-    [InlineData("99999999999999999999999-0", false)]
-    [InlineData("1-18446744073709551616", true)]
-    public async Task ScheduleRetry_IdNoEntryCanHave_AnswersFalseWithoutWriting(string id, bool alreadyFound)
-    {
-        await using var client = await DurableTestHost.ConnectAsync(redis.Server);
-        var db = client.GetDatabase();
-        var keys = ScriptState.NewQueue(db);
-        var entry = await SettleState.HeldAsync(db, keys, "k") with { StreamId = id, Vanished = alreadyFound };
-        string before = await ScriptState.SnapshotAsync(db, keys);
-
-        var answer = Record.Exception(() => Assert.False(ScheduleRetryCall.Run(db, keys, ScriptState.Consumer, entry, Delay, "boom")));
-
-        // What Redis holds first: an error must not hide a write made before it.
-        Assert.Equal(before, await ScriptState.SnapshotAsync(db, keys));
-        Assert.Null(answer);
-    }
-
     [Theory]
     [InlineData("0-0")]
     [InlineData("18446744073709551615-18446744073709551615")]
