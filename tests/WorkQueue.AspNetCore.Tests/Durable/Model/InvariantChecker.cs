@@ -311,6 +311,13 @@ internal sealed class InvariantChecker(ScriptDriver driver, ReferenceModel model
             {
                 Problem($"{job}'s ended record says state '{fields[0]}', cancel '{fields[1]}'; the model: {job.EndedLetter}, cancel {job.EndedCancel}");
             }
+
+            // The job type, after the error, only when it is not the default one (whoever ended the job).
+            string recorded = fields.Length > 8 ? fields[8] : string.Empty;
+            if (recorded != job.JobType || fields.Length > 9 || (fields.Length == 9 && job.JobType.Length == 0))
+            {
+                Problem($"{job}'s ended record names job type '{recorded}' in {fields.Length} fields; the model: '{job.JobType}'");
+            }
         }
 
         foreach (var (id, _) in records)
@@ -550,6 +557,10 @@ internal sealed class InvariantChecker(ScriptDriver driver, ReferenceModel model
             else if (reply.Kind == StatusKind.Ended && reply.Record.State != job.EndedLetter)
             {
                 Problem($"status of {job}: ended record of state '{reply.Record.State}'");
+            }
+            else if (reply.Kind != StatusKind.Unknown && (reply.JobType ?? string.Empty) != job.JobType)
+            {
+                Problem($"status of {job}: job type '{reply.JobType}'; the model: '{job.JobType}'");
             }
         }
     }

@@ -162,10 +162,16 @@ internal sealed class ModelRun
 
     private int Room(ModelInstance instance) => instance.Alive && !instance.Paused ? Settings.Prefetch - instance.Held.Count : 0;
 
+    /// <summary>The next job's payload: of the queue's default type (bare) for two jobs in three, else of one of two other job types.</summary>
     private string NextPayload(out int n)
     {
         n = ++_n;
-        return string.Create(CultureInfo.InvariantCulture, $"{{\"n\":{n}}}");
+        string json = string.Create(CultureInfo.InvariantCulture, $"{{\"n\":{n}}}");
+        return _rng.Next(3) switch
+        {
+            0 => WorkQueue.AspNetCore.Durable.JobTypeEnvelope.Write(_rng.Next(2) == 0 ? "sms" : "billing.receipt:v2", json),
+            _ => json,
+        };
     }
 
     // ---- Operations -------------------------------------------------------------------------------------------------

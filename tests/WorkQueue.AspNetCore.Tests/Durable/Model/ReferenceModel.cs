@@ -35,6 +35,9 @@ internal sealed class ModelJob(string jobId, int n, string payload, string? key)
 
     public string Payload { get; } = payload;
 
+    /// <summary>Gets the job type its payload names ('' for the queue's default type, stored bare).</summary>
+    public string JobType { get; } = WorkQueue.AspNetCore.Durable.JobTypeEnvelope.Read(payload, out _) ?? string.Empty;
+
     /// <summary>Gets the idempotency key it carries (its entries' <c>k</c>), or null.</summary>
     public string? Key { get; } = key;
 

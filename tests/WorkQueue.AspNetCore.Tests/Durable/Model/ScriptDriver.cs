@@ -36,7 +36,7 @@ internal sealed class ScriptDriver(IDatabase db, RedisStreamKeys keys, ModelSett
         int count = enqueues.Count;
         bool plainEnqueues = count > 0 && enqueues.All(static e => e.Spec.Length == 0 && e.Key.Length == 0);
         int keyed = acks.Count(static a => a.Key is not null);
-        var plainAck = acks.Select(static a => a.Attempt == 1 && !a.CancelRequested && a.JobId == a.StreamId).ToArray();
+        var plainAck = acks.Select(static a => a.Attempt == 1 && !a.CancelRequested && a.JobId == a.StreamId && JobTypeEnvelope.Read(a.Payload, out _) is null).ToArray();
         int plain = plainAck.Count(static p => p);
         var args = new RoundArguments(count, plainEnqueues, keyed, plain, acks.Count - plain, recordsKept: settings.FinishedRetentionMs > 0);
         args.SetSettings(RedisStreamKeys.Group, consumer, (int)Math.Min(int.MaxValue, settings.Capacity), keys.NudgeName, fetch, 256, settings.KeyRetentionMs, settings.FinishedRetentionMs, (int)Math.Min(int.MaxValue, maxFinished), trim);
@@ -59,7 +59,7 @@ internal sealed class ScriptDriver(IDatabase db, RedisStreamKeys keys, ModelSett
             }
             else
             {
-                args.AddAck(a.StreamId, a.JobId, a.Attempt, a.EnqueuedAt, StartedAt(a), a.CancelRequested);
+                args.AddAck(a.StreamId, a.JobId, a.Attempt, a.EnqueuedAt, StartedAt(a), a.CancelRequested, JobTypeEnvelope.Read(a.Payload, out _));
             }
         }
 
