@@ -274,12 +274,7 @@ internal sealed class QueueProducer : IWorkQueue
             return true;
         }
 
-        if (tracked is not null)
-        {
-            _tracker.Forget(id);
-        }
-
-        Reject(_admission.Allows() ? "queue_full" : "queue_stopped");
+        Refuse(key: null, id, _admission.Allows() ? "queue_full" : "queue_stopped");
         return false;
     }
 
