@@ -32,6 +32,8 @@ public sealed class RedisSentinel : IAsyncDisposable
 
     private readonly string _directory;
     private readonly List<RedisServer> _sentinels = [];
+    private readonly List<RedisServer> _restarted = [];
+    private int? _killedPort;
 
     private RedisSentinel(RedisReplication replication, string serviceName, string directory)
     {
@@ -112,9 +114,73 @@ public sealed class RedisSentinel : IAsyncDisposable
     /// <param name="timeout">How long to wait for the promotion (60 s unless given).</param>
     public async Task<RedisServer> KillPrimaryAndWaitForPromotionAsync(TimeSpan? timeout = null)
     {
+        await Primary.KillAsync();
+        return await WaitForPromotionAsync(timeout);
+    }
+
+    /// <summary>
+    /// Waits until every Sentinel names a replica as the primary and that replica reports <c>role:master</c>, after
+    /// <see cref="Primary"/> was killed (<see cref="RedisServer.KillAsync"/>) by the test itself, which can look at what
+    /// happens while there is no primary; returns the promoted replica (now <see cref="Primary"/>).
+    /// </summary>
+    /// <param name="timeout">How long to wait for the promotion (60 s unless given).</param>
+    public async Task<RedisServer> WaitForPromotionAsync(TimeSpan? timeout = null)
+    {
+        int oldPort = Primary.Port;
+        var promoted = await WaitForPromotionAsync(oldPort, timeout ?? DefaultPromotionTimeout);
+        _killedPort = oldPort;
+        return promoted;
+    }
+
+    /// <summary>
+    /// Asks a Sentinel for a failover while the primary is alive (<c>SENTINEL FAILOVER</c>): Sentinel promotes a replica
+    /// and turns the old primary into its replica (<c>REPLICAOF</c>), whose clients' connections stay open and get
+    /// <c>READONLY</c> for writes. Waits until the Sentinels name the replica and the old primary reports
+    /// <c>role:slave</c>; returns the promoted replica (now <see cref="Primary"/>).
+    /// </summary>
+    /// <param name="timeout">How long to wait for the switch (60 s unless given).</param>
+    public async Task<RedisServer> FailoverAsync(TimeSpan? timeout = null)
+    {
         var old = Primary;
-        await old.KillAsync();
-        return await WaitForPromotionAsync(old.Port, timeout ?? DefaultPromotionTimeout);
+        await _sentinels[0].CommandAsync("SENTINEL", "FAILOVER", ServiceName);
+        var promoted = await WaitForPromotionAsync(old.Port, timeout ?? DefaultPromotionTimeout);
+        var deadline = DateTime.UtcNow + (timeout ?? DefaultPromotionTimeout);
+        while (await old.InfoFieldAsync("replication", "role") != "slave")
+        {
+            if (DateTime.UtcNow > deadline)
+            {
+                throw new InvalidOperationException($"The old primary on port {old.Port} was not demoted to a replica of port {promoted.Port}.");
+            }
+
+            await Task.Delay(50);
+        }
+
+        return promoted;
+    }
+
+    /// <summary>
+    /// Starts a new redis-server on the killed primary's port as a replica of the promoted one (<c>--replicaof</c>), as
+    /// the old primary comes back after a failover (Sentinel would demote it so; here it starts demoted, so no write can
+    /// reach it as a primary), and waits until its link is up. Clients still pointed at that address get
+    /// <c>READONLY</c> for writes. Killed with the rest on dispose.
+    /// </summary>
+    public async Task<RedisServer> RestartOldPrimaryAsReplicaAsync()
+    {
+        int port = _killedPort ?? throw new InvalidOperationException("No primary was killed and replaced yet.");
+        var server = await RedisServer.StartAsync(["--replicaof", "127.0.0.1", Primary.Port.ToString(CultureInfo.InvariantCulture)], port);
+        _restarted.Add(server);
+        var deadline = DateTime.UtcNow + DiscoveryTimeout;
+        while (await server.InfoFieldAsync("replication", "master_link_status") != "up")
+        {
+            if (DateTime.UtcNow > deadline)
+            {
+                throw new InvalidOperationException($"The old primary restarted on port {port} did not link to the new one within {DiscoveryTimeout.TotalSeconds} s.");
+            }
+
+            await Task.Delay(50);
+        }
+
+        return server;
     }
 
     /// <summary>Kills the Sentinels, then the servers, and deletes the Sentinels' directory.</summary>
@@ -123,6 +189,11 @@ public sealed class RedisSentinel : IAsyncDisposable
         foreach (var sentinel in _sentinels)
         {
             await sentinel.DisposeAsync();
+        }
+
+        foreach (var server in _restarted)
+        {
+            await server.DisposeAsync();
         }
 
         await Replication.DisposeAsync();
