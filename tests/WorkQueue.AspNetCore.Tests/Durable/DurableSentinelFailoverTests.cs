@@ -128,6 +128,115 @@ public sealed class DurableSentinelFailoverTests(ITestOutputHelper output)
         await AssertNothingPendingAsync(promoted, prefix);
     }
 
+    [Fact]
+    public async Task Store_PrimaryDemotedWhileConnected_ReadOnlyWritesGoToTheNewPrimary_HeldJobsSettle()
+    {
+        // A failover with the old primary alive (SENTINEL FAILOVER): its connections stay open and its writes answer
+        // READONLY once Sentinel makes it a replica. Jobs held across the switch settle on the new primary.
+        await using var sentinel = await RedisSentinel.StartAsync();
+        var log = new JobLog();
+        var gate = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        log.Behavior = async (job, _, _) =>
+        {
+            if (job.N < 4)
+            {
+                await gate.Task;
+            }
+        };
+        string prefix = DurableTestHost.NewPrefix();
+        await using var host = await DurableTestHost.StartAsync(sentinel.Primary, log, prefix, configure: o => o.MaxConcurrency = 8, connection: sentinel.Configuration);
+        for (int n = 0; n < 4; n++)
+        {
+            await host.Producer.EnqueueAsync(new TestJob(n));
+        }
+
+        await log.WaitUntilAsync(() => log.Runs.Count == 4, "the held jobs to start");
+        await sentinel.Primary.CommandAsync("WAIT", "1", "10000");
+
+        var promoted = await sentinel.FailoverAsync();
+        gate.SetResult();
+        for (int n = 4; n < 14; n++)
+        {
+            await EnqueueOnceAcceptedAsync(host, n);
+        }
+
+        await log.WaitUntilAsync(() => Enumerable.Range(0, 14).All(n => log.CallsOf(n) >= 1) && log.Completed >= 14, "every job", TimeSpan.FromSeconds(60));
+        await AssertNothingPendingAsync(promoted, prefix);
+    }
+
+    [Fact]
+    public async Task Store_PromotedReplicaLacksTheGroup_NoGroupMakesItAgain_JobsRunAndNothingIsLeftPending()
+    {
+        // The group was created after the last write the replica had (here: destroyed on the replica by hand), so the
+        // promoted replica answers NOGROUP to the consumer's reads and acknowledgements.
+        await using var sentinel = await RedisSentinel.StartAsync();
+        var log = new JobLog();
+        var gate = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        log.Behavior = async (job, _, _) =>
+        {
+            if (job.N < 3)
+            {
+                await gate.Task;
+            }
+        };
+        string prefix = DurableTestHost.NewPrefix();
+        string stream = DurableTestHost.StreamKey(prefix);
+        await using var host = await DurableTestHost.StartAsync(sentinel.Primary, log, prefix, configure: o => o.MaxConcurrency = 8, connection: sentinel.Configuration);
+        for (int n = 0; n < 3; n++)
+        {
+            await host.Producer.EnqueueAsync(new TestJob(n));
+        }
+
+        await log.WaitUntilAsync(() => log.Runs.Count == 3, "the held jobs to start");
+        await sentinel.Primary.CommandAsync("WAIT", "1", "10000");
+        var replica = sentinel.Replication.Replica;
+        await replica.CommandAsync("CONFIG", "SET", "replica-read-only", "no");
+        await replica.CommandAsync("XGROUP", "DESTROY", stream, "workers");
+
+        var promoted = await sentinel.KillPrimaryAndWaitForPromotionAsync();
+        gate.SetResult();
+        for (int n = 3; n < 13; n++)
+        {
+            await EnqueueOnceAcceptedAsync(host, n);
+        }
+
+        await log.WaitUntilAsync(() => Enumerable.Range(0, 13).All(n => log.CallsOf(n) >= 1) && log.Completed >= 13, "every job", TimeSpan.FromSeconds(60));
+        await AssertNothingPendingAsync(promoted, prefix);
+        var health = host.Services.GetRequiredService<HealthCheckService>();
+        await Eventually.HoldsAsync(
+            async () => (await health.CheckHealthAsync(c => c.Name == Readiness)).Status == HealthStatus.Healthy,
+            "readiness once the group is made again");
+    }
+
+    [Fact]
+    public async Task Store_ConnectionsResetMidLoad_EveryJobRuns_NothingIsLeftPending()
+    {
+        await using var sentinel = await RedisSentinel.StartAsync();
+        var log = new JobLog();
+        log.Behavior = static (_, _, ct) => new ValueTask(Task.Delay(5, ct));
+        string prefix = DurableTestHost.NewPrefix();
+        await using var host = await DurableTestHost.StartAsync(sentinel.Primary, log, prefix, connection: sentinel.Configuration);
+        const int Jobs = 300;
+        var producing = Task.Run(async () =>
+        {
+            for (int n = 0; n < Jobs; n++)
+            {
+                await EnqueueOnceAcceptedAsync(host, n);
+            }
+        });
+
+        // Every client connection to the primary is reset, several times while jobs are enqueued, fetched and settled.
+        for (int i = 0; i < 5; i++)
+        {
+            await log.WaitUntilAsync(() => log.Runs.Count >= (i + 1) * 40, $"jobs to run before reset {i + 1}", TimeSpan.FromSeconds(60));
+            output.WriteLine($"reset {i + 1}: killed {await sentinel.Primary.CommandAsync("CLIENT", "KILL", "TYPE", "normal")} connection(s)");
+        }
+
+        await producing.WaitAsync(TimeSpan.FromSeconds(120));
+        await log.WaitUntilAsync(() => Enumerable.Range(0, Jobs).All(n => log.CallsOf(n) >= 1), "every job", TimeSpan.FromSeconds(60));
+        await AssertNothingPendingAsync(sentinel.Primary, prefix);
+    }
+
     /// <summary>
     /// Enqueues job <paramref name="n"/>, trying again while the queue refuses it as unreachable (no primary yet, or the
     /// client not yet switched) or cannot tell whether Redis stored it (a reply lost with its connection; a job sent
