@@ -118,6 +118,11 @@ internal sealed partial class RedisWarmupService : IHostedLifecycleService, IDis
                 Log.WarmupFailedStaysNotReady(_logger, ex, _connection.Endpoints);
                 return;
             }
+            catch (OperationCanceledException) when (cancellationToken.IsCancellationRequested)
+            {
+                // The host is stopping during an attempt (Redis not answering): the stop must not fail over it.
+                return;
+            }
         }
     }
 
