@@ -19,9 +19,8 @@ namespace WorkQueue.Testing;
 /// primary, and <c>DEBUG SLEEP</c> blocks the connection that sends it.
 /// </para>
 /// <para>
-/// A Sentinel fixture builds on this: start the servers here, then the Sentinels monitoring
-/// <see cref="Primary"/>'s <see cref="RedisServer.Configuration"/>; <see cref="RedisServer.DisposeAsync"/> of the
-/// primary stands for its crash (SIGKILL).
+/// <see cref="RedisSentinel"/> builds on this: it starts the servers here, then three Sentinels monitoring
+/// <see cref="Primary"/>; <see cref="RedisServer.KillAsync"/> of the primary stands for its crash (SIGKILL).
 /// </para>
 /// </remarks>
 public sealed class RedisReplication : IAsyncDisposable

@@ -10,7 +10,8 @@ namespace WorkQueue.Testing;
 /// Started without persistence (no RDB, no AOF) unless <c>arguments</c> say otherwise; later arguments override earlier
 /// ones, as on redis-server's command line (<see cref="RedisReplication"/> adds <c>--replicaof</c>). Its process can be
 /// frozen and thawed (<see cref="Pause"/>, <see cref="Resume"/>: SIGSTOP and SIGCONT) to stand for a server that hangs,
-/// and <see cref="CommandAsync"/> talks to it without a client library, so every test project can use it.
+/// and <see cref="CommandAsync"/> talks to it without a client library, so every test project can use it. The same class
+/// runs a Sentinel (<see cref="StartSentinelAsync"/>).
 /// </remarks>
 public sealed class RedisServer : IAsyncDisposable
 {
@@ -38,7 +39,19 @@ public sealed class RedisServer : IAsyncDisposable
     public static async Task<RedisServer> StartAsync(IEnumerable<string> arguments, int? port = null)
     {
         int chosen = port ?? FreePort();
-        var start = new ProcessStartInfo("redis-server", ["--port", chosen.ToString(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", .. arguments])
+        return await LaunchAsync(["--port", chosen.ToString(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", .. arguments], chosen);
+    }
+
+    /// <summary>
+    /// Starts a Sentinel: <c>redis-server {configFile} --sentinel</c> (what Debian's <c>redis-sentinel</c> runs, so the
+    /// redis-server package is enough). The file must be writable, as Sentinel rewrites it, and must give <c>port</c>
+    /// <paramref name="port"/>; see <see cref="RedisSentinel"/>.
+    /// </summary>
+    public static Task<RedisServer> StartSentinelAsync(string configFile, int port) => LaunchAsync([configFile, "--sentinel"], port);
+
+    private static async Task<RedisServer> LaunchAsync(string[] arguments, int chosen)
+    {
+        var start = new ProcessStartInfo("redis-server", arguments)
         {
             RedirectStandardOutput = true,
             RedirectStandardError = true,
@@ -99,13 +112,7 @@ public sealed class RedisServer : IAsyncDisposable
         using var client = new TcpClient();
         await client.ConnectAsync(IPAddress.Loopback, Port);
         var stream = client.GetStream();
-        var request = new StringBuilder().Append('*').Append(command.Length).Append("\r\n");
-        foreach (string part in command)
-        {
-            request.Append('$').Append(Encoding.UTF8.GetByteCount(part)).Append("\r\n").Append(part).Append("\r\n");
-        }
-
-        await stream.WriteAsync(Encoding.UTF8.GetBytes(request.ToString()));
+        await WriteCommandAsync(stream, command);
         string header = await ReadLineAsync(stream);
         switch (header[0])
         {
@@ -129,6 +136,54 @@ public sealed class RedisServer : IAsyncDisposable
         }
     }
 
+    /// <summary>
+    /// Sends one command whose reply is an array of bulk strings (<c>SENTINEL get-master-addr-by-name</c>) and returns
+    /// its elements, or <see langword="null"/> for a nil array; an error reply throws as <see cref="CommandAsync"/>.
+    /// </summary>
+    public async Task<string?[]?> CommandArrayAsync(params string[] command)
+    {
+        using var client = new TcpClient();
+        await client.ConnectAsync(IPAddress.Loopback, Port);
+        var stream = client.GetStream();
+        await WriteCommandAsync(stream, command);
+        string header = await ReadLineAsync(stream);
+        if (header[0] == '-')
+        {
+            throw new InvalidOperationException($"redis-server on port {Port} answered {string.Join(' ', command)} with: {header[1..]}");
+        }
+
+        if (header[0] != '*')
+        {
+            throw new InvalidOperationException($"redis-server on port {Port} answered {string.Join(' ', command)} with a non-array: {header}");
+        }
+
+        int count = int.Parse(header[1..], System.Globalization.CultureInfo.InvariantCulture);
+        if (count < 0)
+        {
+            return null;
+        }
+
+        var elements = new string?[count];
+        for (int i = 0; i < count; i++)
+        {
+            string element = await ReadLineAsync(stream);
+            if (element[0] != '$')
+            {
+                throw new InvalidOperationException($"redis-server on port {Port} answered {string.Join(' ', command)} with an array element this helper does not read: {element}");
+            }
+
+            int length = int.Parse(element[1..], System.Globalization.CultureInfo.InvariantCulture);
+            if (length >= 0)
+            {
+                var body = new byte[length + 2];
+                await stream.ReadExactlyAsync(body);
+                elements[i] = Encoding.UTF8.GetString(body, 0, length);
+            }
+        }
+
+        return elements;
+    }
+
     /// <summary>Reads one field of <c>INFO {section}</c> (<c>master_link_status</c>, <c>connected_slaves</c>), or <see langword="null"/> when absent.</summary>
     public async Task<string?> InfoFieldAsync(string section, string field)
     {
@@ -144,6 +199,20 @@ public sealed class RedisServer : IAsyncDisposable
         return null;
     }
 
+    /// <summary>
+    /// Kills the server's process (SIGKILL) and waits for it to exit: a crash, with no chance to tell its replicas or
+    /// clients. Disposing afterwards is still safe.
+    /// </summary>
+    public async Task KillAsync()
+    {
+        if (!_process.HasExited)
+        {
+            _process.Kill(entireProcessTree: true);
+        }
+
+        await _process.WaitForExitAsync();
+    }
+
     public async ValueTask DisposeAsync()
     {
         if (!_process.HasExited)
@@ -153,6 +222,17 @@ public sealed class RedisServer : IAsyncDisposable
         }
 
         _process.Dispose();
+    }
+
+    private static async Task WriteCommandAsync(NetworkStream stream, string[] command)
+    {
+        var request = new StringBuilder().Append('*').Append(command.Length).Append("\r\n");
+        foreach (string part in command)
+        {
+            request.Append('$').Append(Encoding.UTF8.GetByteCount(part)).Append("\r\n").Append(part).Append("\r\n");
+        }
+
+        await stream.WriteAsync(Encoding.UTF8.GetBytes(request.ToString()));
     }
 
     private static async Task<string> ReadLineAsync(NetworkStream stream)

@@ -22,6 +22,9 @@ internal sealed partial class ChaosController
     private int _nextJob;
     private int _acknowledgedCount;
     private int _enqueueRetries;
+    private int _notReplicated;
+    private int _failovers;
+    private TimeSpan _failoverTook;
     private int _redisRestarts;
     private TimeSpan _redisDownFor;
     private TimeSpan? _redisBackAt;
@@ -78,6 +81,14 @@ internal sealed partial class ChaosController
                     await queue.EnqueueAsync(new ChaosJob(n), timeout);
                     break;
                 }
+                catch (EnqueueNotReplicatedException)
+                {
+                    // Stored on the primary, not confirmed on a replica: not acknowledged, so sent again (a second
+                    // copy can only make a duplicate run).
+                    Interlocked.Increment(ref _notReplicated);
+                    Interlocked.Increment(ref _enqueueRetries);
+                    await Task.Delay(EnqueueRetryDelay, timeout);
+                }
                 catch (Exception ex) when (ex is JobRejectedException { Reason: RejectionReason.StoreUnavailable } or EnqueueOutcomeUnknownException)
                 {
                     // Not acknowledged: it may or may not be in Redis (a reply lost with the connection), so it is sent
@@ -111,8 +122,8 @@ internal sealed partial class ChaosController
         builder.Services.AddSingleton(_keys);
         builder.Services.AddRedisWarmup(o =>
         {
-            o.Configuration = _redis.Configuration;
-            o.SyncTimeout = WorkerCommand.RedisTimeout(TimeSpan.FromMilliseconds(_settings.ClaimTimeoutMs), TimeSpan.FromMilliseconds(_settings.HeartbeatMs));
+            o.Configuration = RedisConfiguration;
+            o.SyncTimeout = RedisTimeout;
         });
         builder.Services.AddWorkQueue().AddDurableQueue<ChaosJobHandler, ChaosJob>(
             ChaosKeys.Queue,
@@ -123,8 +134,29 @@ internal sealed partial class ChaosController
                 d.ClaimTimeout = TimeSpan.FromMilliseconds(_settings.ClaimTimeoutMs);
                 d.HeartbeatInterval = TimeSpan.FromMilliseconds(_settings.HeartbeatMs);
                 d.KeyPrefix = _keys.Prefix;
+                d.ReplicaAcknowledgements = _settings.ReplicaAcks;
+
+                // At most half the connection's timeout, as the queue validates at startup.
+                d.ReplicaAcknowledgementTimeout = RedisTimeout / 2 < TimeSpan.FromSeconds(1) ? RedisTimeout / 2 : TimeSpan.FromSeconds(1);
             });
         return builder.Build();
+    }
+
+    private TimeSpan RedisTimeout => WorkerCommand.RedisTimeout(TimeSpan.FromMilliseconds(_settings.ClaimTimeoutMs), TimeSpan.FromMilliseconds(_settings.HeartbeatMs));
+
+    /// <summary>
+    /// With <c>--sentinel</c>, once half the jobs are acknowledged: SIGKILL the primary (for good) and wait until the
+    /// Sentinels have promoted the replica. What the replica had not received when the primary died is gone: with
+    /// replica acknowledgements, no acknowledged enqueue is among it.
+    /// </summary>
+    private async Task FailOverMidLoadAsync(CancellationToken timeout)
+    {
+        await _halfAcknowledged.Task.WaitAsync(timeout);
+        Say($"SIGKILL the primary ({_acknowledgedCount} jobs acknowledged)");
+        _failoverTook = await _sentinel!.KillPrimaryAndWaitForPromotionAsync();
+        _redisBackAt = Elapsed;
+        _failovers++;
+        Say($"the Sentinels promoted the replica {_failoverTook.TotalMilliseconds:F0} ms after the kill");
     }
 
     /// <summary>Once half the jobs are acknowledged: SIGKILL redis-server, leave it down a moment, start it on the same port and directory.</summary>

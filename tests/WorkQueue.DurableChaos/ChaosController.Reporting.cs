@@ -64,6 +64,10 @@ internal sealed partial class ChaosController
         ChaosReport.Write("entries_left_by_kills", _entriesLeftByKills);
         ChaosReport.Write("redis_restarts", _redisRestarts);
         ChaosReport.Write("redis_down_ms", _redisDownFor.TotalMilliseconds);
+        ChaosReport.Write("failovers", _failovers);
+        ChaosReport.Write("failover_ms", _failoverTook.TotalMilliseconds.ToString("F0", CultureInfo.InvariantCulture));
+        ChaosReport.Write("replica_acks", _settings.ReplicaAcks);
+        ChaosReport.Write("not_replicated", _notReplicated);
 
         // From Redis answering PING again to the first enqueue acknowledged after it: the client's reconnection.
         ChaosReport.Write("enqueue_resumed_ms", _enqueueResumedAfter?.TotalMilliseconds.ToString("F0", CultureInfo.InvariantCulture) ?? "none");
@@ -94,7 +98,7 @@ internal sealed partial class ChaosController
         }
 
         bool fellShort = timedOut || acknowledged < _settings.Jobs || _kills < _settings.MinKills
-            || (_settings.RestartRedis && _redisRestarts == 0) || _workerCrashes > 0 || workerBadExits + workersNotStopped > 0;
+            || (_settings.RestartRedis && _redisRestarts == 0) || (_settings.Sentinel && _failovers == 0) || _workerCrashes > 0 || workerBadExits + workersNotStopped > 0;
         // Kept for a look when anything went wrong (worker logs, redis.log, the append-only file).
         _keepDirectory = _settings.KeepDirectory || lost > 0 || fellShort || dead > 0 || _workerLog.Errors > 0;
         if (_keepDirectory)
@@ -105,7 +109,7 @@ internal sealed partial class ChaosController
         Say(string.Create(
             CultureInfo.InvariantCulture,
             $"{_settings.Jobs} jobs, {acknowledged} acknowledged, {_kills} workers SIGKILLed ({_killsWithPending} holding {_entriesLeftByKills} entries), " +
-            $"{_redisRestarts} Redis restarts: {lost} lost, {duplicates} duplicates ({100.0 * duplicates / Math.Max(1, acknowledged):F2} %), {dead} dead-lettered; " +
+            $"{_redisRestarts} Redis restarts, {_failovers} failovers: {lost} lost, {duplicates} duplicates ({100.0 * duplicates / Math.Max(1, acknowledged):F2} %), {dead} dead-lettered; " +
             $"reclaim p50 {p50?.ToString("F0", CultureInfo.InvariantCulture) ?? "-"} ms, max {max?.ToString("F0", CultureInfo.InvariantCulture) ?? "-"} ms; " +
             $"{elapsedMs / 1000.0:F1} s. {(lost > 0 ? "FAILED: jobs lost." : fellShort ? "INCOMPLETE: the run fell short of what was asked." : "OK")}"));
 

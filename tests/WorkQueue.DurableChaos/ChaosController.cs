@@ -5,7 +5,8 @@ namespace WorkQueue.DurableChaos;
 
 /// <summary>
 /// <c>controller</c>: starts its own redis-server and the worker processes, enqueues the numbered jobs, SIGKILLs a random
-/// worker every kill interval and starts a replacement, optionally SIGKILLs and restarts Redis once mid-load, and, once
+/// worker every kill interval and starts a replacement, optionally SIGKILLs and restarts Redis once mid-load (or, with
+/// <c>--sentinel</c>, SIGKILLs the primary of a primary, a replica and three Sentinels for good), and, once
 /// enough kills happened and every acknowledged job completed, stops the workers gracefully and reports what it counted.
 /// </summary>
 /// <remarks>
@@ -30,6 +31,7 @@ internal sealed partial class ChaosController : IAsyncDisposable
     private readonly List<WorkerProcess> _workers = [];
     private readonly List<WorkerProcess> _retired = [];
     private ConnectionMultiplexer? _monitor;
+    private ChaosSentinel? _sentinel;
     private int _nextWorkerNumber;
     private int _workerCrashes;
 
@@ -47,22 +49,32 @@ internal sealed partial class ChaosController : IAsyncDisposable
 
     private IDatabase Monitor => _monitor!.GetDatabase();
 
+    /// <summary>Gets what the workers, the producers and the monitor connect with: the server, or the Sentinels.</summary>
+    private string RedisConfiguration => _sentinel?.Configuration ?? _redis.Configuration;
+
     /// <returns>0 when nothing was lost and the run did what it was asked; 1 when acknowledged jobs were lost; 2 when the run itself fell short.</returns>
     public async Task<int> RunAsync()
     {
         _clock.Start();
-        await _redis.StartAsync();
-        Say($"redis-server on {_redis.Configuration} (appendfsync {(_settings.RestartRedis ? "always" : "everysec")}), run directory {_directory.FullName}");
-        _monitor = await ConnectionMultiplexer.ConnectAsync(new ConfigurationOptions
+        if (_settings.Sentinel)
         {
-            EndPoints = { _redis.Configuration },
-            AbortOnConnectFail = false,
-            SyncTimeout = 5_000,
-            AsyncTimeout = 5_000,
+            _sentinel = await ChaosSentinel.StartAsync(_directory.FullName);
+            Say($"primary redis-server on 127.0.0.1:{_sentinel.Primary.Port}, replicas on {string.Join(", ", _sentinel.Replicas.Select(r => r.Configuration))} (appendfsync everysec), Sentinels {_sentinel.Configuration}, replica acknowledgements {_settings.ReplicaAcks}, run directory {_directory.FullName}");
+        }
+        else
+        {
+            await _redis.StartAsync();
+            Say($"redis-server on {_redis.Configuration} (appendfsync {(_settings.RestartRedis ? "always" : "everysec")}), run directory {_directory.FullName}");
+        }
 
-            // While Redis restarts, a look fails at once rather than holding up the kills until it is back.
-            BacklogPolicy = BacklogPolicy.FailFast,
-        });
+        var monitor = ConfigurationOptions.Parse(RedisConfiguration);
+        monitor.AbortOnConnectFail = false;
+        monitor.SyncTimeout = 5_000;
+        monitor.AsyncTimeout = 5_000;
+
+        // While Redis restarts, a look fails at once rather than holding up the kills until it is back.
+        monitor.BacklogPolicy = BacklogPolicy.FailFast;
+        _monitor = await ConnectionMultiplexer.ConnectAsync(monitor);
 
         for (int i = 0; i < _settings.Workers; i++)
         {
@@ -74,7 +86,9 @@ internal sealed partial class ChaosController : IAsyncDisposable
 
         using var timeout = new CancellationTokenSource(_settings.Timeout);
         var producing = ProduceAsync(timeout.Token);
-        var restarting = _settings.RestartRedis ? RestartRedisMidLoadAsync(timeout.Token) : Task.CompletedTask;
+        var restarting = _settings.RestartRedis ? RestartRedisMidLoadAsync(timeout.Token)
+            : _settings.Sentinel ? FailOverMidLoadAsync(timeout.Token)
+            : Task.CompletedTask;
         bool finished = await ChaosLoopAsync(producing, timeout.Token);
         await WaitForReclaimsAsync();
         await ObserveAsync(producing, "the producers");
@@ -200,7 +214,7 @@ internal sealed partial class ChaosController : IAsyncDisposable
 
     private WorkerProcess StartWorker()
     {
-        var worker = WorkerProcess.Start(++_nextWorkerNumber, _redis.Configuration, _keys.Prefix, _settings.ClaimTimeoutMs, _settings.HeartbeatMs, _workerLog);
+        var worker = WorkerProcess.Start(++_nextWorkerNumber, RedisConfiguration, _keys.Prefix, _settings.ClaimTimeoutMs, _settings.HeartbeatMs, _workerLog);
         _workers.Add(worker);
         return worker;
     }
@@ -252,6 +266,11 @@ internal sealed partial class ChaosController : IAsyncDisposable
         }
 
         _redis.Dispose();
+        if (_sentinel is not null)
+        {
+            await _sentinel.DisposeAsync();
+        }
+
         _workerLog.Dispose();
         if (!_keepDirectory)
         {

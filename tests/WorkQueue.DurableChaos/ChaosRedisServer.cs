@@ -15,15 +15,32 @@ internal sealed class ChaosRedisServer : IDisposable
     private static readonly TimeSpan StartTimeout = TimeSpan.FromSeconds(60);
 
     private readonly string _directory;
-    private readonly string _fsync;
+    private readonly string[] _arguments;
     private Process? _process;
 
-    public ChaosRedisServer(int port, string directory, string fsync)
+    /// <param name="port">The loopback port.</param>
+    /// <param name="directory">Its working directory (append-only file, log).</param>
+    /// <param name="fsync">Its <c>appendfsync</c>.</param>
+    /// <param name="extraArguments">More redis-server arguments after the defaults (<c>--replicaof</c> for a replica).</param>
+    public ChaosRedisServer(int port, string directory, string fsync, params string[] extraArguments)
     {
         Port = port;
         _directory = directory;
-        _fsync = fsync;
+        _arguments = [
+            "--port", port.ToString(CultureInfo.InvariantCulture), "--bind", "127.0.0.1", "--dir", directory,
+            "--appendonly", "yes", "--appendfsync", fsync, "--save", "", "--logfile", Path.Combine(directory, "redis.log"), .. extraArguments];
     }
+
+    private ChaosRedisServer(int port, string directory, string[] arguments)
+    {
+        Port = port;
+        _directory = directory;
+        _arguments = arguments;
+    }
+
+    /// <summary>A Sentinel: <c>redis-server {configFile} --sentinel</c> (the file gives the port; Sentinel rewrites it).</summary>
+    public static ChaosRedisServer Sentinel(int port, string directory, string configFile) =>
+        new(port, directory, [configFile, "--sentinel"]);
 
     public int Port { get; }
 
@@ -45,9 +62,7 @@ internal sealed class ChaosRedisServer : IDisposable
             RedirectStandardError = true,
             UseShellExecute = false,
         };
-        foreach (string arg in (string[])[
-            "--port", Port.ToString(CultureInfo.InvariantCulture), "--bind", "127.0.0.1", "--dir", _directory,
-            "--appendonly", "yes", "--appendfsync", _fsync, "--save", "", "--logfile", Path.Combine(_directory, "redis.log")])
+        foreach (string arg in _arguments)
         {
             start.ArgumentList.Add(arg);
         }

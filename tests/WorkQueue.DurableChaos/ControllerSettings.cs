@@ -39,6 +39,15 @@ internal sealed class ControllerSettings
 
     public required bool KeepDirectory { get; init; }
 
+    /// <summary>
+    /// Gets a value indicating whether Redis is a primary, a replica and three Sentinels (clients connect through the
+    /// Sentinels), the primary SIGKILLed for good once half the jobs are in, and the replica promoted.
+    /// </summary>
+    public required bool Sentinel { get; init; }
+
+    /// <summary>Gets the producers' <see cref="AspNetCore.DurableQueueOptions.ReplicaAcknowledgements"/> (0: off).</summary>
+    public required int ReplicaAcks { get; init; }
+
     public static ControllerSettings Read(Arguments args)
     {
         var settings = new ControllerSettings
@@ -58,11 +67,23 @@ internal sealed class ControllerSettings
             Timeout = TimeSpan.FromSeconds(args.Int("timeout-s", 600, min: 1)),
             Prefix = args.Optional("prefix") ?? "chaos",
             KeepDirectory = args.Flag("keep-dir"),
+            Sentinel = args.Flag("sentinel"),
+            ReplicaAcks = args.Int("replica-acks", 0),
         };
         args.ThrowIfUnknown();
         if (settings.Bursts && settings.Rate == 0)
         {
             throw new ArgumentException("Option --bursts needs --rate (each burst is rate x kill interval jobs).");
+        }
+
+        if (settings.Sentinel && settings.RestartRedis)
+        {
+            throw new ArgumentException("Options --sentinel and --restart-redis do not go together (the first kills the primary for good).");
+        }
+
+        if (settings.ReplicaAcks > 0 && !settings.Sentinel)
+        {
+            throw new ArgumentException("Option --replica-acks needs --sentinel (the run's only replicas).");
         }
 
         return settings;

@@ -118,11 +118,45 @@ internal sealed partial class RedisStreamStore : IJobStore
     /// <summary>How long a stop waits for Redis to take the last outcomes.</summary>
     private TimeSpan StopTimeout => _options.ShutdownGracePeriod > MinStopTimeout ? _options.ShutdownGracePeriod : MinStopTimeout;
 
-    /// <summary>Gets a value indicating whether the last Redis call succeeded (readiness).</summary>
-    public bool IsConnected => _lastError is null && _groupReady && !_exited.Task.IsCompleted;
+    /// <summary>Gets a value indicating whether the last Redis call succeeded and the queue's keys have a primary (readiness).</summary>
+    public bool IsConnected => _lastError is null && _groupReady && !_exited.Task.IsCompleted && NoPrimary() is null;
 
-    /// <summary>Gets the last Redis error, or <see langword="null"/> when the last call succeeded.</summary>
-    public string? LastError => _lastError?.Message;
+    /// <summary>
+    /// Gets why the queue is not ready: no primary for its keys (<see cref="NoPrimary"/>, with the last error when there
+    /// is one), else the last Redis error; <see langword="null"/> when the last call succeeded.
+    /// </summary>
+    public string? LastError => NoPrimary() is { } missing
+        ? _lastError is { } error ? $"{missing} (last error: {error.Message})" : missing
+        : _lastError?.Message;
+
+    /// <summary>
+    /// Says why the queue's keys have no primary now, or <see langword="null"/> when the client's server for them is a
+    /// connected primary. While a failover is under way (the primary died, no replica promoted yet) the client sends
+    /// what it can to a replica: reads succeed there and writes fail (<c>READONLY</c>), so a pass that only read would
+    /// pass for ready. Read by readiness and the snapshot, not by the store's thread.
+    /// </summary>
+    private string? NoPrimary()
+    {
+        if (_db is not { } db)
+        {
+            return null;
+        }
+
+        IServer server;
+        try
+        {
+            server = db.Multiplexer.GetServer(Keys.Stream);
+        }
+        catch (Exception ex) when (ex is RedisException or InvalidOperationException or NotSupportedException)
+        {
+            return $"no primary for {Keys.Stream}: {ex.Message}";
+        }
+
+        string endpoint = Redis.RedisConnection.Format(server.EndPoint);
+        return !server.IsConnected ? $"no primary for {Keys.Stream}: {endpoint} is unreachable (a failover or a restart under way?)"
+            : server.IsReplica ? $"no primary for {Keys.Stream}: {endpoint} is a replica (READONLY); writes wait for a failover to promote one"
+            : null;
+    }
 
     /// <summary>Gets the number of entries this process holds: fetched and not yet settled.</summary>
     public int Held => _held.Count;

@@ -118,6 +118,11 @@ internal sealed partial class RedisWarmupService : IHostedLifecycleService, IDis
                 Log.WarmupFailedStaysNotReady(_logger, ex, _connection.Endpoints);
                 return;
             }
+            catch (OperationCanceledException) when (cancellationToken.IsCancellationRequested)
+            {
+                // The host is stopping during an attempt (Redis not answering): the stop must not fail over it.
+                return;
+            }
         }
     }
 
@@ -146,7 +151,7 @@ internal sealed partial class RedisWarmupService : IHostedLifecycleService, IDis
             // The connect is bounded by StackExchange.Redis's own ConnectTimeout (set to Timeout), so that a failure
             // carries its real cause (refused, auth, DNS...) rather than our timeout's.
             var multiplexer = await _connection.ConnectAsync(abortOnConnectFail).WaitAsync(cancellationToken).ConfigureAwait(false);
-            var endpoints = multiplexer.GetEndPoints();
+            var endpoints = EndpointsToWarm(multiplexer);
             foreach (var endpoint in endpoints)
             {
                 try
@@ -182,6 +187,27 @@ internal sealed partial class RedisWarmupService : IHostedLifecycleService, IDis
         {
             throw new TimeoutException($"the warm-up did not finish within RedisWarmupOptions.Timeout ({_options.Timeout})");
         }
+    }
+
+    /// <summary>
+    /// Gets the endpoints the warm-up pings: every one, except through Sentinel (<c>serviceName=</c>), where only those
+    /// connected count, one of them a primary. The Sentinels list every server they know, and after a failover the dead
+    /// old primary stays listed (as a replica of the new one, down) until it is back: a process that starts then would
+    /// otherwise wait for it, not ready, however healthy the new primary.
+    /// </summary>
+    private System.Net.EndPoint[] EndpointsToWarm(ConnectionMultiplexer multiplexer)
+    {
+        var all = multiplexer.GetEndPoints();
+        if (string.IsNullOrEmpty(_connection.DescribeConfiguration().ServiceName))
+        {
+            return all;
+        }
+
+        var up = all.Where(e => multiplexer.GetServer(e).IsConnected).ToArray();
+        return up.Any(e => !multiplexer.GetServer(e).IsReplica)
+            ? up
+            : throw new InvalidOperationException(
+                $"no primary among the servers the Sentinels named ({string.Join(", ", all.Select(RedisConnection.Format))}; connected: {(up.Length == 0 ? "none" : string.Join(", ", up.Select(RedisConnection.Format)))})");
     }
 
     /// <summary>

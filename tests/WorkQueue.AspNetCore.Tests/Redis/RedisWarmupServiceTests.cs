@@ -126,6 +126,38 @@ public sealed class RedisWarmupServiceTests(RedisServerFixture redis) : IClassFi
     }
 
     [Fact]
+    public async Task StopAsync_StartNotReadyWhileAWarmupAttemptHangs_StopsWithoutThrowing()
+    {
+        // A frozen Redis accepts the connection and never answers: each attempt of the background retry hangs until
+        // the warm-up's timeout, so the stop finds one running (a replacement worker stopped during a failover did).
+        await using var frozen = await RedisServer.StartAsync();
+        frozen.Pause();
+        try
+        {
+            var app = TestApp.Build(
+                b => b.Services.AddRedisWarmup(o =>
+                {
+                    o.Configuration = frozen.Configuration;
+                    o.FailureMode = RedisWarmupFailureMode.StartNotReady;
+                    o.Timeout = TimeSpan.FromSeconds(3);
+                    o.RetryInterval = TimeSpan.FromMilliseconds(50);
+                }),
+                _ => { });
+            await app.StartAsync().WaitAsync(Wait.Generous);
+
+            // The first attempt (in StartingAsync) timed out after 3 s; 300 ms later the retry loop's next attempt,
+            // started 50 ms after it, is within its own 3 s.
+            await Task.Delay(300);
+            await app.StopAsync().WaitAsync(Wait.Generous);
+            await app.DisposeAsync();
+        }
+        finally
+        {
+            frozen.Resume();
+        }
+    }
+
+    [Fact]
     public void AddRedisWarmup_CalledTwice_RegistersOneConnectionOneServiceOneCheck()
     {
         var services = new ServiceCollection();
