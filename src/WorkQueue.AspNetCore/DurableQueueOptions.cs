@@ -61,9 +61,16 @@ public sealed class DurableQueueOptions
     /// long as some consumer said within this time that it runs that type (every consumer says so with each heartbeat),
     /// and, when none ever did, until the job is this old.
     /// </summary>
-    /// <value>The default value is 15 minutes; it must be longer than twice <see cref="HeartbeatInterval"/>.</value>
+    /// <value>
+    /// The default value, <see langword="null"/>, is 15 minutes, or three <see cref="HeartbeatInterval"/>s when that is
+    /// longer; a value set must be longer than twice <see cref="HeartbeatInterval"/>.
+    /// </value>
     [TimeSpanRange("00:00:01", "7.00:00:00")]
-    public TimeSpan UnknownJobTypeTimeout { get; set; } = TimeSpan.FromMinutes(15);
+    public TimeSpan? UnknownJobTypeTimeout { get; set; }
+
+    /// <summary>Gets <see cref="UnknownJobTypeTimeout"/>, or its default when it is not set.</summary>
+    internal TimeSpan UnknownJobTypeTimeoutOrDefault =>
+        UnknownJobTypeTimeout ?? (HeartbeatInterval * 3 > TimeSpan.FromMinutes(15) ? HeartbeatInterval * 3 : TimeSpan.FromMinutes(15));
 
     /// <summary>
     /// Gets or sets how many times a job may be delivered (fetched, then reclaimed after its consumer died) before it is

@@ -14,7 +14,7 @@ internal sealed class DurableQueueOptionsRulesValidator : IValidateOptions<Durab
                 "so that a live consumer whose heartbeat fails once still refreshes its jobs' claims before others reclaim them.");
         }
 
-        if (options.UnknownJobTypeTimeout <= options.HeartbeatInterval * 2)
+        if (options.UnknownJobTypeTimeout is { } unknownTypeTimeout && unknownTypeTimeout <= options.HeartbeatInterval * 2)
         {
             return ValidateOptionsResult.Fail(
                 $"Durable queue '{name}': UnknownJobTypeTimeout ({options.UnknownJobTypeTimeout}) must be longer than twice HeartbeatInterval ({options.HeartbeatInterval}), " +

@@ -167,7 +167,7 @@ internal sealed partial class RedisStreamStore
     {
         var seen = db.HashGet(Keys.JobTypes, typeName);
         long since = Math.Max(entry.EnqueuedAtMs, seen.TryParse(out long seenMs) ? seenMs : 0);
-        long timeoutMs = (long)_durable.UnknownJobTypeTimeout.TotalMilliseconds;
+        long timeoutMs = (long)_durable.UnknownJobTypeTimeoutOrDefault.TotalMilliseconds;
         bool stored;
         string what;
         if (RedisNowMs() - since <= timeoutMs)
@@ -183,8 +183,8 @@ internal sealed partial class RedisStreamStore
         else
         {
             string error = seen.IsNull
-                ? $"Durable queue '{_queue}': no instance that consumes the queue runs job type '{typeName}' (none said so since the job was enqueued, {_durable.UnknownJobTypeTimeout} ago); register it with AddJobType and requeue the dead letter."
-                : $"Durable queue '{_queue}': no instance that consumes the queue has run job type '{typeName}' for {_durable.UnknownJobTypeTimeout} (UnknownJobTypeTimeout); register it with AddJobType and requeue the dead letter.";
+                ? $"Durable queue '{_queue}': no instance that consumes the queue runs job type '{typeName}' (none said so since the job was enqueued, {_durable.UnknownJobTypeTimeoutOrDefault} ago); register it with AddJobType and requeue the dead letter."
+                : $"Durable queue '{_queue}': no instance that consumes the queue has run job type '{typeName}' for {_durable.UnknownJobTypeTimeoutOrDefault} (UnknownJobTypeTimeout); register it with AddJobType and requeue the dead letter.";
             _logger.TryLog(static (l, s) => Log.Unreadable(l, s._queue, s.StreamId, s.error), (_queue, entry.StreamId, error));
             stored = DeadLetterCall.Run(db, Keys, ConsumerName, SettledEntry.Of(entry), error, "unknown-job-type", FinishedRetentionMs);
             what = "dead letter";

@@ -157,6 +157,17 @@ public sealed class DurableJobTypesTests(RedisServerFixture redis) : IClassFixtu
     }
 
     [Fact]
+    public void DurableQueueOptions_UnknownJobTypeTimeoutUnset_FifteenMinutesOrThreeHeartbeatsAndAlwaysValid()
+    {
+        var validator = new DurableQueueOptionsRulesValidator();
+        var usual = new DurableQueueOptions();
+        var slow = new DurableQueueOptions { HeartbeatInterval = TimeSpan.FromHours(8), ClaimTimeout = TimeSpan.FromDays(1) };
+        Assert.Equal((TimeSpan.FromMinutes(15), TimeSpan.FromHours(24)), (usual.UnknownJobTypeTimeoutOrDefault, slow.UnknownJobTypeTimeoutOrDefault));
+        Assert.True(validator.Validate("jobs", usual).Succeeded);
+        Assert.True(validator.Validate("jobs", slow).Succeeded);
+    }
+
+    [Fact]
     public void DurableQueueOptions_UnknownJobTypeTimeoutNotAboveTwoHeartbeats_FailsNamingBoth()
     {
         var result = new DurableQueueOptionsRulesValidator().Validate("jobs", new DurableQueueOptions { HeartbeatInterval = TimeSpan.FromSeconds(5), UnknownJobTypeTimeout = TimeSpan.FromSeconds(10) });
