@@ -5,7 +5,7 @@ namespace WorkQueue.AspNetCore.Durable;
 /// Its state goes Held -> Started, or Held -> TakenBack (Redis lost it; stored again) or Held -> Canceled (a cancel by
 /// id came before it started), by compare-and-swap, so of a start and a take-back or a cancel exactly one wins.
 /// </summary>
-internal sealed class DurableEntry : WorkQueue.Durability.IRemoteCancellable
+internal sealed class DurableEntry : WorkQueue.Durability.IRemoteCancellable, WorkQueue.Durability.IStoredJob
 {
     public DurableEntry(string streamId, string jobId, string payload, int attempt, long enqueuedAtMs, long deliveries, string? idempotencyKey = null, string? jobType = null)
     {
@@ -13,7 +13,7 @@ internal sealed class DurableEntry : WorkQueue.Durability.IRemoteCancellable
         StreamId = streamId;
         JobId = jobId;
         Payload = payload;
-        JobType = jobType ?? JobTypeEnvelope.Read(payload, out _);
+        JobType = jobType ?? JobTypeEnvelope.Read(payload, out _traceParent, out _);
         Attempt = attempt;
         EnqueuedAtMs = enqueuedAtMs;
         Deliveries = deliveries;
@@ -113,6 +113,12 @@ internal sealed class DurableEntry : WorkQueue.Durability.IRemoteCancellable
 
     /// <summary>Gets the payload as stored (JSON).</summary>
     public string Payload { get; }
+
+    private readonly string? _traceParent;
+
+    /// <inheritdoc/>
+    public System.Diagnostics.ActivityContext TraceParent =>
+        _traceParent is not null && System.Diagnostics.ActivityContext.TryParse(_traceParent, null, isRemote: true, out var context) ? context : default;
 
     /// <summary>Gets the job type's name the payload carries, or <see langword="null"/> when it is bare: the queue's default type (see <see cref="JobTypeEnvelope"/>).</summary>
     public string? JobType { get; }

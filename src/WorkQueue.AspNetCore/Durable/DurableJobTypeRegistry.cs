@@ -61,9 +61,9 @@ internal sealed class QueueJobTypes(DurableJobTypeRegistry registry, DurableJobT
     /// <summary>Gets every job type the queue can run.</summary>
     public IReadOnlyCollection<DurableJobType> All => registry.All;
 
-    /// <summary>Writes a payload's JSON as the queue stores a job of <paramref name="type"/>.</summary>
-    public string Write(DurableJobType type, string json) =>
-        JobTypeEnvelope.Write(ReferenceEquals(type, Default) ? null : type.Name, json);
+    /// <summary>Writes a payload's JSON as the queue stores a job of <paramref name="type"/>, with the enqueuing activity's <paramref name="traceParent"/> if any.</summary>
+    public string Write(DurableJobType type, string json, string? traceParent = null) =>
+        JobTypeEnvelope.Write(ReferenceEquals(type, Default) ? null : type.Name, traceParent, json);
 
     /// <summary>Gets the job type's name a stored payload names ('' when it is bare and the queue has no default type).</summary>
     public string NameOf(string stored) =>

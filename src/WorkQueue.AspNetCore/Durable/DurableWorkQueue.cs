@@ -1,3 +1,4 @@
+using System.Diagnostics;
 using System.Diagnostics.CodeAnalysis;
 using WorkQueue.Telemetry;
 
@@ -31,7 +32,7 @@ internal sealed class DurableWorkQueue : IWorkQueue
         where THandler : class, IJobHandler<TPayload>
     {
         var type = _store.JobTypes.Of<THandler, TPayload>(_store.QueueName);
-        return _store.JobTypes.Write(type, type.Write(payload));
+        return _store.JobTypes.Write(type, type.Write(payload), TraceParent());
     }
 
     public ValueTask EnqueueAsync<[DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.PublicConstructors)] THandler, TPayload>(TPayload payload, CancellationToken cancellationToken = default)
@@ -151,6 +152,14 @@ internal sealed class DurableWorkQueue : IWorkQueue
             throw Unavailable("the job search", ex);
         }
     }
+
+    /// <summary>
+    /// The W3C <c>traceparent</c> of the activity current at the enqueue, stored with the job so that its span, on
+    /// whichever instance runs it, has that activity as its parent; <see langword="null"/> (nothing stored, nothing
+    /// allocated) while nobody listens to WorkQueue's activities or none is current.
+    /// </summary>
+    private static string? TraceParent() =>
+        WorkQueueTracing.CaptureParent() is { IdFormat: ActivityIdFormat.W3C, Id: { Length: JobTypeEnvelope.TraceParentLength } id } ? id : null;
 
     private EnqueueResult ToResult(string id)
     {

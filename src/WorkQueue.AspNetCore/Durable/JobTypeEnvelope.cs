@@ -2,36 +2,62 @@ namespace WorkQueue.AspNetCore.Durable;
 
 /// <summary>
 /// The one writer and reader of a stored payload (stream field <c>p</c>, and every copy of it: delayed set, dead
-/// letters): <c>{job type name}\u001f{JSON}</c>, or the JSON alone for the queue's default job type.
+/// letters): <c>{header}\u001f{JSON}</c>, the header being the job type's name (empty for the queue's default type),
+/// then, when the enqueue ran in a traced activity, a space and that activity's W3C <c>traceparent</c>; or the JSON
+/// alone for a job of the default type enqueued without one.
 /// </summary>
 /// <remarks>
-/// The name travels inside the payload so that every script that moves a job (retry, hand-back, reclaim, promotion,
-/// dead letter, requeue) carries it without knowing of it. JSON never holds a raw U+001F (System.Text.Json escapes
-/// control characters) and names cannot contain one, so the first U+001F, if any, within a name's length ends the
-/// name. The default type is written bare, as version 0.2 wrote every payload: its entries stay readable by instances
-/// that know one type per queue, and cost nothing extra.
+/// The header travels inside the payload so that every script that moves a job (retry, hand-back, reclaim, promotion,
+/// dead letter, requeue) carries it without knowing of it: a retried or scheduled job keeps its type and its trace.
+/// JSON never holds a raw U+001F (System.Text.Json escapes control characters) and a header cannot, so the first
+/// U+001F within a header's length, if any, ends the header. A job of the default type without a trace is written
+/// bare, as version 0.2 wrote every payload: its entries stay readable by instances that know one type per queue, and
+/// cost nothing extra.
 /// </remarks>
 internal static class JobTypeEnvelope
 {
-    /// <summary>Ends the name (the Lua side's <c>US</c>).</summary>
+    /// <summary>Ends the header (the Lua side's <c>US</c>).</summary>
     public const char Separator = '\u001f';
 
-    /// <summary>Wraps <paramref name="json"/> in the envelope of <paramref name="typeName"/>, or returns it bare when <see langword="null"/> (the default type).</summary>
-    public static string Write(string? typeName, string json) =>
-        typeName is null ? json : string.Concat(typeName, "\u001f", json);
+    /// <summary>The length of a W3C <c>traceparent</c>: <c>00-{32 hex}-{16 hex}-{2 hex}</c>.</summary>
+    public const int TraceParentLength = 55;
 
-    /// <summary>Reads a stored payload: its job type's name (<see langword="null"/> when bare: the queue's default type) and its JSON.</summary>
-    public static string? Read(string stored, out ReadOnlySpan<char> json)
+    /// <summary>The longest header: a name, a space and a <c>traceparent</c>.</summary>
+    public const int MaxHeaderLength = JobTypeNames.MaxLength + 1 + TraceParentLength;
+
+    /// <summary>
+    /// Wraps <paramref name="json"/> in the envelope of <paramref name="typeName"/> (<see langword="null"/>: the default
+    /// type) and <paramref name="traceParent"/> (<see langword="null"/>: none), or returns it bare when both are null.
+    /// </summary>
+    public static string Write(string? typeName, string? traceParent, string json) =>
+        typeName is null && traceParent is null
+            ? json
+            : traceParent is null ? string.Concat(typeName, "\u001f", json) : string.Concat(typeName, " ", traceParent, "\u001f" + json);
+
+    /// <summary>Reads a stored payload: its job type's name (<see langword="null"/>: the queue's default type) and its JSON.</summary>
+    public static string? Read(string stored, out ReadOnlySpan<char> json) => Read(stored, out _, out json);
+
+    /// <summary>Reads a stored payload: its job type's name (<see langword="null"/>: the default type), its trace's <c>traceparent</c> (<see langword="null"/>: none) and its JSON.</summary>
+    public static string? Read(string stored, out string? traceParent, out ReadOnlySpan<char> json)
     {
-        int i = stored.AsSpan(0, Math.Min(stored.Length, JobTypeNames.MaxLength + 1)).IndexOf(Separator);
-        if (i <= 0)
+        int end = stored.AsSpan(0, Math.Min(stored.Length, MaxHeaderLength + 1)).IndexOf(Separator);
+        if (end <= 0)
         {
+            traceParent = null;
             json = stored;
             return null;
         }
 
-        json = stored.AsSpan(i + 1);
-        return stored[..i];
+        json = stored.AsSpan(end + 1);
+        int space = stored.AsSpan(0, end).IndexOf(' ');
+        if (space < 0)
+        {
+            traceParent = null;
+            return stored[..end];
+        }
+
+        traceParent = stored[(space + 1)..end];
+        return space == 0 ? null : stored[..space];
     }
 }
 

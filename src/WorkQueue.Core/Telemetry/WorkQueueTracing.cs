@@ -1,11 +1,13 @@
 using System.Diagnostics;
+using WorkQueue.Durability;
 using WorkQueue.Internal;
 
 namespace WorkQueue.Telemetry;
 
 /// <summary>
 /// The <c>WorkQueue</c> activity source: one span per job attempt, whose parent is the activity that was current when
-/// the job was enqueued. Nothing is captured or allocated while nobody listens.
+/// the job was enqueued (for a durable job, its context as stored with the job, see <see cref="IStoredJob"/>).
+/// Nothing is captured or allocated while nobody listens.
 /// </summary>
 internal static class WorkQueueTracing
 {
@@ -28,11 +30,13 @@ internal static class WorkQueueTracing
             return null;
         }
 
-        var activity = s_source.StartActivity($"{queue} process", ActivityKind.Consumer, item.Parent?.Context ?? default);
+        var stored = item.Target as IStoredJob;
+        var parent = item.Parent?.Context ?? stored?.TraceParent ?? default;
+        var activity = s_source.StartActivity($"{queue} process", ActivityKind.Consumer, parent);
         if (activity is { IsAllDataRequested: true })
         {
             activity.SetTag(QueueTag, queue);
-            activity.SetTag(JobIdTag, item.Id);
+            activity.SetTag(JobIdTag, stored is null ? item.Id : stored.JobId);
             activity.SetTag(JobNameTag, item.Invoker.Describe(item.Target));
             activity.SetTag(AttemptTag, item.Attempt);
         }

@@ -162,16 +162,17 @@ internal sealed class ModelRun
 
     private int Room(ModelInstance instance) => instance.Alive && !instance.Paused ? Settings.Prefetch - instance.Held.Count : 0;
 
-    /// <summary>The next job's payload: of the queue's default type (bare) for two jobs in three, else of one of two other job types.</summary>
+    /// <summary>
+    /// The next job's payload: of the queue's default type for two jobs in three, else of one of two other job types;
+    /// one in four carries an enqueuing trace (so a default-type one has a header without a name); the rest are bare.
+    /// </summary>
     private string NextPayload(out int n)
     {
         n = ++_n;
         string json = string.Create(CultureInfo.InvariantCulture, $"{{\"n\":{n}}}");
-        return _rng.Next(3) switch
-        {
-            0 => WorkQueue.AspNetCore.Durable.JobTypeEnvelope.Write(_rng.Next(2) == 0 ? "sms" : "billing.receipt:v2", json),
-            _ => json,
-        };
+        string? type = _rng.Next(3) == 0 ? (_rng.Next(2) == 0 ? "sms" : "billing.receipt:v2") : null;
+        string? trace = _rng.Next(4) == 0 ? string.Create(CultureInfo.InvariantCulture, $"00-{n:x32}-{n:x16}-01") : null;
+        return WorkQueue.AspNetCore.Durable.JobTypeEnvelope.Write(type, trace, json);
     }
 
     // ---- Operations -------------------------------------------------------------------------------------------------

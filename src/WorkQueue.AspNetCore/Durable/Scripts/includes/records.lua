@@ -34,11 +34,12 @@ local function isEnded(rec)
   local s = string.sub(rec, 1, 1)
   return s == 'S' or s == 'D' or s == 'C'
 end
--- The job type's name a stored payload carries, '' when it is bare (the queue's default type): the name ends at the
--- first US within its longest length, 100 (see JobTypeEnvelope.cs), so a large payload is not scanned.
+-- The job type's name a stored payload carries, '' for the queue's default type (a bare payload, or a header with no
+-- name before its trace): the header ends at the first US within its longest length, 156 (a name, a space and a
+-- traceparent, see JobTypeEnvelope.cs), so a large payload is not scanned.
 local function typeOf(payload)
   if not payload then return '' end
-  return string.match(string.sub(payload, 1, 101), '^([^\31]+)\31') or ''
+  return string.match(string.sub(payload, 1, 157), '^([^\31 ]*)[^\31]*\31') or ''
 end
 -- A record's header: its fields, then the job type's name when it is not the queue's default one (so a record of the
 -- default type is as short as before job types).
