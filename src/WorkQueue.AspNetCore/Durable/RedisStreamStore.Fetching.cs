@@ -177,15 +177,19 @@ internal sealed partial class RedisStreamStore
             return;
         }
 
+        // HSET with every field, sent as such: StackExchange.Redis's HashSet(key, fields) sends HMSET, which the
+        // documented ACL (DurableAcl) does not allow. The key is a RedisKey, so a cluster routes by it.
         long now = RedisNowMs();
-        var fields = new HashEntry[types.Count];
-        int i = 0;
+        var args = new object[1 + (2 * types.Count)];
+        args[0] = Keys.JobTypes;
+        int i = 1;
         foreach (var type in types)
         {
-            fields[i++] = new HashEntry(type.Name, now);
+            args[i++] = type.Name;
+            args[i++] = now;
         }
 
-        db.HashSet(Keys.JobTypes, fields);
+        db.Execute("HSET", args);
     }
 
     /// <summary>Gets Redis's time as this process measures it (its clock moved by the last measured offset), in Unix ms.</summary>

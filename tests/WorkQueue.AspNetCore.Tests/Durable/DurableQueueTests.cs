@@ -432,7 +432,9 @@ public sealed class DurableQueueTests(RedisServerFixture redis) : IClassFixture<
     [Fact]
     public async Task Producer_IsResolvedByNameIgnoringCase_AndIWorkQueueIsTheDurableQueue()
     {
-        var log = new JobLog();
+        // Jobs wait until the key's check is done: a completed job frees its key.
+        var release = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        var log = new JobLog { Behavior = async (_, _, _) => await release.Task };
         await using var host = await DurableTestHost.StartAsync(redis.Server, log, DurableTestHost.NewPrefix());
 
         var byUpperName = host.Services.GetRequiredKeyedService<IDurableQueue<TestJob>>("JOBS");
@@ -449,6 +451,7 @@ public sealed class DurableQueueTests(RedisServerFixture redis) : IClassFixture<
         Assert.True(keyed.Created);
         var again = await queue.EnqueueAsync<TestJobHandler, TestJob>(new TestJob(3), new JobOptions { IdempotencyKey = "k" });
         Assert.Equal((keyed.JobId, false), (again.JobId, again.Created));
+        release.SetResult();
         await log.WaitUntilAsync(() => log.Completed == 2, "both stored jobs to run");
         var done = await Eventually.ValueAsync(() => queue.GetJobAsync(keyed.JobId), j => j?.State == JobState.Succeeded, "the keyed job to succeed");
         Assert.Equal(DurableTestHost.Queue, done!.QueueName);
