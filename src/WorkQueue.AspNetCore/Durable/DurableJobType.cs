@@ -31,9 +31,6 @@ internal abstract class DurableJobType
     /// <summary>Reads a stored payload (the JSON, without its envelope); a payload that cannot be read gives a message saying why.</summary>
     public abstract bool TryRead(ReadOnlySpan<char> json, out object? payload, out string? error);
 
-    /// <summary>Gets a value indicating whether the type's payload is a <see cref="RecurringOccurrence"/> (so it runs a recurring job).</summary>
-    public bool CarriesOccurrences => PayloadType == typeof(RecurringOccurrence);
-
     /// <summary>Writes a recurring occurrence as the type's payload JSON, or returns <see langword="null"/> if the type carries another payload.</summary>
     public abstract string? WriteOccurrence(RecurringOccurrence occurrence);
 

@@ -66,16 +66,10 @@ internal sealed class QueueJobTypes(DurableJobTypeRegistry registry, DurableJobT
         JobTypeEnvelope.Write(ReferenceEquals(type, Default) ? null : type.Name, traceParent, json);
 
     /// <summary>Gets the job type's name a stored payload names ('' when it is bare and the queue has no default type).</summary>
-    public string NameOf(string stored) =>
-        JobTypeEnvelope.Read(stored, out _) ?? Default?.Name ?? string.Empty;
+    public string NameOf(string stored) => NameOrDefault(JobTypeEnvelope.Read(stored, out _));
 
-    /// <summary>Gets the name a record stores for a job of <paramref name="typeName"/>: empty for the default type.</summary>
-    public string RecordName(string typeName) =>
-        Default is not null && typeName == Default.Name ? string.Empty : typeName;
-
-    /// <summary>Gets the job type's name a record names (its field, or the default type's when empty).</summary>
-    public string NameOfRecord(string? recorded) =>
-        string.IsNullOrEmpty(recorded) ? Default?.Name ?? string.Empty : recorded;
+    /// <summary>Gets the name of a job whose envelope, record or reply named <paramref name="named"/> (<see langword="null"/>: the default type; '' when the queue has none).</summary>
+    public string NameOrDefault(string? named) => named ?? Default?.Name ?? string.Empty;
 
     /// <summary>Reads a stored payload: its job type (<see langword="null"/> when no registered type has its name) and JSON.</summary>
     public DurableJobType? Resolve(string stored, out string typeName, out ReadOnlySpan<char> json)

@@ -97,7 +97,7 @@ internal sealed partial class RedisStreamStore
         }
 
         string jobId = reply.JobId!;
-        string name = reply.JobType ?? _types.Default?.Name ?? string.Empty;
+        string name = _types.NameOrDefault(reply.JobType);
         var record = reply.Record;
         var attempts = new List<JobAttempt>(record.History);
         switch (reply.Kind)

@@ -49,7 +49,7 @@ internal sealed partial class RedisStreamStore : IRecurringOccurrenceStore
         var jobs = new List<DurableScheduledJob>(rows.Length);
         foreach (var row in rows)
         {
-            string name = JobTypeEnvelope.Read(row.Payload, out var json) ?? _types.Default?.Name ?? string.Empty;
+            string name = _types.NameOrDefault(JobTypeEnvelope.Read(row.Payload, out var json));
             jobs.Add(new DurableScheduledJob(row.JobId, name, DateTimeOffset.FromUnixTimeMilliseconds(row.DueMs), DateTimeOffset.FromUnixTimeMilliseconds(row.ScheduledAtMs), json.ToString()));
         }
 
