@@ -11,18 +11,19 @@
 -- none: acknowledged.applied tells which, as soon as it is known, so a fault after it still reports them applied.
 -- Without records, a round of plain acknowledgements alone (the common case) is one XACK over the section: XACK reads
 -- every id before it acknowledges any, so an unreadable one fails it whole, and then the elements are read one by
--- one as in any other round. Returns Redis's refusal of the XACK, or false (acknowledged: what follows it is best
--- effort).
+-- one as in any other round. (On a stream or group that does not exist XACK answers 0 without reading the ids: there
+-- is then nothing to acknowledge, and the round's fetch meets the missing group.) Returns Redis's refusal of the
+-- XACK, or false (acknowledged: what follows it is best effort).
 --- @include "../now"
 --- @include "../try"
 --- @include "../keys"
 --- @include "../records"
 --- @include "../trim"
+--- @include "../entryId"
 
 -- What the round's acknowledgement part did (read by round.lua, also after a fault).
 local acknowledged = { applied = false, invalid = {} }
 
-local function isStreamId(s) return string.match(s, '^%d+%-%d+$') ~= nil end
 local function isJobId(s) return string.match(s, '^s?%d+%-%d+$') ~= nil end
 local function isMs(s) return string.match(s, '^%d+$') ~= nil end
 local function isMsOrNone(s) return s == '' or isMs(s) end
@@ -32,7 +33,7 @@ local function releaseKeys(releases, retention)
   for k = 1, releases.count do
     local i = releases.first + 3 * (k - 1)
     local key, job, at = ARGV[i], ARGV[i + 1], ARGV[i + 2]
-    if key ~= '' and not string.find(key, '%c') and isJobId(job) and isStreamId(at) then releaseKey(key, job, at, retention) end
+    if key ~= '' and not string.find(key, '%c') and isJobId(job) and isEntryId(at) then releaseKey(key, job, at, retention) end
   end
 end
 
@@ -60,12 +61,13 @@ local function acknowledge(releases, plains, acks)
   -- Redis's instructions, and comparing two Lua strings (interned) a few. The id's match is inline: no Lua call per
   -- element. Callgrind, per plain acknowledgement with records: three matches each, about 7,800 instructions; one
   -- pattern over the section joined by commas (table.concat, string.rep, one string.find: each costs per character),
-  -- about 5,800; this, about 3,000 (benchmarks/README.md).
+  -- about 5,800; this, about 3,000 (benchmarks/README.md). An id of 20 characters or more may be past 2^64 - 1 in a
+  -- part, which XACK refuses (and with it every id of its call): only such an id is read by isEntryId.
   local enqRead, startedRead = false, false
   for k = 1, plainAcks do
     local i = plains.first + width * (k - 1)
     local id = ARGV[i]
-    local readable = string.find(id, '^%d+%-%d+$') ~= nil
+    local readable = string.find(id, '^%d+%-%d+$') ~= nil and (#id < 20 or isEntryId(id))
     if readable and width == 3 then
       local enq, started = ARGV[i + 1], ARGV[i + 2]
       if enq ~= enqRead then
@@ -88,7 +90,7 @@ local function acknowledge(releases, plains, acks)
     local id, job = ARGV[i], ARGV[i + 1]
     if job == '' then job = id end
     local cancel = ARGV[i + 5]
-    if isStreamId(id) and isJobId(job) and isMs(ARGV[i + 2]) and isMs(ARGV[i + 3]) and isMsOrNone(ARGV[i + 4]) and (cancel == '' or cancel == '1')
+    if isEntryId(id) and isJobId(job) and isMs(ARGV[i + 2]) and isMs(ARGV[i + 3]) and isMsOrNone(ARGV[i + 4]) and (cancel == '' or cancel == '1')
       and not string.find(ARGV[i + 6], '[%c|]') then
       n = n + 1
       done[n], jobs[n], from[n], plain[n] = id, job, i, false
