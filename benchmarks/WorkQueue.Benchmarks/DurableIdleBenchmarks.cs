@@ -33,13 +33,14 @@ public class DurableIdleBenchmarks
     /// <summary>The worker count of the durable queue and of Hangfire's server.</summary>
     public const int Workers = 8;
 
-    private static readonly List<(double Cpu, RedisCounters Redis)> Windows = [];
+    private static readonly List<(double Cpu, RedisCounters Redis, int Threads, double WorkingSetMb, double HeapMb)> Windows = [];
     private static readonly TimeSpan ProbeTimeout = TimeSpan.FromSeconds(10);
 
     private readonly Order _order = new(42);
     private RedisServerProcess? _redis;
     private IHost? _connectionOnly;
     private DurableBenchHost? _durable;
+    private ManyJobTypesBenchHost? _many;
     private HangfireRedisProcess? _hangfire;
 
     [GlobalSetup(Target = nameof(RedisConnectionOnly_Control))]
@@ -55,6 +56,22 @@ public class DurableIdleBenchmarks
     {
         _redis = RedisServerProcess.Start("everysec");
         _durable = DurableBenchHost.StartDurable(_redis, Workers);
+        Settle();
+    }
+
+    [GlobalSetup(Target = nameof(WorkQueue_Durable_IdleQueue_ThirtyJobTypes))]
+    public void SetupThirtyJobTypes()
+    {
+        _redis = RedisServerProcess.Start("everysec");
+        _many = ManyJobTypesBenchHost.StartOneQueue(_redis, Workers);
+        Settle();
+    }
+
+    [GlobalSetup(Target = nameof(WorkQueue_Durable_ThirtyIdleQueues))]
+    public void SetupThirtyQueues()
+    {
+        _redis = RedisServerProcess.Start("everysec");
+        _many = ManyJobTypesBenchHost.StartQueuePerType(_redis, Workers);
         Settle();
     }
 
@@ -76,6 +93,7 @@ public class DurableIdleBenchmarks
         }
 
         _durable?.Dispose();
+        _many?.Dispose();
         _hangfire?.Dispose();
         _redis?.Dispose();
     }
@@ -97,6 +115,14 @@ public class DurableIdleBenchmarks
         }
     });
 
+    [Benchmark(Description = "WorkQueue durable queue carrying 30 job types, 8 idle workers")]
+    public double WorkQueue_Durable_IdleQueue_ThirtyJobTypes() =>
+        MeasureWindow(nameof(WorkQueue_Durable_IdleQueue_ThirtyJobTypes), ProcessCpuTime, () => ProbeMany(Workers));
+
+    [Benchmark(Description = "WorkQueue, 30 durable queues of one job type each, 8 idle workers each")]
+    public double WorkQueue_Durable_ThirtyIdleQueues() =>
+        MeasureWindow(nameof(WorkQueue_Durable_ThirtyIdleQueues), ProcessCpuTime, () => ProbeMany(Workers * ManyJobTypesBenchHost.Count));
+
     [Benchmark(Description = "Hangfire on Redis storage, server with 8 idle workers (child process)")]
     public double Hangfire_Redis_IdleServer() => MeasureWindow(nameof(Hangfire_Redis_IdleServer), () => _hangfire!.CpuTime(), () =>
     {
@@ -106,6 +132,15 @@ public class DurableIdleBenchmarks
             throw new InvalidOperationException($"Hangfire reports {_hangfire.RegisteredWorkers()} workers, expected {Workers}.");
         }
     });
+
+    private void ProbeMany(int workers)
+    {
+        _many!.Probe(ProbeTimeout);
+        if (_many.Workers() != workers)
+        {
+            throw new InvalidOperationException($"The queues have {_many.Workers()} workers, expected {workers}.");
+        }
+    }
 
     private static void Settle() => Thread.Sleep(BenchmarkSettings.DurableIdleSettle);
 
@@ -129,11 +164,15 @@ public class DurableIdleBenchmarks
         Thread.Sleep(window);
         var redis = _redis.ReadCounters() - redisBefore;
         var cpu = cpuTime() - cpuBefore;
+        using var self = Process.GetCurrentProcess();
+        int threads = self.Threads.Count;
+        double workingSetMb = self.WorkingSet64 / 1048576.0;
+        double heapMb = GC.GetGCMemoryInfo().HeapSizeBytes / 1048576.0;   // as of the last collection: forcing one would show in the Gen columns
 
         // A consumer that died would make the idle cost look cheaper than it is.
         probe();
 
-        Windows.Add((cpu.TotalMilliseconds, redis));
+        Windows.Add((cpu.TotalMilliseconds, redis, threads, workingSetMb, heapMb));
         Console.WriteLine($"// Redis commands over the {window.TotalSeconds:0} s window: {redis}");
         double seconds = window.TotalSeconds;
         ResultStore.Write(ResultStore.Key(typeof(DurableIdleBenchmarks), method), new Dictionary<string, double>
@@ -144,6 +183,9 @@ public class DurableIdleBenchmarks
             ["redis_commands_per_s"] = Median(Windows.Select(w => w.Redis.Commands / seconds)),
             ["redis_scripts_per_s"] = Median(Windows.Select(w => w.Redis.Scripts / seconds)),
             ["redis_cpu_ms"] = Median(Windows.Select(w => w.Redis.CpuSeconds * 1000)),
+            ["threads"] = Median(Windows.Select(w => (double)w.Threads)),
+            ["working_set_mb"] = Median(Windows.Select(w => w.WorkingSetMb)),
+            ["heap_mb"] = Median(Windows.Select(w => w.HeapMb)),
             ["windows"] = Windows.Count,
         });
         return cpu.TotalMilliseconds;
@@ -160,6 +202,9 @@ public class DurableIdleBenchmarks
                 new ResultColumn("redis_commands_per_s", "Redis cmds/s", "Redis cmds/s: commands redis-server ran per second, those inside Lua scripts included (INFO commandstats; the INFO calls that read it left out)", "N2"),
                 new ResultColumn("redis_scripts_per_s", "Scripts/s", "Scripts/s: EVAL/EVALSHA calls per second (each one round trip)", "N2"),
                 new ResultColumn("redis_cpu_ms", "Redis CPU [ms]", "Redis CPU [ms]: redis-server's CPU time over the window"),
+                new ResultColumn("threads", "Threads", "Threads: the benchmark process's threads at the end of the window (Hangfire: this process, not its child)", "N0"),
+                new ResultColumn("working_set_mb", "Working set [MB]", "Working set [MB]: the benchmark process's working set at the end of the window (Hangfire: this process, not its child)", "N1"),
+                new ResultColumn("heap_mb", "GC heap [MB]", "GC heap [MB]: the managed heap as of the last collection before the end of the window (Hangfire: this process, not its child)", "N1"),
                 new ResultColumn("windows", "Windows", "Windows: the number of windows measured in the process", "N0"));
             HideColumns(Column.Mean, Column.Error, Column.StdDev, Column.Median, Column.Ratio, Column.RatioSD);
         }
