@@ -12,8 +12,9 @@ public enum ProcessingMode
     Naive,
 
     /// <summary>
-    /// The fix, crash-safe: as <see cref="Queue"/>, but both queues are durable (Redis Streams): a callback is answered
-    /// 200 only once its job is in Redis, and jobs survive a kill of the process.
+    /// The fix, crash-safe: as <see cref="Queue"/>, but the queues are durable (Redis Streams; the same queues, see
+    /// <see cref="SampleQueues"/>): a callback is answered 200 only once its job is in Redis, and jobs survive a kill
+    /// of the process.
     /// </summary>
     Durable,
 

@@ -5,14 +5,15 @@ namespace PayCallbackApi.PostPayment;
 /// <summary>
 /// One paid order's post-payment job: the Redis steps, then one job for the two blocking provider calls handed to the
 /// <c>legacy</c> queue, a bulkhead, so slow providers hold back only their own queue. That queue waits for space rather
-/// than rejecting, because this work was already accepted. Safe to run again: each step is recorded once.
+/// than rejecting, because this work was already accepted. The hand-off goes through <see cref="IWorkQueue"/>, so it is
+/// the same code whether <c>legacy</c> is in memory or in Redis. Safe to run again: each step is recorded once.
 /// </summary>
-public sealed class PostPaymentJob(PostPaymentSteps steps, ILegacyQueue legacy) : IJobHandler<PaidOrder>
+public sealed class PostPaymentJob(PostPaymentSteps steps, [FromKeyedServices(SampleQueues.Legacy)] IWorkQueue legacy) : IJobHandler<PaidOrder>
 {
     public async ValueTask ExecuteAsync(PaidOrder order, CancellationToken cancellationToken)
     {
         steps.SettleAndPublish(order);
-        await legacy.EnqueueAsync(order, cancellationToken);
+        await legacy.EnqueueAsync<LegacyCallJob, PaidOrder>(order, cancellationToken);
     }
 }
 
@@ -28,20 +29,4 @@ public sealed class LegacyCallJob(PostPaymentSteps steps) : IJobHandler<PaidOrde
         steps.CallProviders(order);
         return default;
     }
-}
-
-/// <summary>Where <see cref="PostPaymentJob"/> sends the provider calls: the in-memory or the durable <c>legacy</c> queue.</summary>
-public interface ILegacyQueue
-{
-    ValueTask EnqueueAsync(PaidOrder order, CancellationToken cancellationToken);
-}
-
-/// <summary>The sample's queue names.</summary>
-public static class PostPaymentQueues
-{
-    /// <summary>Durable mode's queue of post-payment jobs (Queue mode uses the default queue).</summary>
-    public const string Payments = "payments";
-
-    /// <summary>The bulkhead for the blocking provider calls.</summary>
-    public const string Legacy = "legacy";
 }

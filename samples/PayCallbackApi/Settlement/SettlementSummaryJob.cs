@@ -7,16 +7,14 @@ namespace PayCallbackApi.Settlement;
 /// <summary>
 /// The nightly settlement summary, a recurring job (<c>PayCallback:SettlementSummaryCron</c>, 02:00 UTC by default):
 /// copies the merchant balance per currency into <c>pay:settlement:summary:{day}</c>, the day being the occurrence's
-/// date. Writing the same day again writes the same figures, so a run repeated after a crash does no harm. In Durable
-/// mode it runs on a durable queue: once per night however many instances run, and a night missed while every instance
-/// was down is run at the next start.
+/// date. Writing the same day again writes the same figures, so a run repeated after a crash does no harm. It runs on the
+/// <c>settlement</c> queue (<see cref="SampleQueues"/>): in memory (Queue mode) each instance runs its own; in Redis
+/// (Durable mode) once per night however many instances run, and a night missed while every instance was down is run at
+/// the next start.
 /// </summary>
 internal sealed class SettlementSummaryJob(IConnectionMultiplexer redis, ILogger<SettlementSummaryJob> logger) : IJobHandler<RecurringOccurrence>
 {
     public const string Id = "settlement-summary";
-
-    /// <summary>The durable queue the job runs on in Durable mode (a durable recurring job has a queue of its own).</summary>
-    public const string DurableQueue = "settlement";
 
     public static string SummaryKey(DateTimeOffset occurrence) =>
         "pay:settlement:summary:" + occurrence.UtcDateTime.ToString("yyyy-MM-dd", CultureInfo.InvariantCulture);

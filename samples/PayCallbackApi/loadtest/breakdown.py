@@ -18,8 +18,8 @@ import re
 THREADS = [  # thread name prefix (perf shows the first 15 characters) -> what that thread does in this app
     (".NET TP Worker", "request path (CLR thread pool: Kestrel, the endpoint, async Redis continuations)"),
     ("WorkQueue:legac", "legacy queue's threads (provider calls and their Redis calls)"),
-    ("WorkQueue:defau", "default queue's threads (post-payment job)"),
     ("WorkQueue:payme", "payments queue's threads (post-payment job)"),
+    ("WorkQueue:defau", "default queue's threads (Queue mode's post-payment job in profiles before it moved to payments)"),
     ("WorkQueue:", "other WorkQueue threads"),
     ("SE.Redis", "Redis client I/O threads"),
     ("StackExchange.R", "Redis client I/O threads"),

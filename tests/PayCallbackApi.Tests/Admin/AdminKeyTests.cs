@@ -13,7 +13,7 @@ public sealed class AdminKeyTests(RedisServerFixture redis) : IClassFixture<Redi
     {
         await using var app = new PayCallbackApp(redis.Server, ProcessingMode.Queue, new() { ["Admin:ApiKey"] = "the-admin-key" });
         using var client = app.CreateClient();
-        using var request = new HttpRequestMessage(HttpMethod.Get, "/admin/workqueue/default/depth");
+        using var request = new HttpRequestMessage(HttpMethod.Get, "/admin/workqueue/payments/depth");
         if (key is not null)
         {
             request.Headers.Add("X-Admin-Key", key);

@@ -21,7 +21,7 @@ public sealed class CallbackEndpointTests(RedisServerFixture redis) : IClassFixt
         using var client = app.CreateClient();
         string orderId = $"o-{mode}-{Guid.NewGuid():N}";
         var dispatcher = app.Services.GetRequiredService<IPostPaymentDispatcher>();
-        Assert.IsType(mode switch { ProcessingMode.Naive => typeof(NaiveDispatcher), ProcessingMode.Queue => typeof(QueueDispatcher), _ => typeof(DurableDispatcher) }, dispatcher);
+        Assert.IsType(mode == ProcessingMode.Naive ? typeof(NaiveDispatcher) : typeof(QueueDispatcher), dispatcher);
 
         using var response = await client.SendAsync(PayCallbackApp.SignedCallback(PayCallbackApp.Body(orderId, $"p-{Guid.NewGuid():N}")));
 
@@ -31,6 +31,26 @@ public sealed class CallbackEndpointTests(RedisServerFixture redis) : IClassFixt
         var order = await client.GetFromJsonAsync<PayCallbackApp.OrderView>($"/api/orders/{orderId}");
         Assert.Equal("Paid", order!.Status);
         Assert.Equal(["delivery", "message", "settlement", "sms"], order.Effects.Keys.Order());
+    }
+
+    // One dispatcher for Queue and Durable mode, its claim chosen from the queues' store (QueueDispatcher): in Redis
+    // Streams the claim is pending ('p') until the job is stored, then final ('d'); in memory it is final at once, in
+    // one script (it holds the order id), with no second Redis call.
+    [Theory]
+    [InlineData(ProcessingMode.Queue, "order")]
+    [InlineData(ProcessingMode.Durable, "d")]
+    public async Task AcceptedCallback_ClaimFollowsTheQueuesStore(ProcessingMode mode, string claim)
+    {
+        await using var app = new PayCallbackApp(redis.Server, mode);
+        using var client = app.CreateClient();
+        string orderId = $"o-claim-{mode}-{Guid.NewGuid():N}", paymentId = $"p-{Guid.NewGuid():N}";
+
+        using var response = await client.SendAsync(PayCallbackApp.SignedCallback(PayCallbackApp.Body(orderId, paymentId)));
+
+        Assert.Equal(HttpStatusCode.OK, response.StatusCode);
+        using var mux = await StackExchange.Redis.ConnectionMultiplexer.ConnectAsync(redis.Server.Configuration);
+        Assert.Equal(claim == "order" ? orderId : claim, (string?)await mux.GetDatabase().StringGetAsync($"pay:payment:{paymentId}"));
+        await app.WaitForEffectsAsync(client, orderId);
     }
 
     [Theory]
@@ -195,9 +215,9 @@ public sealed class CallbackEndpointTests(RedisServerFixture redis) : IClassFixt
     [Fact]
     public async Task QueueFullInRejectMode_Returns503WithRetryAfterAndTheRetryIsProcessedLater()
     {
-        await using var app = new PayCallbackApp(redis.Server, ProcessingMode.Queue, new() { ["WorkQueue:Queues:default:Capacity"] = "1" });
+        await using var app = new PayCallbackApp(redis.Server, ProcessingMode.Queue, new() { ["WorkQueue:Queues:payments:Capacity"] = "1" });
         using var client = app.CreateClient();
-        using (var pause = await client.PostAsync("/admin/workqueue/default/pause", JsonContent.Create(new { })))
+        using (var pause = await client.PostAsync("/admin/workqueue/payments/pause", JsonContent.Create(new { })))
         {
             Assert.Equal(HttpStatusCode.OK, pause.StatusCode);
         }
@@ -222,7 +242,7 @@ public sealed class CallbackEndpointTests(RedisServerFixture redis) : IClassFixt
             Assert.Equal(HttpStatusCode.NotFound, released.StatusCode);
         }
 
-        using (var resume = await client.PostAsync("/admin/workqueue/default/resume", JsonContent.Create(new { })))
+        using (var resume = await client.PostAsync("/admin/workqueue/payments/resume", JsonContent.Create(new { })))
         {
             Assert.Equal(HttpStatusCode.OK, resume.StatusCode);
         }

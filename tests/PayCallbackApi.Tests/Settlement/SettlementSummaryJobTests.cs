@@ -11,9 +11,9 @@ namespace PayCallbackApi.Tests.Settlement;
 public sealed class SettlementSummaryJobTests(RedisServerFixture redis) : IClassFixture<RedisServerFixture>
 {
     [Theory]
-    [InlineData(ProcessingMode.Queue, "default")]
-    [InlineData(ProcessingMode.Durable, SettlementSummaryJob.DurableQueue)]
-    public async Task Trigger_WritesTheSummaryOfTheMerchantBalance(ProcessingMode mode, string queue)
+    [InlineData(ProcessingMode.Queue)]
+    [InlineData(ProcessingMode.Durable)]
+    public async Task Trigger_WritesTheSummaryOfTheMerchantBalance(ProcessingMode mode)
     {
         await using var app = new PayCallbackApp(redis.Server, mode, new() { ["PayCallback:SettlementTimeZone"] = "Europe/Paris" });
         using var client = app.CreateClient();
@@ -23,7 +23,7 @@ public sealed class SettlementSummaryJobTests(RedisServerFixture redis) : IClass
 
         var jobs = await client.GetFromJsonAsync<RecurringJobRow[]>("/admin/workqueue/recurring");
         var job = Assert.Single(jobs!);
-        Assert.Equal((SettlementSummaryJob.Id, "0 2 * * *", "Europe/Paris", queue), (job.Id, job.Schedule, job.TimeZone, job.Queue));
+        Assert.Equal((SettlementSummaryJob.Id, "0 2 * * *", "Europe/Paris", SampleQueues.Settlement), (job.Id, job.Schedule, job.TimeZone, job.Queue));
 
         using var triggered = await client.PostAsync($"/admin/workqueue/recurring/{SettlementSummaryJob.Id}/trigger", JsonContent.Create(new { }));
         Assert.Equal(HttpStatusCode.OK, triggered.StatusCode);

@@ -19,8 +19,8 @@ public sealed partial class GracefulShutdownTests(RedisServerFixture redis, ITes
     private const int Budget = 4000;           // callbacks the clients may send in all, before and after SIGTERM
     private const int SigtermAfterAnswered = 1000;
 
-    // The legacy queue is made the bottleneck (8 threads x 20 ms provider calls, 64 places, Wait mode), so default
-    // jobs wait on it and default backs up: at SIGTERM both queues hold accepted work, and default's jobs still have
+    // The legacy queue is made the bottleneck (8 threads x 20 ms provider calls, 64 places, Wait mode), so payments
+    // jobs wait on it and payments backs up: at SIGTERM both queues hold accepted work, and payments' jobs still have
     // to hand their SMS and delivery to legacy while the two stop. About 200 callbacks/s drain: a few seconds here.
     private static readonly Dictionary<string, string> Settings = new()
     {
@@ -86,14 +86,14 @@ public sealed partial class GracefulShutdownTests(RedisServerFixture redis, ITes
             output.WriteLine(line);
         }
 
-        // The test proves something only if accepted work was still queued in default when the signal came.
+        // The test proves something only if accepted work was still queued in payments when the signal came.
         Assert.True(acceptedAtSigterm > completedAtSigterm, $"Nothing was in flight at SIGTERM ({acceptedAtSigterm} accepted, {completedAtSigterm} completed).");
-        var stopping = log.Select(l => DefaultStoppingLine().Match(l)).Single(m => m.Success);
-        Assert.True(int.Parse(stopping.Groups[1].Value, CultureInfo.InvariantCulture) > 0, $"'default' had nothing queued when it began to stop: {stopping.Value}");
+        var stopping = log.Select(l => PaymentsStoppingLine().Match(l)).Single(m => m.Success);
+        Assert.True(int.Parse(stopping.Groups[1].Value, CultureInfo.InvariantCulture) > 0, $"'payments' had nothing queued when it began to stop: {stopping.Value}");
 
         Assert.Equal(0, exitCode);
         Assert.Empty(otherAnswers);
-        Assert.Contains(log, l => l.Contains("Queue 'default' drained and stopped", StringComparison.Ordinal));
+        Assert.Contains(log, l => l.Contains("Queue 'payments' drained and stopped", StringComparison.Ordinal));
         Assert.Contains(log, l => l.Contains("Queue 'legacy' drained and stopped", StringComparison.Ordinal));
         Assert.DoesNotContain(log, l => l.Contains("did not complete before shutdown", StringComparison.Ordinal));
 
@@ -106,6 +106,6 @@ public sealed partial class GracefulShutdownTests(RedisServerFixture redis, ITes
     [GeneratedRegex(@"Queue '[^']+' (stopping|drained|stopped)")]
     private static partial Regex QueueStopLine();
 
-    [GeneratedRegex(@"Queue 'default' stopping: (\d+) queued")]
-    private static partial Regex DefaultStoppingLine();
+    [GeneratedRegex(@"Queue 'payments' stopping: (\d+) queued")]
+    private static partial Regex PaymentsStoppingLine();
 }
