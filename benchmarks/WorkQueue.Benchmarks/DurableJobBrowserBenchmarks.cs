@@ -10,7 +10,7 @@ using Order = WorkQueue.Benchmarks.Support.Order;
 namespace WorkQueue.Benchmarks;
 
 /// <summary>
-/// The durable job search (<see cref="IDurableQueue{TPayload}.FindJobsAsync(JobQuery, CancellationToken)"/>) over
+/// The durable job search (<see cref="IWorkQueue.FindJobsAsync(JobQuery, CancellationToken)"/>) over
 /// 1,000,000 retained succeeded jobs in a real redis-server (issue 20 item 4): one page of each kind of query, against
 /// the lookup of one job by id.
 /// </summary>
@@ -81,7 +81,7 @@ public class DurableJobBrowserBenchmarks
 
     private RedisServerProcess _redis = null!;
     private IHost _host = null!;
-    private IDurableQueue<Order> _queue = null!;
+    private IWorkQueue _queue = null!;
     private JobQuery _deep = null!;
     private string _middleId = string.Empty;
 
@@ -106,7 +106,7 @@ public class DurableJobBrowserBenchmarks
             _ => { });
         _host = builder.Build();
         _host.Start();
-        _queue = _host.Services.GetRequiredKeyedService<IDurableQueue<Order>>(QueueName);
+        _queue = _host.Services.GetRequiredKeyedService<IWorkQueue>(QueueName);
 
         long baseMs = DateTimeOffset.UtcNow.ToUnixTimeMilliseconds() - (2L * RetainedJobs);
         // The fill: 202 script calls of 5,000 records, at most FillInFlight at a time, so that no call waits behind the

@@ -9,7 +9,7 @@ namespace WorkQueue.Benchmarks;
 
 /// <summary>
 /// Durable scenario D4: how late a durable delayed job starts on an idle machine, scenario 7's method
-/// (<see cref="ScheduledLatenessBenchmarks"/>) on a durable queue (<c>IDurableQueue&lt;T&gt;.ScheduleAsync</c>) against
+/// (<see cref="ScheduledLatenessBenchmarks"/>) on a durable queue (<c>IWorkQueue.ScheduleAsync</c>) against
 /// Hangfire's scheduled jobs on Redis storage and BullMQ's delayed jobs (the <c>delay</c> option). Lateness = the job's
 /// first line minus its due time, both read from the <see cref="Stopwatch"/> (BullMQ: <c>performance.now()</c>) of the
 /// process that schedules and runs the job (Hangfire's and BullMQ's: their child process). Not a

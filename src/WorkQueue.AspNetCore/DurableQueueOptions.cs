@@ -81,7 +81,7 @@ public sealed class DurableQueueOptions
     public int MaxDeliveries { get; set; } = 10;
 
     /// <summary>
-    /// Gets or sets the largest payload, in bytes of UTF-8 JSON, that <see cref="IDurableQueue{TPayload}.EnqueueAsync(TPayload, CancellationToken)"/>
+    /// Gets or sets the largest payload, in bytes of UTF-8 JSON, that an enqueue (<see cref="IWorkQueue.EnqueueAsync{THandler, TPayload}(TPayload, CancellationToken)"/>)
     /// accepts; a larger one is refused at once with an <see cref="ArgumentException"/> naming the limit and its size, and
     /// never reaches Redis, so it cannot fail the enqueues sent with it. <see langword="null"/>: what Redis takes in one
     /// argument (its <c>proto-max-bulk-len</c>, read with <c>CONFIG GET</c> at connect when the connection allows admin

@@ -20,7 +20,7 @@ public interface IWorkQueueProvider
     /// </summary>
     /// <param name="name">The queue's name (case-insensitive).</param>
     /// <returns>The queue.</returns>
-    /// <exception cref="ArgumentException">No queue has that name, or the queue is durable (for now, enqueue through <c>IDurableQueue&lt;TPayload&gt;</c>).</exception>
+    /// <exception cref="ArgumentException">No queue has that name.</exception>
     IWorkQueue GetQueue(string name);
 
     /// <summary>

@@ -14,7 +14,7 @@ public sealed class JobOptions
     /// succeeded), another enqueue with that key adds no job and is told which job holds it. The key is released when
     /// the job succeeds (after the retention), is dead-lettered, dropped, cancelled, or reported at a stop. Up to
     /// <see cref="MaxKeyLength"/> characters, no control characters, valid UTF-16 (no lone surrogate); compared ordinally. On a durable queue
-    /// (WorkQueue.AspNetCore's <c>IDurableQueue&lt;TPayload&gt;</c>) the key is kept in Redis, holds across every
+    /// (WorkQueue.AspNetCore's <c>AddDurableQueue</c>) the key is kept in Redis, holds across every
     /// instance and follows its job through retries, hand-backs and reclaims.
     /// </summary>
     /// <value>The default value is <see langword="null"/>: no key.</value>

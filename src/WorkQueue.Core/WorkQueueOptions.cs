@@ -153,7 +153,7 @@ public sealed class WorkQueueOptions
 
     /// <summary>
     /// Gets or sets how long <see cref="IWorkQueue.GetJobAsync(string, CancellationToken)"/> still reports a tracked job after it ended (for a
-    /// durable queue, how long Redis keeps an ended job's record for <c>IDurableQueue.GetJobAsync</c>). Zero forgets a job as
+    /// durable queue, how long Redis keeps an ended job's record to answer it). Zero forgets a job as
     /// soon as it ends.
     /// </summary>
     /// <remarks>

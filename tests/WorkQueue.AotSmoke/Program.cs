@@ -63,13 +63,13 @@ log.Check(
 var durableIds = new List<string>();
 if (redis is not null)
 {
-    var payments = app.Services.GetRequiredService<IDurableQueue<Payment>>();
+    var payments = app.Services.GetRequiredKeyedService<IWorkQueue>("payments");
     for (int i = 1; i <= 3; i++)
     {
         var payment = new Payment($"p{i}", 10.25m * i, "EUR", new DateTimeOffset(2026, 11, 27, 10, i, 0, TimeSpan.FromHours(1)));
         sent.Add(payment);
         log.Expect($"durable job ran: {payment.Id}");
-        durableIds.Add(await payments.EnqueueAsync(payment));
+        durableIds.Add((await payments.EnqueueAsync<PaymentHandler, Payment>(payment, new JobOptions())).JobId);
     }
 }
 
@@ -97,7 +97,7 @@ await CheckAdminAsync(more, "admin answers a validation problem", "/admin/workqu
     json.GetProperty("errors").TryGetProperty("limit", out _) ? null : $"it answered {json}", HttpStatusCode.BadRequest);
 if (redis is not null)
 {
-    var payments = app.Services.GetRequiredService<IDurableQueue<Payment>>();
+    var payments = app.Services.GetRequiredKeyedService<IWorkQueue>("payments");
     foreach (var id in durableIds)
     {
         await Eventually(more, $"durable job {id} succeeded", async () =>

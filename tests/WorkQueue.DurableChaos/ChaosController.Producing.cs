@@ -7,7 +7,7 @@ namespace WorkQueue.DurableChaos;
 
 /// <summary>
 /// The producers: several concurrent loops in this process, each enqueueing the next job number through the library's
-/// <see cref="IDurableQueue{TPayload}"/>. A job counts as accepted only once <c>EnqueueAsync</c> returned its id; one
+/// <see cref="IWorkQueue"/>. A job counts as accepted only once <c>EnqueueAsync</c> completed (Redis has it); one
 /// refused because Redis is unreachable is tried again after a short delay. With <c>--restart-redis</c>, Redis is
 /// SIGKILLed and restarted once half the jobs are in.
 /// </summary>
@@ -38,7 +38,7 @@ internal sealed partial class ChaosController
         // Declaring a durable queue also makes this process one of its consumers: the library has no producer-only
         // registration. Paused, with a prefetch of one, it holds at most one job, which its stop below hands back.
         _producerHost.Services.GetRequiredService<IWorkQueueProvider>().Queues.Single(q => q.Name == ChaosKeys.Queue).Pause();
-        var queue = _producerHost.Services.GetRequiredKeyedService<IDurableQueue<ChaosJob>>(ChaosKeys.Queue);
+        var queue = _producerHost.Services.GetRequiredKeyedService<IWorkQueue>(ChaosKeys.Queue);
         var started = Elapsed;
         _loadStartedAt = started;
         Say($"{_settings.Producers} producers enqueue {_settings.Jobs} jobs{(_settings.Rate > 0 ? $" at {_settings.Rate}/s" : string.Empty)}{(_settings.Bursts ? $", in bursts of {BurstSize} every {_settings.KillInterval.TotalMilliseconds:F0} ms" : string.Empty)}");
@@ -57,7 +57,7 @@ internal sealed partial class ChaosController
     /// <summary>Gets how many jobs one burst releases at once: the rate times the kill interval.</summary>
     private int BurstSize => Math.Max(1, (int)(_settings.Rate * _settings.KillInterval.TotalSeconds));
 
-    private async Task ProducerAsync(IDurableQueue<ChaosJob> queue, TimeSpan started, CancellationToken timeout)
+    private async Task ProducerAsync(IWorkQueue queue, TimeSpan started, CancellationToken timeout)
     {
         int n;
         while ((n = Interlocked.Increment(ref _nextJob)) <= _settings.Jobs)
@@ -78,7 +78,7 @@ internal sealed partial class ChaosController
                 timeout.ThrowIfCancellationRequested();
                 try
                 {
-                    await queue.EnqueueAsync(new ChaosJob(n), timeout);
+                    await queue.EnqueueAsync<ChaosJobHandler, ChaosJob>(new ChaosJob(n), timeout);
                     break;
                 }
                 catch (EnqueueNotReplicatedException)

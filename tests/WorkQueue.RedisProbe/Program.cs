@@ -111,14 +111,14 @@ internal static class Program
     /// </summary>
     private static int RunDurable(IHost host)
     {
-        var producer = host.Services.GetRequiredKeyedService<IDurableQueue<ProbeDurableJob>>(DurableQueue);
+        var producer = host.Services.GetRequiredKeyedService<IWorkQueue>(DurableQueue);
         var countdown = host.Services.GetRequiredService<CountdownEvent>();
         var database = host.Services.GetRequiredService<IConnectionMultiplexer>().GetDatabase();
         string stream = $"probe{Environment.ProcessId}:{{{DurableQueue}}}:stream";
 
         // One job before the starvation, so what runs once per process (JIT, JSON metadata, script loading) is done.
         countdown.Reset(1);
-        producer.EnqueueAsync(new ProbeDurableJob(-1)).AsTask().Wait(Generous);
+        producer.EnqueueAsync<ProbeDurableHandler, ProbeDurableJob>(new ProbeDurableJob(-1)).AsTask().Wait(Generous);
         ProbeReport.Write("durable.warmedUp", countdown.Wait(Generous));
         countdown.Reset(DurableJobs);
         using (var starved = StarvedThreadPool.Start(BlockedWorkItems, Generous))
@@ -130,7 +130,7 @@ internal static class Program
             int stored = 0;
             for (int i = 0; i < DurableJobs; i++)
             {
-                if (producer.EnqueueAsync(new ProbeDurableJob(i)).AsTask().Wait(Generous))
+                if (producer.EnqueueAsync<ProbeDurableHandler, ProbeDurableJob>(new ProbeDurableJob(i)).AsTask().Wait(Generous))
                 {
                     stored++;
                 }

@@ -22,22 +22,16 @@ public sealed class DurableBenchHost : IDisposable
     public const int Capacity = 1_000_000;
 
     private readonly IHost _host;
-    private readonly IDurableQueue<Order>? _durable;
-    private readonly IWorkQueue? _memory;
+    private readonly Producer _producer;
+    private readonly bool _durable;
 
-    private DurableBenchHost(IHost host, bool durable)
+    private DurableBenchHost(IHost host, Producer producer, bool durable)
     {
         _host = host;
+        _producer = producer;
+        _durable = durable;
         Signals = host.Services.GetRequiredService<OrderSignals>();
         Control = host.Services.GetRequiredService<IWorkQueueProvider>().Queues.Single(q => q.Name == QueueName);
-        if (durable)
-        {
-            _durable = host.Services.GetRequiredKeyedService<IDurableQueue<Order>>(QueueName);
-        }
-        else
-        {
-            _memory = host.Services.GetRequiredKeyedService<IWorkQueue>(QueueName);
-        }
     }
 
     /// <summary>Gets the signals the jobs set.</summary>
@@ -108,16 +102,7 @@ public sealed class DurableBenchHost : IDisposable
     /// <summary>Enqueues one job: on the durable queue, completes once Redis has it; on the in-memory queue, once it is queued.</summary>
     /// <param name="order">The payload.</param>
     /// <returns>The enqueue.</returns>
-    public ValueTask EnqueueAsync(Order order)
-    {
-        if (_durable is not null)
-        {
-            var stored = _durable.EnqueueAsync(order);
-            return stored.IsCompletedSuccessfully ? default : new ValueTask(stored.AsTask());
-        }
-
-        return _memory!.EnqueueAsync<SignalingOrderHandler, Order>(order);
-    }
+    public ValueTask EnqueueAsync(Order order) => _producer.EnqueueAsync(order);
 
     /// <summary>
     /// Enqueues one job with options on the durable queue (an idempotency key, say); completes once Redis has it, and
@@ -128,7 +113,7 @@ public sealed class DurableBenchHost : IDisposable
     /// <returns>The enqueue.</returns>
     public async ValueTask EnqueueAsync(Order order, JobOptions options)
     {
-        var result = await (_durable ?? throw new InvalidOperationException("Options need the durable queue here.")).EnqueueAsync(order, options).ConfigureAwait(false);
+        var result = await (_durable ? _producer : throw new InvalidOperationException("Options need the durable queue here.")).EnqueueAsync(order, options).ConfigureAwait(false);
         if (!result.Created)
         {
             throw new InvalidOperationException($"The enqueue with key '{options.IdempotencyKey}' was refused: job {result.JobId} holds it.");
@@ -140,7 +125,7 @@ public sealed class DurableBenchHost : IDisposable
     /// <param name="delay">How long from now.</param>
     /// <returns>The job's id; completes once Redis has the job.</returns>
     public ValueTask<string> ScheduleAsync(Order order, TimeSpan delay) =>
-        (_durable ?? throw new InvalidOperationException("Scheduling needs the durable queue.")).ScheduleAsync(order, delay);
+        (_durable ? _producer : throw new InvalidOperationException("Scheduling needs the durable queue.")).ScheduleAsync(order, delay);
 
     /// <summary>Stops the host (10 s drain) and disposes it.</summary>
     public void Dispose()
@@ -181,7 +166,7 @@ public sealed class DurableBenchHost : IDisposable
 
         var host = builder.Build();
         host.Start();
-        var started = new DurableBenchHost(host, redis is not null);
+        var started = new DurableBenchHost(host, new Producer<THandler>(host.Services.GetRequiredKeyedService<IWorkQueue>(QueueName)), redis is not null);
         var deadline = DateTime.UtcNow.AddSeconds(10);
         while (started.Control.GetSnapshot().Workers != workers)
         {
@@ -194,5 +179,25 @@ public sealed class DurableBenchHost : IDisposable
         }
 
         return started;
+    }
+
+    /// <summary>The queue's <see cref="IWorkQueue"/> with the host's handler as the type argument of every call.</summary>
+    private abstract class Producer
+    {
+        public abstract ValueTask EnqueueAsync(Order order);
+
+        public abstract ValueTask<EnqueueResult> EnqueueAsync(Order order, JobOptions options);
+
+        public abstract ValueTask<string> ScheduleAsync(Order order, TimeSpan delay);
+    }
+
+    private sealed class Producer<THandler>(IWorkQueue queue) : Producer
+        where THandler : class, IJobHandler<Order>
+    {
+        public override ValueTask EnqueueAsync(Order order) => queue.EnqueueAsync<THandler, Order>(order);
+
+        public override ValueTask<EnqueueResult> EnqueueAsync(Order order, JobOptions options) => queue.EnqueueAsync<THandler, Order>(order, options);
+
+        public override ValueTask<string> ScheduleAsync(Order order, TimeSpan delay) => queue.ScheduleAsync<THandler, Order>(order, delay);
     }
 }

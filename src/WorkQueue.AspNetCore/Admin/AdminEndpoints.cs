@@ -498,7 +498,7 @@ internal static class AdminEndpoints
     }
 
     /// <summary>
-    /// Cancels a durable job by id (see <see cref="IDurableQueue{TPayload}.CancelAsync(string, CancellationToken)"/>):
+    /// Cancels a durable job by id (see <see cref="IWorkQueue.CancelAsync(string, CancellationToken)"/>):
     /// 200 <c>canceled</c> or <c>cancelRequested</c> (with the consumer that holds it), 409 when it had already ended, 404
     /// when Redis knows no such job, 503 when Redis cannot be reached.
     /// </summary>

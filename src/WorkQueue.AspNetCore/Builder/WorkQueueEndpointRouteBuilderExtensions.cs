@@ -25,8 +25,8 @@ public static partial class WorkQueueEndpointRouteBuilderExtensions
     /// <c>POST {prefix}/{queue}/dead-letters/{id}/requeue</c> and <c>DELETE {prefix}/{queue}/dead-letters/{id}</c>) and
     /// <c>GET {prefix}/history</c> (the samples kept by <c>AddWorkQueueDashboard</c>). A durable queue's state carries a
     /// <c>durable</c> section: its cluster-wide figures from Redis. <c>GET {prefix}/{queue}/jobs/{id}</c> gives a tracked job
-    /// of an in-memory queue (see <c>IWorkQueue.GetJobAsync</c>), or a durable queue's job read from Redis with its
-    /// <c>attempts</c> (see <c>IDurableQueue.GetJobAsync</c>), and <c>DELETE {prefix}/{queue}/jobs/{id}</c> cancels it:
+    /// of an in-memory queue, or a durable queue's job read from Redis with its <c>attempts</c> (see
+    /// <c>IWorkQueue.GetJobAsync</c>), and <c>DELETE {prefix}/{queue}/jobs/{id}</c> cancels it:
     /// 200 with <c>{"outcome":"canceled"|"cancelRequested","job":...}</c>, 409 when it had already ended (the problem's
     /// <c>job</c> says how), 404 for an unknown queue or job, 400 naming <c>id</c> for a malformed id, 503 when a durable
     /// queue's Redis cannot be reached (500 when it refuses a call; neither quotes Redis's error, which is logged).

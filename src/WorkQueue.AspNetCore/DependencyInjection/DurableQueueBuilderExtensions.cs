@@ -19,17 +19,19 @@ namespace Microsoft.Extensions.DependencyInjection;
 public static class DurableQueueBuilderExtensions
 {
     /// <summary>
-    /// Adds a durable queue of <typeparamref name="TPayload"/> jobs run by <typeparamref name="THandler"/>: jobs are stored
-    /// in a Redis stream before <see cref="IDurableQueue{TPayload}.EnqueueAsync(TPayload, CancellationToken)"/> completes, every instance that declares
-    /// the queue consumes it (one consumer group), and a job whose instance crashes is reclaimed and run by another. The
+    /// Adds a durable queue whose default job type is <typeparamref name="TPayload"/> jobs run by
+    /// <typeparamref name="THandler"/>: jobs are stored in a Redis stream before an enqueue
+    /// (<see cref="IWorkQueue.EnqueueAsync{THandler, TPayload}(TPayload, CancellationToken)"/>) completes, every instance
+    /// that declares the queue consumes it (one consumer group), and a job whose instance crashes is reclaimed and run by another. The
     /// same engine runs them as any queue: dedicated threads, concurrency limit, retries (kept in Redis), timeouts,
     /// metrics. Uses the shared connection of <see cref="RedisWarmupServiceCollectionExtensions.AddRedisWarmup"/>.
     /// </summary>
     /// <remarks>
     /// Jobs run at least once: handlers must be idempotent. <see cref="WorkQueueOptions.Capacity"/> applies to the
     /// queue's unfinished jobs in Redis; <see cref="QueueFullMode.DropOldest"/> is refused at startup. Resolve the producer
-    /// as <c>[FromKeyedServices("name")] IDurableQueue&lt;TPayload&gt;</c> (or without a key when one durable queue has that
-    /// payload type). Adds a readiness health check (tag <see cref="WorkQueueHealthCheckTags.Ready"/>) named
+    /// as any queue's, <c>[FromKeyedServices("name")] IWorkQueue</c> or <see cref="IWorkQueueProvider.GetQueue(string)"/>;
+    /// the queue carries other job types too (<see cref="AddJobType{THandler, TPayload}(IWorkQueueBuilder, string?)"/>). The
+    /// default type's jobs are stored bare, without a type name, as 0.2 stored them. Adds a readiness health check (tag <see cref="WorkQueueHealthCheckTags.Ready"/>) named
     /// <c>workqueue-durable-{name}</c>, and a step to the Redis warm-up that creates the queue's consumer group, so it
     /// exists once the host has started (producer-only instances included), before anything is enqueued.
     /// <para>
@@ -202,13 +204,7 @@ public static class DurableQueueBuilderExtensions
     {
         ArgumentNullException.ThrowIfNull(builder);
         var type = RegisterType<THandler, TPayload>(builder.Services, payloadTypeInfo, name: null);
-        var services = Add(builder, name, configure, configureDurable, type);
-
-        // Any string key, matched case-insensitively as queue names are.
-        services.TryAddKeyedSingleton<IDurableQueue<TPayload>>(KeyedService.AnyKey, static (sp, key) => key is string queue
-            ? Find<TPayload>(sp, queue)
-            : throw new InvalidOperationException($"A keyed IDurableQueue<{typeof(TPayload).Name}> is resolved by the queue's name (a string), not by '{key}'."));
-        services.TryAddSingleton<IDurableQueue<TPayload>>(static sp => FindOnly<TPayload>(sp));
+        Add(builder, name, configure, configureDurable, type);
         return builder;
     }
 
@@ -293,7 +289,7 @@ public static class DurableQueueBuilderExtensions
         var durable = services.GetRequiredService<IOptionsMonitor<DurableQueueOptions>>().Get(optionsName);
         var logger = services.GetService<ILoggerFactory>()?.CreateLogger("WorkQueue") ?? NullLogger.Instance;
         var store = new RedisStreamStore(name, options, durable, types, services, services.GetRequiredService<WorkQueueEnvironment>().Time, logger);
-        services.GetRequiredService<DurableQueueRegistry>().Add(new DurableQueue(store, store.Queue, types.Default?.CreateProducer(store, store.Queue), types.Default?.PayloadType));
+        services.GetRequiredService<DurableQueueRegistry>().Add(new DurableQueue(store, store.Queue));
 
         // Its gauges read every durable queue in the registry; created once, with the first store.
         _ = services.GetRequiredService<DurableQueueMetrics>();
@@ -305,31 +301,4 @@ public static class DurableQueueBuilderExtensions
     [RequiresDynamicCode(ReflectionJsonMessage)]
     private static JsonTypeInfo<TPayload> ReflectionTypeInfo<TPayload>() =>
         (JsonTypeInfo<TPayload>)JsonSerializerOptions.Web.GetTypeInfo(typeof(TPayload));
-
-    private static IDurableQueue<TPayload> Find<TPayload>(IServiceProvider services, string name)
-    {
-        // The provider creates every queue, and so every store, the first time it is resolved.
-        _ = services.GetRequiredService<IWorkQueueProvider>();
-        var registry = services.GetRequiredService<DurableQueueRegistry>();
-        if (!registry.TryGet(name, out var queue))
-        {
-            throw new InvalidOperationException($"No durable queue is named '{name}'. Durable queues: {string.Join(", ", registry.Queues.Select(q => q.Store.QueueName))}.");
-        }
-
-        return queue.Producer as IDurableQueue<TPayload>
-            ?? throw new InvalidOperationException(queue.PayloadType is { } payloadType
-                ? $"Durable queue '{queue.Store.QueueName}' is declared with {payloadType.FullName} payloads, not {typeof(TPayload).FullName}."
-                : $"Durable queue '{queue.Store.QueueName}' is declared without a job type (AddDurableQueue(name)): it has no IDurableQueue<{typeof(TPayload).Name}>.");
-    }
-
-    private static IDurableQueue<TPayload> FindOnly<TPayload>(IServiceProvider services)
-    {
-        _ = services.GetRequiredService<IWorkQueueProvider>();
-        var matching = services.GetRequiredService<DurableQueueRegistry>().Queues.Where(q => q.Producer is IDurableQueue<TPayload>).ToArray();
-        return matching.Length == 1
-            ? (IDurableQueue<TPayload>)matching[0].Producer!
-            : throw new InvalidOperationException(
-                $"{matching.Length} durable queues carry {typeof(TPayload).FullName} payloads ({string.Join(", ", matching.Select(q => q.Store.QueueName))}): " +
-                $"resolve one by name with [FromKeyedServices(\"name\")] IDurableQueue<{typeof(TPayload).Name}>.");
-    }
 }

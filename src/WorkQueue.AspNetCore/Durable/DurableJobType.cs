@@ -33,9 +33,6 @@ internal abstract class DurableJobType
 
     /// <summary>Writes a recurring occurrence as the type's payload JSON, or returns <see langword="null"/> if the type carries another payload.</summary>
     public abstract string? WriteOccurrence(RecurringOccurrence occurrence);
-
-    /// <summary>Creates the <see cref="IDurableQueue{TPayload}"/> of a queue declared with this type as its default one.</summary>
-    public abstract object CreateProducer(RedisStreamStore store, DurableWorkQueue queue);
 }
 
 /// <summary>A job type of <typeparamref name="TPayload"/> jobs run by <typeparamref name="THandler"/>.</summary>
@@ -60,9 +57,6 @@ internal sealed class DurableJobType<[DynamicallyAccessedMembers(DynamicallyAcce
 
     public override string? WriteOccurrence(RecurringOccurrence occurrence) =>
         occurrence is TPayload payload ? Write(payload) : null;
-
-    public override object CreateProducer(RedisStreamStore store, DurableWorkQueue queue) =>
-        new DurableProducer<THandler, TPayload>(store, queue);
 
     public override bool TryRead(ReadOnlySpan<char> json, out object? payload, out string? error)
     {

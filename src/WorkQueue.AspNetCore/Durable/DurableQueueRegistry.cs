@@ -39,8 +39,5 @@ internal sealed class DurableQueueRegistry
     }
 }
 
-/// <summary>
-/// One durable queue: its store, its producer for every job type, and, when it was declared with a job type, the
-/// <see cref="IDurableQueue{TPayload}"/> of that type's payload.
-/// </summary>
-internal sealed record DurableQueue(RedisStreamStore Store, DurableWorkQueue Queue, object? Producer, Type? PayloadType);
+/// <summary>One durable queue: its store, and its producer for every job type.</summary>
+internal sealed record DurableQueue(RedisStreamStore Store, DurableWorkQueue Queue);

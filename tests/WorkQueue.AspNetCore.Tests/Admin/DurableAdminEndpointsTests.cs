@@ -878,7 +878,7 @@ public sealed class DurableAdminEndpointsTests(RedisServerFixture redis) : IClas
         public ValueTask ExecuteAsync(RecurringOccurrence payload, CancellationToken cancellationToken) => ValueTask.CompletedTask;
     }
 
-    private static IDurableQueue<TestJob> Producer(DurableApp app) => app.Services.GetRequiredKeyedService<IDurableQueue<TestJob>>(Durable);
+    private static TestJobQueue Producer(DurableApp app) => new(app.Services.GetRequiredKeyedService<IWorkQueue>(Durable));
 
     private static async Task<HttpResponseMessage> SendAsync(DurableApp app, HttpMethod method, string path, string? contentType = "application/json")
     {

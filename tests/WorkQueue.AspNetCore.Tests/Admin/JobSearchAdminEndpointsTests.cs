@@ -170,7 +170,7 @@ public sealed class JobSearchAdminEndpointsTests(RedisServerFixture redis) : ICl
         await using var app = await StartDurableAsync();
         Assert.True(app.Services.GetRequiredService<IWorkQueueProvider>().TryGetControl(DurableTestHost.Queue, out var control));
         control.Pause();
-        var producer = app.Services.GetRequiredKeyedService<IDurableQueue<TestJob>>(DurableTestHost.Queue);
+        var producer = new TestJobQueue(app.Services.GetRequiredKeyedService<IWorkQueue>(DurableTestHost.Queue));
         string tag = new('T', 200_000);
         var ids = new List<string>();
         for (int n = 0; n < 3; n++)

@@ -73,7 +73,7 @@ public sealed partial class DurableQueueBuilderExtensionsTests(RedisServerFixtur
             configureDurable: d => { d.KeyPrefix = prefix; d.PollInterval = TimeSpan.FromMilliseconds(200); });
         using var host = builder.Build();
         await host.StartAsync();
-        var producer = host.Services.GetRequiredKeyedService<IDurableQueue<TestJob>>(DurableTestHost.Queue);
+        var producer = new TestJobQueue(host.Services.GetRequiredKeyedService<IWorkQueue>(DurableTestHost.Queue));
         Assert.True(host.Services.GetRequiredService<IWorkQueueProvider>().TryGetControl(DurableTestHost.Queue, out var control));
 
         // Paused, the entry stays in the stream as the producer wrote it.

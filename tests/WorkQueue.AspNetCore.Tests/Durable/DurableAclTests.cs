@@ -48,7 +48,7 @@ public sealed class DurableAclTests(RedisServerFixture redis) : IClassFixture<Re
         // ServerChecks Fail: the startup checks must find nothing refused (nor any risk on this server) to start at all.
         using var host = BuildHost(server.Redis, user, prefix, log, ticks);
         await host.StartAsync();
-        var jobs = host.Services.GetRequiredKeyedService<IDurableQueue<TestJob>>("jobs");
+        var jobs = new TestJobQueue(host.Services.GetRequiredKeyedService<IWorkQueue>("jobs"));
         var store = host.Services.GetRequiredService<DurableQueueRegistry>().Queues.Single(q => q.Store.QueueName == "jobs").Store;
 
         // Enqueue, an idempotency key, scheduled jobs (one runs, one is cancelled before it is due).

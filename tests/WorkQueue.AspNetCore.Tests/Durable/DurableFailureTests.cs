@@ -30,7 +30,7 @@ public sealed class DurableFailureTests(RedisServerFixture redis) : IClassFixtur
         });
         using var host = builder.Build();
         await host.StartAsync();
-        var producer = host.Services.GetRequiredKeyedService<IDurableQueue<StrictJob>>("strict");
+        var producer = host.Services.GetRequiredKeyedService<IWorkQueue>("strict");
         await using var redisClient = await DurableTestHost.ConnectAsync(redis.Server);
         var db = redisClient.GetDatabase();
 
@@ -38,7 +38,7 @@ public sealed class DurableFailureTests(RedisServerFixture redis) : IClassFixtur
         await db.StreamAddAsync($"{prefix}:{{strict}}:stream", [new("p", "{\"n\":-1}"), new("a", "1"), new("t", "0")]);
         await Eventually.HoldsAsync(async () => await db.StreamLengthAsync($"{prefix}:{{strict}}:dead") == 1, "the bad entry dead-lettered");
 
-        await producer.EnqueueAsync(new StrictJob(5));
+        await producer.EnqueueAsync<StrictJobHandler, StrictJob>(new StrictJob(5));
         await Eventually.HoldsAsync(() => Task.FromResult(Snapshot(ran).Contains(5)), "a good job to run after the bad one");
         var dead = (await db.StreamRangeAsync($"{prefix}:{{strict}}:dead")).Single();
         Assert.Equal("unreadable", (string?)dead["r"]);

@@ -6,7 +6,7 @@ using WorkQueue.Testing;
 namespace WorkQueue.AspNetCore.Tests.Durable;
 
 /// <summary>
-/// The durable job search (<see cref="IDurableQueue{TPayload}.FindJobsAsync"/>, <c>RedisStreamStore.Search.cs</c>):
+/// The durable job search (<see cref="IWorkQueue.FindJobsAsync"/>, <c>RedisStreamStore.Search.cs</c>):
 /// its cursor is a seek, checked before Redis sees it, and searches of one queue run two at a time per process.
 /// </summary>
 public sealed class DurableSearchTests(RedisServerFixture redis) : IClassFixture<RedisServerFixture>

@@ -100,7 +100,7 @@ internal sealed class DurableTestHost : IAsyncDisposable
 
     public IServiceProvider Services => Host.Services;
 
-    public IDurableQueue<TestJob> Producer => Services.GetRequiredKeyedService<IDurableQueue<TestJob>>(Queue);
+    public TestJobQueue Producer => new(Services.GetRequiredKeyedService<IWorkQueue>(Queue));
 
     public IWorkQueueControl Control => Services.GetRequiredService<IWorkQueueProvider>().Queues.Single(q => q.Name == Queue);
 

@@ -71,8 +71,8 @@ public sealed class DocsScreenshotTests(Chromium chromium, RedisServerFixture re
                     var batch = new List<Task>();
                     for (int i = 0; i < rate / 10; i++, n++)
                     {
-                        var producer = n % 2 == 0 ? host.Durable : other.Durable;
-                        batch.Add(producer.EnqueueAsync(new PaymentJob(n)).AsTask());
+                        var producer = n % 2 == 0 ? host : other;
+                        batch.Add(producer.EnqueueDurableAsync(new PaymentJob(n)));
                         memory.TryEnqueue(_ => Thread.Sleep(5));
                     }
 

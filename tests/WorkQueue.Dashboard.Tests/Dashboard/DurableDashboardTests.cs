@@ -47,7 +47,7 @@ public sealed class DurableDashboardTests(Chromium chromium, RedisServerFixture 
 
         for (int n = 0; n < 4; n++)
         {
-            await host.Durable.EnqueueAsync(new PaymentJob(n));
+            await host.EnqueueDurableAsync(new PaymentJob(n));
         }
 
         // Four jobs held by their handlers, wherever they are: unfinished in Redis and pending on some consumer.
@@ -92,7 +92,7 @@ public sealed class DurableDashboardTests(Chromium chromium, RedisServerFixture 
         bool failing = true;
         setup.Jobs.Behavior = (_, _, _) => Volatile.Read(ref failing) ? throw new InvalidOperationException(HostileError) : ValueTask.CompletedTask;
         await using var host = await DashboardHost.StartAsync(durable: setup);
-        string jobId = await host.Durable.EnqueueAsync(new PaymentJob(7));
+        string jobId = await host.EnqueueDurableAsync(new PaymentJob(7));
         string id = (await DeadLettersAsync(host, 1))[0];
         var page = await OpenAsync(host);
         var card = Card(page, Queue);
@@ -132,9 +132,9 @@ public sealed class DurableDashboardTests(Chromium chromium, RedisServerFixture 
         var setup = DurableSetup.New(redis.Server);
         setup.Jobs.Behavior = static (_, _, _) => throw new InvalidOperationException("card declined");
         await using var host = await DashboardHost.StartAsync(durable: setup);
-        string first = await host.Durable.EnqueueAsync(new PaymentJob(1));
+        string first = await host.EnqueueDurableAsync(new PaymentJob(1));
         await DeadLettersAsync(host, 1);
-        string second = await host.Durable.EnqueueAsync(new PaymentJob(2));
+        string second = await host.EnqueueDurableAsync(new PaymentJob(2));
         var ids = await DeadLettersAsync(host, 2);
         var page = await OpenAsync(host);
         var card = Card(page, Queue);
@@ -178,7 +178,7 @@ public sealed class DurableDashboardTests(Chromium chromium, RedisServerFixture 
         var setup = DurableSetup.New(redis.Server);
         setup.Jobs.Behavior = static (_, _, _) => throw new InvalidOperationException("card declined");
         await using var host = await DashboardHost.StartAsync(durable: setup);
-        string jobId = await host.Durable.EnqueueAsync(new PaymentJob(3));
+        string jobId = await host.EnqueueDurableAsync(new PaymentJob(3));
         string id = (await DeadLettersAsync(host, 1))[0];
         var page = await OpenAsync(host);
         var card = Card(page, Queue);
@@ -402,7 +402,7 @@ public sealed class DurableDashboardTests(Chromium chromium, RedisServerFixture 
         var setup = DurableSetup.New(redis.Server);
         setup.Jobs.Behavior = static (_, _, _) => throw new InvalidOperationException(HostileError);
         await using var host = await DashboardHost.StartAsync(durable: setup);
-        await host.Durable.EnqueueAsync(new PaymentJob(1));
+        await host.EnqueueDurableAsync(new PaymentJob(1));
         Assert.True(host.Queue("io").TryEnqueue(_ => throw new InvalidOperationException("in memory")));
         await DeadLettersAsync(host, 1);
         await Wait.UntilAsync(() => host.Control("io").GetSnapshot().Totals.DeadLettered == 1, "the in-memory job to be dead-lettered");
@@ -430,7 +430,7 @@ public sealed class DurableDashboardTests(Chromium chromium, RedisServerFixture 
     {
         var setup = DurableSetup.New(redis.Server);
         await using var host = await DashboardHost.StartAsync(durable: setup);
-        string id = await host.Durable.EnqueueAsync(new PaymentJob(1));
+        string id = await host.EnqueueDurableAsync(new PaymentJob(1));
         await setup.Jobs.WaitUntilAsync(() => setup.Jobs.Succeeded == 1, "the job to succeed");
         var page = await OpenAsync(host);
         var lookup = Card(page, Queue).Locator("form.job-lookup");
@@ -469,7 +469,7 @@ public sealed class DurableDashboardTests(Chromium chromium, RedisServerFixture 
         var jobs = new string[count];
         for (int n = 0; n < count; n++)
         {
-            jobs[n] = await host.Durable.EnqueueAsync(new PaymentJob(n));
+            jobs[n] = await host.EnqueueDurableAsync(new PaymentJob(n));
             await DeadLettersAsync(host, n + 1);
         }
 

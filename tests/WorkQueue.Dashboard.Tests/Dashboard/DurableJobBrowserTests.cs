@@ -32,7 +32,7 @@ public sealed class DurableJobBrowserTests(Chromium chromium, RedisServerFixture
         var setup = DurableSetup.New(redis.Server);
         setup.Jobs.Behavior = static (_, _, _) => throw new InvalidOperationException(HostileError);
         await using var host = await DashboardHost.StartAsync(durable: setup);
-        string id = await host.Durable.EnqueueAsync(new PaymentJob(1));
+        string id = await host.EnqueueDurableAsync(new PaymentJob(1));
         await Wait.UntilAsync(() => host.GetJsonAsync($"/{Queue}/jobs/{id}").GetAwaiter().GetResult().GetProperty("state").GetString() == "deadLettered", "the job to be dead-lettered");
         var page = await OpenAsync(host);
         var jobs = page.Locator("section#jobs");
@@ -66,7 +66,7 @@ public sealed class DurableJobBrowserTests(Chromium chromium, RedisServerFixture
         var setup = DurableSetup.New(redis.Server);
         setup.Jobs.Behavior = static async (_, _, ct) => await Task.Delay(Timeout.Infinite, ct);
         await using var host = await DashboardHost.StartAsync(durable: setup);
-        string id = await host.Durable.EnqueueAsync(new PaymentJob(1));
+        string id = await host.EnqueueDurableAsync(new PaymentJob(1));
         await setup.Jobs.WaitUntilAsync(() => setup.Jobs.Started == 1, "the job to start");
         var page = await OpenAsync(host);
         page.Dialog += (_, dialog) => dialog.AcceptAsync();
@@ -92,7 +92,7 @@ public sealed class DurableJobBrowserTests(Chromium chromium, RedisServerFixture
         await using var host = await DashboardHost.StartAsync(durable: setup);
         for (int n = 0; n < 25; n++)
         {
-            await host.Durable.EnqueueAsync(new PaymentJob(n));
+            await host.EnqueueDurableAsync(new PaymentJob(n));
         }
 
         await setup.Jobs.WaitUntilAsync(() => setup.Jobs.Succeeded == 25, "25 jobs to succeed");

@@ -48,7 +48,9 @@ internal sealed class DashboardHost : IAsyncDisposable
     public IWorkQueueControl Control(string name) =>
         App.Services.GetRequiredService<IWorkQueueProvider>().TryGetControl(name, out var control) ? control : throw new ArgumentException(name, nameof(name));
 
-    public IDurableQueue<PaymentJob> Durable => App.Services.GetRequiredKeyedService<IDurableQueue<PaymentJob>>(DurableQueue);
+    /// <summary>Enqueues a job on the durable queue through its <see cref="IWorkQueue"/>; answers the job's id once Redis has it.</summary>
+    public async Task<string> EnqueueDurableAsync(PaymentJob job) =>
+        (await App.Services.GetRequiredKeyedService<IWorkQueue>(DurableQueue).EnqueueAsync<PaymentJobHandler, PaymentJob>(job, new JobOptions())).JobId;
 
     public int QueueCount => App.Services.GetRequiredService<IWorkQueueProvider>().Queues.Count;
 
