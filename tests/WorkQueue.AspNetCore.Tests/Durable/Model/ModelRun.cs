@@ -119,6 +119,7 @@ internal sealed class ModelRun
             ("fetch", takers.Count > 0 ? 14 : 0, () => Fetch(Pick(takers))),
             ("succeed", holders.Count > 0 ? 14 : 0, () => Succeed(Pick(holders))),
             ("fail", holders.Count > 0 ? 10 : 0, () => Fail(Pick(holders))),
+            ("postpone", holders.Any(static i => i.Held.Any(static h => !h.CancelDelivered)) ? 3 : 0, () => Postpone(Pick(holders.Where(static i => i.Held.Any(static h => !h.CancelDelivered)).ToList()))),
             ("cancel", _m.Jobs.Count > 0 ? 7 : 0, Cancel),
             ("cancel-other-id", _ops.CancelByStreamId && _m.Jobs.Count > 0 ? 4 : 0, CancelByOtherId),
             ("settle-cancel", holders.Any(static i => i.Held.Any(static h => h.CancelDelivered)) ? 4 : 0, SettleCancel),
@@ -534,6 +535,31 @@ internal sealed class ModelRun
         job.LiveRecordExpires = false;
         _m.MoveKey(job);
         return $"fail by {instance}: #{job.N} retry {(delay == 0 ? "due now" : "far")} (attempt {job.Attempt} due {job.Due})";
+    }
+
+    /// <summary>
+    /// A held job handed back unrun (its type unknown to this instance, during a rolling deploy): to the delayed set as
+    /// the same attempt, its key and pointer with it, its record as it was.
+    /// </summary>
+    private string Postpone(ModelInstance instance)
+    {
+        var job = Pick(instance.Held.Where(static h => !h.CancelDelivered).ToList());
+        long delay = _rng.Next(3) == 0 ? ModelSettings.FarMs : 0;
+        var held = job.Held();
+        bool stored = _d.Postpone(instance.Name, held, delay);
+        Expect(stored, $"the hand-back of {job} by its owner {instance} was refused");
+        string member = held.ToSettled().SameAttemptMember;
+        double? score = _d.Db.SortedSetScore(_keys.Delayed, member);
+        Expect(score is not null, $"the hand-back of {job} stored no member {member} in the delayed set");
+        instance.Held.Remove(job);
+        job.Place = Place.Retrying;
+        job.Due = (long)score!.Value;
+        job.Member = member;
+        job.StreamId = null;
+        job.Consumer = null;
+        job.Vanished = false;
+        _m.MoveKey(job);
+        return $"postpone by {instance}: #{job.N} handed back {(delay == 0 ? "due now" : "far")} (attempt {job.Attempt} due {job.Due})";
     }
 
     private string DeadLetter(ModelInstance instance, ModelJob job)

@@ -108,6 +108,10 @@ internal sealed class ScriptDriver(IDatabase db, RedisStreamKeys keys, ModelSett
     public bool ScheduleRetry(string consumer, HeldEntry e, long delayMs, string error) =>
         ScheduleRetryCall.Run(db, keys, consumer, e.ToSettled(), delayMs, error);
 
+    /// <summary>postpone.lua, through the store's own <see cref="PostponeCall"/>: a job of a type the consumer does not know, handed back unrun.</summary>
+    public bool Postpone(string consumer, HeldEntry e, long delayMs) =>
+        PostponeCall.Run(db, keys, consumer, e.ToSettled(), delayMs);
+
     /// <summary>deadLetter.lua, through the store's own <see cref="DeadLetterCall"/>.</summary>
     public bool DeadLetter(string consumer, HeldEntry e, string error, string reason) =>
         DeadLetterCall.Run(db, keys, consumer, e.ToSettled(), error, reason, settings.FinishedRetentionMs);
