@@ -1,4 +1,5 @@
 using System.Collections.Concurrent;
+using System.Diagnostics;
 using System.Globalization;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Logging;
@@ -60,6 +61,7 @@ internal sealed partial class RedisStreamStore : IJobStore
     private long _lastErrorLoggedAt = long.MinValue;
     private long _stopRequestedAt;
     private long _turns;
+    private long _lastTurnAt;
     private string? _refusalExplained;
     private long _refusalExplainedAt;
 
@@ -119,15 +121,37 @@ internal sealed partial class RedisStreamStore : IJobStore
     private TimeSpan StopTimeout => _options.ShutdownGracePeriod > MinStopTimeout ? _options.ShutdownGracePeriod : MinStopTimeout;
 
     /// <summary>Gets a value indicating whether the last Redis call succeeded and the queue's keys have a primary (readiness).</summary>
-    public bool IsConnected => _lastError is null && _groupReady && !_exited.Task.IsCompleted && NoPrimary() is null;
+    public bool IsConnected => _lastError is null && _groupReady && !_exited.Task.IsCompleted && NoPrimary() is null && Stuck() is null;
 
     /// <summary>
     /// Gets why the queue is not ready: no primary for its keys (<see cref="NoPrimary"/>, with the last error when there
     /// is one), else the last Redis error; <see langword="null"/> when the last call succeeded.
     /// </summary>
-    public string? LastError => NoPrimary() is { } missing
+    public string? LastError => Stuck() ?? (NoPrimary() is { } missing
         ? _lastError is { } error ? $"{missing} (last error: {error.Message})" : missing
-        : _lastError?.Message;
+        : _lastError?.Message);
+
+    /// <summary>
+    /// Says how long the store's thread has not gone round its loop when that is longer than <c>ClaimTimeout</c>, or
+    /// <see langword="null"/>. A consuming store goes round at least every heartbeat, and one Redis call lasts at most
+    /// the connection's timeout (both well inside <c>ClaimTimeout</c>, as validated at startup), so a thread this late
+    /// is stuck without an error: in a payload's JSON converter or constructor (payloads are read on this thread), say.
+    /// Its heartbeats have stopped, so other instances will reclaim what it holds. Measured on the machine's monotonic
+    /// clock, not the queue's <see cref="TimeProvider"/>: a test's fake clock must not make a live thread look stuck.
+    /// </summary>
+    private string? Stuck()
+    {
+        long lastTurn = Volatile.Read(ref _lastTurnAt);
+        if (lastTurn == 0 || !_durable.Consume || _stopping || _exited.Task.IsCompleted)
+        {
+            return null;
+        }
+
+        var since = Stopwatch.GetElapsedTime(lastTurn);
+        return since <= _durable.ClaimTimeout ? null
+            : $"the store's thread for {Keys.Stream} has not gone round its loop for {since.TotalSeconds:0.#} s (ClaimTimeout {_durable.ClaimTimeout.TotalSeconds:0.#} s): " +
+              "it is stuck without an error (in a payload's JSON converter or constructor, say); its heartbeats have stopped, and other instances will reclaim the jobs it holds";
+    }
 
     /// <summary>
     /// Says why the queue's keys have no primary now, or <see langword="null"/> when the client's server for them is a
@@ -237,6 +261,7 @@ internal sealed partial class RedisStreamStore : IJobStore
             while (true)
             {
                 Volatile.Write(ref _turns, _turns + 1);
+                Volatile.Write(ref _lastTurnAt, Stopwatch.GetTimestamp());
 
                 // Reset before looking at the queues: anything queued after this point signals again.
                 _wake.Reset();

@@ -49,6 +49,55 @@ public sealed class DurableFailureTests(RedisServerFixture redis) : IClassFixtur
     }
 
     [Fact]
+    public async Task PayloadWhoseConstructorBlocks_StoreThreadStuck_ReadinessUnhealthyUntilItGoesRoundAgain()
+    {
+        // The store's thread reads payloads (System.Text.Json calls the type's constructor there). One that blocks stops
+        // the thread without an error: no heartbeat, no fetch, no settle, while the last Redis call succeeded.
+        string prefix = DurableTestHost.NewPrefix();
+        using var gate = new ManualResetEventSlim();
+        var builder = Host.CreateApplicationBuilder();
+        builder.Logging.ClearProviders();
+        builder.Services.AddSingleton(gate);
+        builder.Services.AddRedisWarmup(o => o.Configuration = redis.Server.Configuration + ",syncTimeout=1000,asyncTimeout=1000");
+        builder.Services.AddWorkQueue().AddDurableQueue<BlockingJobHandler, BlockingJob>("blocking", configureDurable: d =>
+        {
+            d.KeyPrefix = prefix;
+            d.PollInterval = TimeSpan.FromMilliseconds(100);
+            d.HeartbeatInterval = TimeSpan.FromMilliseconds(500);
+            d.ClaimTimeout = TimeSpan.FromSeconds(2);
+        });
+        using var host = builder.Build();
+        await host.StartAsync();
+        var checks = host.Services.GetRequiredService<HealthCheckService>();
+        Task<HealthReport> ReadinessAsync() => checks.CheckHealthAsync(c => c.Name == "workqueue-durable-blocking");
+
+        // Idle for longer than ClaimTimeout: the thread still goes round (heartbeats, polls), so it stays ready.
+        var idleUntil = DateTime.UtcNow.AddSeconds(3);
+        while (DateTime.UtcNow < idleUntil)
+        {
+            var idle = await ReadinessAsync();
+            Assert.True(idle.Status == HealthStatus.Healthy, $"An idle queue turned {idle.Status}: {idle.Entries.Single().Value.Description}");
+            await Task.Delay(100);
+        }
+
+        BlockingJob.Gate = gate;
+        await using var redisClient = await DurableTestHost.ConnectAsync(redis.Server);
+        await redisClient.GetDatabase().StreamAddAsync($"{prefix}:{{blocking}}:stream", [new("p", "{\"n\":-1}"), new("a", "1"), new("t", "0")]);
+        try
+        {
+            var stuck = await Eventually.ValueAsync(() => new ValueTask<HealthReport>(ReadinessAsync()), r => r.Status == HealthStatus.Unhealthy, "readiness to see the stuck thread");
+            Assert.Contains("has not gone round", stuck.Entries.Single().Value.Description);
+        }
+        finally
+        {
+            gate.Set();
+        }
+
+        await Eventually.ValueAsync(() => new ValueTask<HealthReport>(ReadinessAsync()), r => r.Status == HealthStatus.Healthy, "readiness once the thread goes round again");
+        await host.StopAsync();
+    }
+
+    [Fact]
     public async Task RedisRefusingAnOutcome_DoesNotStopHeartbeats_SoARunningJobIsNotRunTwice()
     {
         await using var own = await RedisServer.StartAsync();
@@ -528,6 +577,29 @@ public sealed class DurableFailureTests(RedisServerFixture redis) : IClassFixtur
         }
 
         public int N { get; }
+    }
+
+    /// <summary>A payload whose constructor waits on <see cref="Gate"/> for a negative number: a reader that blocks.</summary>
+    public sealed record BlockingJob
+    {
+        public BlockingJob(int n)
+        {
+            if (n < 0)
+            {
+                Gate?.Wait(TimeSpan.FromMinutes(1));
+            }
+
+            N = n;
+        }
+
+        public static ManualResetEventSlim? Gate { get; set; }
+
+        public int N { get; }
+    }
+
+    public sealed class BlockingJobHandler : IJobHandler<BlockingJob>
+    {
+        public ValueTask ExecuteAsync(BlockingJob payload, CancellationToken cancellationToken) => ValueTask.CompletedTask;
     }
 
     public sealed class StrictJobHandler(List<int> ran) : IJobHandler<StrictJob>
