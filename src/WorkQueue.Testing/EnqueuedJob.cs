@@ -80,6 +80,9 @@ public sealed class EnqueuedJob
     /// <summary>Gets or sets the error an inline job threw.</summary>
     internal string? Error { get; set; }
 
+    /// <summary>Gets or sets how to run the job in the caller's call (Inline mode, and a held job's later run).</summary>
+    internal Func<IServiceProvider, CancellationToken, ValueTask>? Run { get; set; }
+
     /// <summary>Gets the payload as <typeparamref name="TPayload"/>.</summary>
     /// <typeparam name="TPayload">The payload's type.</typeparam>
     /// <returns>The payload.</returns>

@@ -40,6 +40,19 @@ public interface IWorkQueueTestHarness
     void SetMode(WorkQueueTestMode mode, string? queueName = null);
 
     /// <summary>
+    /// Runs the jobs held in <see cref="WorkQueueTestMode.Record"/> mode, one after the other in the order they were
+    /// enqueued (a scheduled one too, now), each as <see cref="WorkQueueTestMode.Inline"/> runs a job (in this call, in a
+    /// scope of its own), until
+    /// none is held: jobs they enqueue follow their queue's mode, so those held meanwhile run too. Sidekiq's
+    /// <c>drain_all</c>.
+    /// </summary>
+    /// <param name="queueName">Only this queue's held jobs (case-insensitive), or <see langword="null"/> for every queue's.</param>
+    /// <param name="cancellationToken">Given to each job; stops before the next one.</param>
+    /// <returns>How many jobs ran.</returns>
+    /// <exception cref="Exception">A job's exception: the run stops there, that job recorded as failed and the rest still held.</exception>
+    Task<int> RunHeldAsync(string? queueName = null, CancellationToken cancellationToken = default);
+
+    /// <summary>
     /// Waits until every queue is idle: in every in-memory and durable queue, no job is queued, running or waiting to be
     /// retried (in this process or, for a durable queue, in Redis), and no inline job is running. Jobs scheduled for a
     /// later time are not waited for.

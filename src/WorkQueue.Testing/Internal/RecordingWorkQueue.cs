@@ -101,7 +101,7 @@ internal sealed class RecordingWorkQueue(IWorkQueue inner, WorkQueueTestHarness 
         CancellationToken cancellationToken)
     {
         var mode = harness.GetMode(Name);
-        var job = harness.Record(Name, handlerType, payload, options, delay, runAt, mode);
+        var job = harness.Record(Name, handlerType, payload, options, delay, runAt, mode, run);
         switch (mode)
         {
             case WorkQueueTestMode.Run:
@@ -137,7 +137,7 @@ internal sealed class RecordingWorkQueue(IWorkQueue inner, WorkQueueTestHarness 
         Func<IServiceProvider, CancellationToken, ValueTask> run)
     {
         var mode = harness.GetMode(Name);
-        var job = harness.Record(Name, handlerType, payload, null, delay, runAt, mode);
+        var job = harness.Record(Name, handlerType, payload, null, delay, runAt, mode, run);
         switch (mode)
         {
             case WorkQueueTestMode.Run:

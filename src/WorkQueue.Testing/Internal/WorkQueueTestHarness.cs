@@ -94,6 +94,35 @@ internal sealed partial class WorkQueueTestHarness : IWorkQueueTestHarness
         }
     }
 
+    public async Task<int> RunHeldAsync(string? queueName = null, CancellationToken cancellationToken = default)
+    {
+        int ran = 0;
+        while (true)
+        {
+            cancellationToken.ThrowIfCancellationRequested();
+            EnqueuedJob? next;
+            lock (_lock)
+            {
+                next = _jobs.Find(j => j.Mode == WorkQueueTestMode.Record && j.Created && j.Run is not null
+                    && j.State is JobState.Queued or JobState.Scheduled
+                    && (queueName is null || string.Equals(j.QueueName, queueName, StringComparison.OrdinalIgnoreCase)));
+                if (next is not null)
+                {
+                    // Taken under the lock: no longer held, so its key is free and a second caller does not run it too.
+                    next.State = JobState.Running;
+                }
+            }
+
+            if (next is null)
+            {
+                return ran;
+            }
+
+            await RunInlineAsync(next, next.Run!, cancellationToken).ConfigureAwait(false);
+            ran++;
+        }
+    }
+
     public async Task AdvanceTimeAsync(TimeSpan by, TimeSpan? timeout = null, CancellationToken cancellationToken = default)
     {
         ArgumentOutOfRangeException.ThrowIfLessThan(by, TimeSpan.Zero);
@@ -114,7 +143,7 @@ internal sealed partial class WorkQueueTestHarness : IWorkQueueTestHarness
     internal DateTimeOffset Now => Clock?.GetUtcNow() ?? DateTimeOffset.UtcNow;
 
     /// <summary>Records a call; in Record mode, an idempotency key held by an earlier held job of the queue makes it not created, with that job's id.</summary>
-    internal EnqueuedJob Record(string queue, Type? handler, object? payload, JobOptions? options, TimeSpan? delay, DateTimeOffset? runAt, WorkQueueTestMode mode)
+    internal EnqueuedJob Record(string queue, Type? handler, object? payload, JobOptions? options, TimeSpan? delay, DateTimeOffset? runAt, WorkQueueTestMode mode, Func<IServiceProvider, CancellationToken, ValueTask> run)
     {
         lock (_lock)
         {
@@ -126,7 +155,10 @@ internal sealed partial class WorkQueueTestHarness : IWorkQueueTestHarness
                 created = false;
             }
 
-            var job = new EnqueuedJob(queue, handler, payload, id, options?.IdempotencyKey, delay ?? options?.Delay, runAt ?? options?.RunAt, created, mode, Now);
+            var job = new EnqueuedJob(queue, handler, payload, id, options?.IdempotencyKey, delay ?? options?.Delay, runAt ?? options?.RunAt, created, mode, Now)
+            {
+                Run = mode == WorkQueueTestMode.Run ? null : run,
+            };
             if (mode == WorkQueueTestMode.Inline)
             {
                 job.State = JobState.Running;
@@ -261,7 +293,7 @@ internal sealed partial class WorkQueueTestHarness : IWorkQueueTestHarness
             job.QueueName,
             job.HandlerType?.FullName ?? "delegate",
             job.State,
-            Attempt: job.Mode == WorkQueueTestMode.Inline ? 1 : 0,
+            Attempt: job.State is JobState.Queued or JobState.Scheduled or JobState.Canceled ? 0 : 1,
             job.EnqueuedAt,
             StateSince: null,
             RunAt: job.RunAt ?? (job.Delay is { } delay ? job.EnqueuedAt + delay : null),

@@ -136,6 +136,43 @@ public sealed class WorkQueueTestHarnessTests
     }
 
     [Fact]
+    public async Task RunHeldAsync_HeldJobs_RunInOrderWithTheJobsTheyHeldMeanwhile()
+    {
+        await using var app = TestApp.Start(testing: o => o.Mode = WorkQueueTestMode.Record);
+        await app.Queue().EnqueueAsync<HandOnHandler, string>("a");
+        var b = await app.Queue("second").EnqueueAsync<LogHandler, string>("b", new JobOptions { IdempotencyKey = "k" });
+        Assert.Empty(app.Log.Runs);
+
+        Assert.Equal(3, await app.Harness.RunHeldAsync());
+
+        // a, then b, then what a handed to the second queue (held there, as that queue records, and run in turn).
+        Assert.Equal(["a", "b", "scope disposed", "a-next"], app.Log.Runs);
+        Assert.Equal(0, await app.Harness.RunHeldAsync());
+        Assert.Equal(JobState.Succeeded, (await app.Queue("second").GetJobAsync(b.JobId))!.State);
+        Assert.True((await app.Queue("second").EnqueueAsync<LogHandler, string>("again", new JobOptions { IdempotencyKey = "k" })).Created);
+    }
+
+    [Fact]
+    public async Task RunHeldAsync_OneQueueThenAJobThrows_StopsThereAndTheRestStaysHeld()
+    {
+        await using var app = TestApp.Start(testing: o => o.Mode = WorkQueueTestMode.Record);
+        string failing = await app.Queue().ScheduleAsync<ThrowingHandler, string>("x", TimeSpan.FromHours(1));
+        await app.Queue().EnqueueAsync<LogHandler, string>("after");
+        await app.Queue("second").EnqueueAsync<LogHandler, string>("other");
+
+        Assert.Equal(1, await app.Harness.RunHeldAsync("SECOND"));
+        Assert.Equal(["other", "scope disposed"], app.Log.Runs);
+
+        var error = await Assert.ThrowsAsync<InvalidOperationException>(() => app.Harness.RunHeldAsync());
+        Assert.Equal("boom: x", error.Message);
+        Assert.Equal((JobState.DeadLettered, 1), ((await app.Queue().GetJobAsync(failing))!.State, (await app.Queue().GetJobAsync(failing))!.Attempt));
+        Assert.Equal(["other", "scope disposed"], app.Log.Runs);
+
+        Assert.Equal(1, await app.Harness.RunHeldAsync());
+        Assert.Equal(["other", "scope disposed", "after", "scope disposed"], app.Log.Runs);
+    }
+
+    [Fact]
     public async Task Clear_ForgetsRecordedJobsAndTheKeysTheyHeld()
     {
         await using var app = TestApp.Start(testing: o => o.Mode = WorkQueueTestMode.Record);
