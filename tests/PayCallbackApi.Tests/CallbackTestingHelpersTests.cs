@@ -43,7 +43,7 @@ public sealed class CallbackTestingHelpersTests(RedisServerFixture redis) : ICla
     }
 
     [Fact]
-    public async Task Callback_RecordMode_TheJobIsRecordedAndNothingRuns()
+    public async Task Callback_RecordMode_TheJobIsRecordedAndNothingRunsUntilRunHeld()
     {
         await using var app = new PayCallbackApp(redis.Server, ProcessingMode.Queue)
         {
@@ -64,6 +64,12 @@ public sealed class CallbackTestingHelpersTests(RedisServerFixture redis) : ICla
         Assert.Equal(new PaidOrder(orderId, paymentId, 99.50m, "CNY"), job.Payload);
         var order = await client.GetFromJsonAsync<PayCallbackApp.OrderView>($"/api/orders/{orderId}");
         Assert.True(order!.Effects.Values.All(done => !done), $"Effects: {string.Join(", ", order.Effects)}");
+
+        // Then run what was held: the post-payment job, and the legacy job it held in turn.
+        Assert.Equal(2, await harness.RunHeldAsync());
+        order = await client.GetFromJsonAsync<PayCallbackApp.OrderView>($"/api/orders/{orderId}");
+        Assert.True(order!.Effects.Values.All(done => done), $"Effects: {string.Join(", ", order.Effects)}");
+        Assert.Equal([typeof(PostPaymentJob), typeof(LegacyCallJob)], harness.Enqueued.Select(j => j.HandlerType));
     }
 
     [Fact]
