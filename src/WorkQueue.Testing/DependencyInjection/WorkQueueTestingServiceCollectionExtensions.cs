@@ -17,8 +17,8 @@ public static class WorkQueueTestingServiceCollectionExtensions
     /// <see cref="IInMemoryWorkQueue"/> (default, keyed and through <see cref="IWorkQueueProvider"/>) record what is
     /// enqueued and run it, hold it or run it inline as <see cref="WorkQueueTestingOptions.Mode"/> says, and the engine
     /// runs on <see cref="WorkQueueTestingOptions.FakeTime"/> when one is given. Call it before or after
-    /// <c>AddWorkQueue</c> (in a <c>WebApplicationFactory</c>, from <c>ConfigureTestServices</c>); calling it again
-    /// replaces the options.
+    /// <c>AddWorkQueue</c> (in a <c>WebApplicationFactory</c>, from <c>ConfigureTestServices</c>), once per container
+    /// (a second call replaces the harness and its modes, but a fake clock given to the first stays the engine's).
     /// </summary>
     /// <param name="services">The application's services.</param>
     /// <param name="configure">Configures the modes, the clock and the default wait.</param>
