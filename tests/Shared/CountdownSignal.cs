@@ -1,4 +1,4 @@
-namespace WorkQueue.Testing;
+namespace WorkQueue.Tests.Support;
 
 /// <summary>Completes a task when <see cref="Signal"/> has been called a given number of times.</summary>
 internal sealed class CountdownSignal

@@ -1,4 +1,4 @@
-namespace WorkQueue.Testing;
+namespace WorkQueue.Tests.Support;
 
 /// <summary>
 /// A job that blocks its worker until the test opens the gate, and tells the test when each job entered, and how many

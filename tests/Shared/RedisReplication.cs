@@ -1,4 +1,4 @@
-namespace WorkQueue.Testing;
+namespace WorkQueue.Tests.Support;
 
 /// <summary>
 /// A primary redis-server and its replicas on loopback, each a <see cref="RedisServer"/> on a free port, started for the

@@ -1,6 +1,6 @@
 using System.Globalization;
 
-namespace WorkQueue.Testing;
+namespace WorkQueue.Tests.Support;
 
 /// <summary>
 /// A primary redis-server, its replicas (<see cref="RedisReplication"/>) and three Sentinels monitoring them, all on

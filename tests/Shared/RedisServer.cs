@@ -3,7 +3,7 @@ using System.Net;
 using System.Net.Sockets;
 using System.Text;
 
-namespace WorkQueue.Testing;
+namespace WorkQueue.Tests.Support;
 
 /// <summary>A real <c>redis-server</c> on a free loopback port, started for the tests and killed afterwards.</summary>
 /// <remarks>

@@ -1,4 +1,4 @@
-namespace WorkQueue.Testing;
+namespace WorkQueue.Tests.Support;
 
 /// <summary>Waits on signals with generous timeouts; a timeout fails the test instead of hanging it.</summary>
 internal static class Wait

@@ -8,7 +8,7 @@ using WorkQueue.Packaging.Tests.TestSupport;
 
 namespace WorkQueue.Packaging.Tests;
 
-/// <summary>What <c>dotnet pack -c Release</c> puts in the two packages: metadata, dependencies, assets, symbols.</summary>
+/// <summary>What <c>dotnet pack -c Release</c> puts in the packages: metadata, dependencies, assets, symbols.</summary>
 [Collection(PackagesCollection.Name)]
 public sealed partial class PackageContentsTests
 {
@@ -40,6 +40,7 @@ public sealed partial class PackageContentsTests
     [Theory]
     [InlineData("WorkQueue.Core")]
     [InlineData("WorkQueue.AspNetCore")]
+    [InlineData("WorkQueue.Testing")]
     public void Pack_Package_HasCompleteMetadata(string id)
     {
         var package = _feed.Package(id);
@@ -69,6 +70,7 @@ public sealed partial class PackageContentsTests
     [Theory]
     [InlineData("WorkQueue.Core")]
     [InlineData("WorkQueue.AspNetCore")]
+    [InlineData("WorkQueue.Testing")]
     public void Pack_Package_ContainsAssemblyXmlDocsAndReadme(string id)
     {
         var package = _feed.Package(id);
@@ -88,6 +90,7 @@ public sealed partial class PackageContentsTests
     [Theory]
     [InlineData("WorkQueue.Core")]
     [InlineData("WorkQueue.AspNetCore")]
+    [InlineData("WorkQueue.Testing")]
     public void Pack_Package_AssemblyIsDeterministic(string id)
     {
         using var pe = new PEReader(new MemoryStream(_feed.Package(id).Read($"lib/{Tfm}/{id}.dll")));
@@ -99,6 +102,7 @@ public sealed partial class PackageContentsTests
     [Theory]
     [InlineData("WorkQueue.Core")]
     [InlineData("WorkQueue.AspNetCore")]
+    [InlineData("WorkQueue.Testing")]
     public void Pack_SymbolPackage_ContainsPortablePdb(string id)
     {
         var symbols = _feed.SymbolPackage(id);
@@ -112,6 +116,7 @@ public sealed partial class PackageContentsTests
     [Theory]
     [InlineData("WorkQueue.Core")]
     [InlineData("WorkQueue.AspNetCore")]
+    [InlineData("WorkQueue.Testing")]
     public void Pack_SymbolPackage_PdbHasSourceLinkToTheRepositoryAtThePackedCommit(string id)
     {
         var package = _feed.Package(id);
@@ -161,6 +166,21 @@ public sealed partial class PackageContentsTests
         // Cronos reads the recurring jobs' cron expressions (time zones, daylight saving), as Hangfire's does.
         Assert.Contains(dependencies, d => d.Id == "Cronos");
         Assert.All(dependencies, d => Assert.True(d.Id.StartsWith("Microsoft.Extensions.", StringComparison.Ordinal) || d.Id == "Cronos", $"Unexpected dependency {d.Id}."));
+        Assert.Empty(package.FrameworkReferences(Tfm));
+    }
+
+    [Fact]
+    public void Pack_Testing_DependsOnCoreOfTheSameVersionAndTheFakeClockOnly()
+    {
+        var package = _feed.Package("WorkQueue.Testing");
+
+        Assert.Equal([Tfm], package.DependencyGroups());
+        var dependencies = package.Dependencies(Tfm).ToDictionary(d => d.Id, d => d.Version);
+        Assert.True(dependencies.TryGetValue("WorkQueue.Core", out var core), $"No WorkQueue.Core dependency in: {Describe(dependencies)}.");
+        Assert.Equal(_feed.Version, core);
+        Assert.True(dependencies.TryGetValue("Microsoft.Extensions.TimeProvider.Testing", out var fake), $"No TimeProvider.Testing dependency in: {Describe(dependencies)}.");
+        Assert.Equal("10.11.0", fake);
+        Assert.Equal(2, dependencies.Count);
         Assert.Empty(package.FrameworkReferences(Tfm));
     }
 

@@ -3,7 +3,7 @@ using System.Net.Http.Json;
 using PayCallbackApi.Settlement;
 using PayCallbackApi.Tests.TestSupport;
 using StackExchange.Redis;
-using WorkQueue.Testing;
+using WorkQueue.Tests.Support;
 
 namespace PayCallbackApi.Tests.Settlement;
 

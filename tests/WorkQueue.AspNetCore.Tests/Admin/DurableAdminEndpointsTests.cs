@@ -5,7 +5,7 @@ using Microsoft.AspNetCore.Builder;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Logging;
 using WorkQueue.AspNetCore.Tests.TestSupport;
-using WorkQueue.Testing;
+using WorkQueue.Tests.Support;
 
 namespace WorkQueue.AspNetCore.Tests.Admin;
 

@@ -5,7 +5,7 @@ using Microsoft.Extensions.Diagnostics.Metrics.Testing;
 using StackExchange.Redis;
 using WorkQueue.AspNetCore.Durable;
 using WorkQueue.AspNetCore.Tests.TestSupport;
-using WorkQueue.Testing;
+using WorkQueue.Tests.Support;
 
 namespace WorkQueue.AspNetCore.Tests.Durable;
 

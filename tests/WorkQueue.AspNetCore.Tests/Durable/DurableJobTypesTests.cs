@@ -2,7 +2,7 @@ using System.Collections.Concurrent;
 using Microsoft.Extensions.DependencyInjection;
 using WorkQueue.AspNetCore.Durable;
 using WorkQueue.AspNetCore.Tests.TestSupport;
-using WorkQueue.Testing;
+using WorkQueue.Tests.Support;
 
 namespace WorkQueue.AspNetCore.Tests.Durable;
 

@@ -2,7 +2,7 @@ using System.Reflection;
 using System.Text.RegularExpressions;
 using StackExchange.Redis;
 using WorkQueue.AspNetCore.Durable;
-using WorkQueue.Testing;
+using WorkQueue.Tests.Support;
 
 namespace WorkQueue.AspNetCore.Tests.Durable;
 

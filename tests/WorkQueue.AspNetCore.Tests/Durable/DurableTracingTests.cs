@@ -4,7 +4,7 @@ using OpenTelemetry;
 using OpenTelemetry.Trace;
 using WorkQueue.AspNetCore.Durable;
 using WorkQueue.AspNetCore.Tests.TestSupport;
-using WorkQueue.Testing;
+using WorkQueue.Tests.Support;
 
 namespace WorkQueue.AspNetCore.Tests.Durable;
 

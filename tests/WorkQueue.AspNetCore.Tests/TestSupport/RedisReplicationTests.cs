@@ -1,5 +1,5 @@
 using StackExchange.Redis;
-using WorkQueue.Testing;
+using WorkQueue.Tests.Support;
 
 namespace WorkQueue.AspNetCore.Tests.TestSupport;
 

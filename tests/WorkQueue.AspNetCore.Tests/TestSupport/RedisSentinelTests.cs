@@ -1,6 +1,6 @@
 using System.Diagnostics;
 using StackExchange.Redis;
-using WorkQueue.Testing;
+using WorkQueue.Tests.Support;
 
 namespace WorkQueue.AspNetCore.Tests.TestSupport;
 

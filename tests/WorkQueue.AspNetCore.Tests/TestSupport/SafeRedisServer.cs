@@ -1,4 +1,4 @@
-using WorkQueue.Testing;
+using WorkQueue.Tests.Support;
 
 namespace WorkQueue.AspNetCore.Tests.TestSupport;
 

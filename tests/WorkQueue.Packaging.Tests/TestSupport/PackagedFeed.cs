@@ -3,7 +3,7 @@ using System.Xml.Linq;
 namespace WorkQueue.Packaging.Tests.TestSupport;
 
 /// <summary>
-/// Packs WorkQueue.Core and WorkQueue.AspNetCore with <c>dotnet pack -c Release</c>, under a version no NuGet cache can
+/// Packs WorkQueue.Core, WorkQueue.AspNetCore and WorkQueue.Testing with <c>dotnet pack -c Release</c>, under a version no NuGet cache can
 /// hold (<c>{VersionPrefix}-test.{timestamp}</c>), into a temporary folder feed. The build goes to its own artifacts
 /// folder, so the solution's bin/ and obj/ are left alone.
 /// </summary>
@@ -11,7 +11,7 @@ public sealed class PackagedFeed : IAsyncLifetime
 {
     internal static readonly TimeSpan PackTimeout = TimeSpan.FromMinutes(3);
 
-    internal static readonly string[] PackageIds = ["WorkQueue.AspNetCore", "WorkQueue.Core"];
+    internal static readonly string[] PackageIds = ["WorkQueue.AspNetCore", "WorkQueue.Core", "WorkQueue.Testing"];
 
     public PackagedFeed()
     {

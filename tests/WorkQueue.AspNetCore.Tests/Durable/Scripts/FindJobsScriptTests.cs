@@ -2,7 +2,7 @@ using StackExchange.Redis;
 using WorkQueue.AspNetCore.Durable;
 using WorkQueue.AspNetCore.Durable.Calls;
 using WorkQueue.AspNetCore.Tests.TestSupport;
-using WorkQueue.Testing;
+using WorkQueue.Tests.Support;
 
 namespace WorkQueue.AspNetCore.Tests.Durable.Scripts;
 
