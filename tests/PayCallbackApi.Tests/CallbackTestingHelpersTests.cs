@@ -2,6 +2,7 @@ using System.Net;
 using System.Net.Http.Json;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Time.Testing;
+using PayCallbackApi;
 using PayCallbackApi.PostPayment;
 using PayCallbackApi.Settlement;
 using PayCallbackApi.Tests.TestSupport;
@@ -36,9 +37,9 @@ public sealed class CallbackTestingHelpersTests(RedisServerFixture redis) : ICla
 
         var order = await client.GetFromJsonAsync<PayCallbackApp.OrderView>($"/api/orders/{orderId}");
         Assert.True(order!.Effects.Values.All(done => done), $"Effects: {string.Join(", ", order.Effects)}");
-        var posted = Assert.Single(harness.EnqueuedFor<PostPaymentJob>(WorkQueueOptions.DefaultQueueName));
+        var posted = Assert.Single(harness.EnqueuedFor<PostPaymentJob>(SampleQueues.Payments));
         Assert.Equal((orderId, 42.00m, "CNY"), (posted.PayloadAs<PaidOrder>().OrderId, posted.PayloadAs<PaidOrder>().Amount, posted.PayloadAs<PaidOrder>().Currency));
-        var legacy = Assert.Single(harness.EnqueuedFor<LegacyCallJob>(PostPaymentQueues.Legacy));
+        var legacy = Assert.Single(harness.EnqueuedFor<LegacyCallJob>(SampleQueues.Legacy));
         Assert.Equal(orderId, legacy.PayloadAs<PaidOrder>().OrderId);
     }
 
@@ -60,7 +61,7 @@ public sealed class CallbackTestingHelpersTests(RedisServerFixture redis) : ICla
         // Accepted (the queue took the job), and held: no effect happened, nothing reached the legacy queue.
         Assert.Equal(HttpStatusCode.OK, response.StatusCode);
         var job = Assert.Single(harness.Enqueued);
-        Assert.Equal((WorkQueueOptions.DefaultQueueName, typeof(PostPaymentJob), WorkQueueTestMode.Record), (job.QueueName, job.HandlerType, job.Mode));
+        Assert.Equal((SampleQueues.Payments, typeof(PostPaymentJob), WorkQueueTestMode.Record), (job.QueueName, job.HandlerType, job.Mode));
         Assert.Equal(new PaidOrder(orderId, paymentId, 99.50m, "CNY"), job.Payload);
         var order = await client.GetFromJsonAsync<PayCallbackApp.OrderView>($"/api/orders/{orderId}");
         Assert.True(order!.Effects.Values.All(done => !done), $"Effects: {string.Join(", ", order.Effects)}");
@@ -103,16 +104,22 @@ public sealed class CallbackTestingHelpersTests(RedisServerFixture redis) : ICla
         Assert.Equal(HttpStatusCode.OK, response.StatusCode);
 
         // The jobs are in Redis Streams: the wait reads the queues' figures from Redis until both are empty.
-        await app.Services.GetRequiredService<IWorkQueueTestHarness>().WaitUntilIdleAsync();
+        var harness = app.Services.GetRequiredService<IWorkQueueTestHarness>();
+        await harness.WaitUntilIdleAsync();
 
         var order = await client.GetFromJsonAsync<PayCallbackApp.OrderView>($"/api/orders/{orderId}");
         Assert.True(order!.Effects.Values.All(done => done), $"Effects: {string.Join(", ", order.Effects)}");
+
+        // The same producer code as in Queue mode (IWorkQueue), so the same jobs are recorded.
+        var posted = Assert.Single(harness.EnqueuedFor<PostPaymentJob>(SampleQueues.Payments));
+        Assert.Equal(orderId, posted.PayloadAs<PaidOrder>().OrderId);
+        Assert.Single(harness.EnqueuedFor<LegacyCallJob>(SampleQueues.Legacy));
     }
 
     [Fact]
     public async Task NightlySettlement_FakeClockAdvancedPastTwo_TheSummaryIsWrittenWhenTheCallReturns()
     {
-        // Queue mode's settlement summary is a recurring job on the in-memory default queue, at 02:00 UTC here.
+        // Queue mode's settlement summary is a recurring job on the in-memory settlement queue, at 02:00 UTC here.
         var clock = new FakeTimeProvider(new DateTimeOffset(2031, 3, 4, 1, 59, 0, TimeSpan.Zero));
         await using var app = new PayCallbackApp(redis.Server, ProcessingMode.Queue, new() { ["PayCallback:SettlementTimeZone"] = "UTC" })
         {
