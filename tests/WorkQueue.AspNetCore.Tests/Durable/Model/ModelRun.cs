@@ -519,21 +519,11 @@ internal sealed class ModelRun
         var held = job.Held();
         bool stored = _d.ScheduleRetry(instance.Name, held, delay, "boom " + job.Attempt.ToString(CultureInfo.InvariantCulture));
         Expect(stored, $"the retry of {job} by its owner {instance} was refused");
-        string member = held.ToSettled().RetryMember;
-        double? score = _d.Db.SortedSetScore(_keys.Delayed, member);
-        Expect(score is not null, $"the retry of {job} stored no member {member} in the delayed set");
-        instance.Held.Remove(job);
-        job.Place = Place.Retrying;
+        MoveToDelayed(instance, job, held.ToSettled().RetryMember, "retry");
         job.Attempt++;
-        job.Due = (long)score!.Value;
-        job.Member = member;
-        job.StreamId = null;
-        job.Consumer = null;
         job.CancelDelivered = false;
-        job.Vanished = false;
         job.HasLiveRecord = true;
         job.LiveRecordExpires = false;
-        _m.MoveKey(job);
         return $"fail by {instance}: #{job.N} retry {(delay == 0 ? "due now" : "far")} (attempt {job.Attempt} due {job.Due})";
     }
 
@@ -548,9 +538,15 @@ internal sealed class ModelRun
         var held = job.Held();
         bool stored = _d.Postpone(instance.Name, held, delay);
         Expect(stored, $"the hand-back of {job} by its owner {instance} was refused");
-        string member = held.ToSettled().SameAttemptMember;
+        MoveToDelayed(instance, job, held.ToSettled().SameAttemptMember, "hand-back");
+        return $"postpone by {instance}: #{job.N} handed back {(delay == 0 ? "due now" : "far")} (attempt {job.Attempt} due {job.Due})";
+    }
+
+    /// <summary>A held job the script just put in the delayed set under <paramref name="member"/>: it waits there, its key and pointer with it.</summary>
+    private void MoveToDelayed(ModelInstance instance, ModelJob job, string member, string what)
+    {
         double? score = _d.Db.SortedSetScore(_keys.Delayed, member);
-        Expect(score is not null, $"the hand-back of {job} stored no member {member} in the delayed set");
+        Expect(score is not null, $"the {what} of {job} stored no member {member} in the delayed set");
         instance.Held.Remove(job);
         job.Place = Place.Retrying;
         job.Due = (long)score!.Value;
@@ -559,7 +555,6 @@ internal sealed class ModelRun
         job.Consumer = null;
         job.Vanished = false;
         _m.MoveKey(job);
-        return $"postpone by {instance}: #{job.N} handed back {(delay == 0 ? "due now" : "far")} (attempt {job.Attempt} due {job.Due})";
     }
 
     private string DeadLetter(ModelInstance instance, ModelJob job)
