@@ -151,6 +151,21 @@ public sealed class RedisCluster : IAsyncDisposable
         return new SlotMove(slot, source, target, keys, batches, migrated);
     }
 
+    /// <summary>
+    /// Starts moving <paramref name="slot"/> to <paramref name="target"/> and stops there: <c>SETSLOT IMPORTING</c> on the
+    /// target, <c>MIGRATING</c> on the source, no key moved. The source then runs a command whose keys it has and answers
+    /// <c>ASK</c> for a key it lacks (a key not yet written, or one moved by <c>MIGRATE</c>), as during a real move.
+    /// Returns the source.
+    /// </summary>
+    public async Task<RedisServer> StartMigratingAsync(int slot, RedisServer target)
+    {
+        var source = await MasterOfAsync(slot);
+        string slotText = slot.ToString(CultureInfo.InvariantCulture);
+        await target.CommandAsync("CLUSTER", "SETSLOT", slotText, "IMPORTING", await IdOfAsync(source));
+        await source.CommandAsync("CLUSTER", "SETSLOT", slotText, "MIGRATING", await IdOfAsync(target));
+        return source;
+    }
+
     /// <summary>Kills every node and deletes the cluster's directory.</summary>
     public async ValueTask DisposeAsync()
     {
