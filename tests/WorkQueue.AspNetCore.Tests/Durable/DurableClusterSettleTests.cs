@@ -11,11 +11,12 @@ namespace WorkQueue.AspNetCore.Tests.Durable;
 /// its own queue, so its own slot, left migrating): Redis runs a script on the source when every key in its KEYS is
 /// there, and fails a command on a key the script builds itself (the job's record and pointer, the ended hash and
 /// lists, the idempotency key) that the source lacks. A settle must then fail whole, before its first write, so that
-/// the store's sending it again later is right. (scheduleRetry: DurableClusterTests.ScheduleRetry_*.)
+/// the store's sending it again later is right.
 /// </summary>
 public sealed class DurableClusterSettleTests(RedisClusterFixture fixture, ITestOutputHelper output) : IClassFixture<RedisClusterFixture>
 {
     [Theory]
+    [InlineData("scheduleRetry")]
     [InlineData("deadLetter")]
     [InlineData("settleCanceled")]
     [InlineData("postpone")]
@@ -42,6 +43,7 @@ public sealed class DurableClusterSettleTests(RedisClusterFixture fixture, ITest
             {
                 "deadLetter" => DeadLetterCall.Run(db, keys, ScriptState.Consumer, held, "boom", "poison", 60_000),
                 "settleCanceled" => SettleCanceledCall.Run(db, keys, ScriptState.Consumer, held, 60_000),
+                "scheduleRetry" => ScheduleRetryCall.Run(db, keys, ScriptState.Consumer, held, 60_000, "boom"),
                 _ => PostponeCall.Run(db, keys, ScriptState.Consumer, held, 1_000),
             };
         }

@@ -175,46 +175,6 @@ public sealed class DurableClusterTests(ITestOutputHelper output)
         await Eventually.HoldsAsync(async () => (await health.CheckHealthAsync()).Status == HealthStatus.Healthy, "readiness after the move");
     }
 
-    [Fact]
-    public async Task ScheduleRetry_SlotMigratingAndTheJobsRecordNotOnTheSource_FailsBeforeItsFirstWrite()
-    {
-        // While a slot migrates, Redis runs a script on the source when every key it is given is there, and fails the
-        // first command on a key the script builds itself (the job's record, its pointer, its idempotency key) that is
-        // not (not written yet, or already moved): "Script attempted to access a non local key", after the writes
-        // before it. A settle must fail whole, before its first write, so that sending it again later is right.
-        await using var cluster = await RedisCluster.StartAsync();
-        await using var client = await ConnectionMultiplexer.ConnectAsync(cluster.Configuration);
-        var db = client.GetDatabase();
-        var keys = Scripts.ScriptState.NewQueue(db);
-        var held = await Scripts.SettleState.HeldAsync(db, keys);
-        await db.SortedSetAddAsync(keys.Delayed, "another job's retry", 1);
-        int slot = await cluster.SlotOfAsync((string)keys.Stream!);
-        var owner = await cluster.MasterOfAsync(slot);
-        await cluster.StartMigratingAsync(slot, cluster.Masters.First(m => m != owner));
-
-        bool settled = false;
-        RedisException? error = null;
-        try
-        {
-            settled = AspNetCore.Durable.Calls.ScheduleRetryCall.Run(db, keys, Scripts.ScriptState.Consumer, held, 60_000, "boom");
-        }
-        catch (RedisException ex)
-        {
-            error = ex;
-        }
-
-        // Read through the cluster: the source, or the target after ASK.
-        string? record = await db.StringGetAsync(keys.JobRecord(held.JobId));
-        string? pointer = await db.StringGetAsync(keys.JobLocation(held.JobId));
-        Assert.True(
-            error is not null,
-            $"scheduleRetry answered {settled} during the migration, the job's record {record ?? "missing"} and pointer {pointer ?? "missing"}, " +
-            $"delayed set [{string.Join(", ", await db.SortedSetRangeByRankAsync(keys.Delayed))}]");
-        output.WriteLine(error.Message);
-        Assert.Equal(["another job's retry"], (await db.SortedSetRangeByRankAsync(keys.Delayed)).Select(m => (string)m!));
-        Assert.Equal(1, await Scripts.SettleState.PendingAsync(db, keys));
-    }
-
     /// <summary>Every seventh job of the slot-move test fails its first attempt, so retries are in flight during the move.</summary>
     private static bool FailsFirst(int n) => n % 7 == 0;
 
