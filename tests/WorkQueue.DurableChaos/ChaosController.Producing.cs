@@ -29,6 +29,9 @@ internal sealed partial class ChaosController
     private TimeSpan _redisDownFor;
     private TimeSpan? _redisBackAt;
     private TimeSpan? _enqueueResumedAfter;
+    private readonly System.Collections.Concurrent.ConcurrentQueue<long> _acknowledgedAt = new();
+    private ChaosCluster.SlotMove? _slotMove;
+    private TimeSpan _slotMoveStartedAt;
 
     private async Task ProduceAsync(CancellationToken timeout)
     {
@@ -98,6 +101,11 @@ internal sealed partial class ChaosController
                 }
             }
 
+            if (_settings.Cluster)
+            {
+                _acknowledgedAt.Enqueue(Elapsed.Ticks);
+            }
+
             if (_redisBackAt is { } back && _enqueueResumedAfter is null)
             {
                 _enqueueResumedAfter = Elapsed - back;
@@ -157,6 +165,39 @@ internal sealed partial class ChaosController
         _redisBackAt = Elapsed;
         _failovers++;
         Say($"the Sentinels promoted the replica {_failoverTook.TotalMilliseconds:F0} ms after the kill");
+    }
+
+    /// <summary>
+    /// With <c>--cluster</c>, once half the jobs are acknowledged: move the queue's slot (its hash tag <c>{chaos}</c>) to
+    /// another master while producers and workers go on. Scripts that name several of its keys get <c>TRYAGAIN</c> while
+    /// the keys are split between the two masters; single-key commands get <c>ASK</c>, then <c>MOVED</c>.
+    /// </summary>
+    private async Task MoveSlotMidLoadAsync(CancellationToken timeout)
+    {
+        await _halfAcknowledged.Task.WaitAsync(timeout);
+        Say($"moving the queue's slot to another master ({_acknowledgedCount} jobs acknowledged)");
+        _slotMoveStartedAt = Elapsed;
+        _slotMove = await _cluster!.MoveSlotAsync("{" + ChaosKeys.Queue + "}", _settings.MigrateBatch);
+        _redisBackAt = Elapsed;
+        Say($"slot {_slotMove.Slot} moved from 127.0.0.1:{_slotMove.SourcePort} to 127.0.0.1:{_slotMove.TargetPort}: {_slotMove.Keys} keys, migrated in {_slotMove.Migrated.TotalMilliseconds:F0} ms");
+    }
+
+    /// <summary>
+    /// The longest gap between two acknowledged enqueues from the start of the slot move to 10 s after it: how long
+    /// the producers were held up (at the rate asked, jobs are otherwise acknowledged every few ms).
+    /// </summary>
+    private double EnqueuePauseMs()
+    {
+        long from = _slotMoveStartedAt.Ticks;
+        long to = (_redisBackAt ?? _slotMoveStartedAt).Ticks + TimeSpan.FromSeconds(10).Ticks;
+        long[] window = [from, .. _acknowledgedAt.Where(t => t >= from && t <= to).Order()];
+        double longest = 0;
+        for (int i = 1; i < window.Length; i++)
+        {
+            longest = Math.Max(longest, TimeSpan.FromTicks(window[i] - window[i - 1]).TotalMilliseconds);
+        }
+
+        return longest;
     }
 
     /// <summary>Once half the jobs are acknowledged: SIGKILL redis-server, leave it down a moment, start it on the same port and directory.</summary>

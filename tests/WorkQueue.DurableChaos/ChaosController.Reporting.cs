@@ -68,6 +68,10 @@ internal sealed partial class ChaosController
         ChaosReport.Write("failover_ms", _failoverTook.TotalMilliseconds.ToString("F0", CultureInfo.InvariantCulture));
         ChaosReport.Write("replica_acks", _settings.ReplicaAcks);
         ChaosReport.Write("not_replicated", _notReplicated);
+        ChaosReport.Write("slot_moves", _slotMove is null ? 0 : 1);
+        ChaosReport.Write("slot_keys", _slotMove?.Keys ?? 0);
+        ChaosReport.Write("slot_move_ms", (_slotMove?.Migrated.TotalMilliseconds ?? 0).ToString("F0", CultureInfo.InvariantCulture));
+        ChaosReport.Write("enqueue_pause_ms", _slotMove is null ? "none" : EnqueuePauseMs().ToString("F0", CultureInfo.InvariantCulture));
 
         // From Redis answering PING again to the first enqueue acknowledged after it: the client's reconnection.
         ChaosReport.Write("enqueue_resumed_ms", _enqueueResumedAfter?.TotalMilliseconds.ToString("F0", CultureInfo.InvariantCulture) ?? "none");
@@ -98,7 +102,7 @@ internal sealed partial class ChaosController
         }
 
         bool fellShort = timedOut || acknowledged < _settings.Jobs || _kills < _settings.MinKills
-            || (_settings.RestartRedis && _redisRestarts == 0) || (_settings.Sentinel && _failovers == 0) || _workerCrashes > 0 || workerBadExits + workersNotStopped > 0;
+            || (_settings.RestartRedis && _redisRestarts == 0) || (_settings.Sentinel && _failovers == 0) || (_settings.Cluster && _slotMove is null) || _workerCrashes > 0 || workerBadExits + workersNotStopped > 0;
         // Kept for a look when anything went wrong (worker logs, redis.log, the append-only file).
         _keepDirectory = _settings.KeepDirectory || lost > 0 || fellShort || dead > 0 || _workerLog.Errors > 0;
         if (_keepDirectory)
@@ -109,7 +113,7 @@ internal sealed partial class ChaosController
         Say(string.Create(
             CultureInfo.InvariantCulture,
             $"{_settings.Jobs} jobs, {acknowledged} acknowledged, {_kills} workers SIGKILLed ({_killsWithPending} holding {_entriesLeftByKills} entries), " +
-            $"{_redisRestarts} Redis restarts, {_failovers} failovers: {lost} lost, {duplicates} duplicates ({100.0 * duplicates / Math.Max(1, acknowledged):F2} %), {dead} dead-lettered; " +
+            $"{_redisRestarts} Redis restarts, {_failovers} failovers, {(_slotMove is null ? 0 : 1)} slot moves: {lost} lost, {duplicates} duplicates ({100.0 * duplicates / Math.Max(1, acknowledged):F2} %), {dead} dead-lettered; " +
             $"reclaim p50 {p50?.ToString("F0", CultureInfo.InvariantCulture) ?? "-"} ms, max {max?.ToString("F0", CultureInfo.InvariantCulture) ?? "-"} ms; " +
             $"{elapsedMs / 1000.0:F1} s. {(lost > 0 ? "FAILED: jobs lost." : fellShort ? "INCOMPLETE: the run fell short of what was asked." : "OK")}"));
 

@@ -6,7 +6,8 @@ namespace WorkQueue.DurableChaos;
 /// <summary>
 /// <c>controller</c>: starts its own redis-server and the worker processes, enqueues the numbered jobs, SIGKILLs a random
 /// worker every kill interval and starts a replacement, optionally SIGKILLs and restarts Redis once mid-load (or, with
-/// <c>--sentinel</c>, SIGKILLs the primary of a primary, a replica and three Sentinels for good), and, once
+/// <c>--sentinel</c>, SIGKILLs the primary of a primary, a replica and three Sentinels for good; with <c>--cluster</c>,
+/// moves the queue's slot to another master of a three-master cluster), and, once
 /// enough kills happened and every acknowledged job completed, stops the workers gracefully and reports what it counted.
 /// </summary>
 /// <remarks>
@@ -32,6 +33,7 @@ internal sealed partial class ChaosController : IAsyncDisposable
     private readonly List<WorkerProcess> _retired = [];
     private ConnectionMultiplexer? _monitor;
     private ChaosSentinel? _sentinel;
+    private ChaosCluster? _cluster;
     private int _nextWorkerNumber;
     private int _workerCrashes;
 
@@ -49,8 +51,8 @@ internal sealed partial class ChaosController : IAsyncDisposable
 
     private IDatabase Monitor => _monitor!.GetDatabase();
 
-    /// <summary>Gets what the workers, the producers and the monitor connect with: the server, or the Sentinels.</summary>
-    private string RedisConfiguration => _sentinel?.Configuration ?? _redis.Configuration;
+    /// <summary>Gets what the workers, the producers and the monitor connect with: the server, the Sentinels or the cluster's masters.</summary>
+    private string RedisConfiguration => _sentinel?.Configuration ?? _cluster?.Configuration ?? _redis.Configuration;
 
     /// <returns>0 when nothing was lost and the run did what it was asked; 1 when acknowledged jobs were lost; 2 when the run itself fell short.</returns>
     public async Task<int> RunAsync()
@@ -60,6 +62,11 @@ internal sealed partial class ChaosController : IAsyncDisposable
         {
             _sentinel = await ChaosSentinel.StartAsync(_directory.FullName);
             Say($"primary redis-server on 127.0.0.1:{_sentinel.Primary.Port}, replicas on {string.Join(", ", _sentinel.Replicas.Select(r => r.Configuration))} (appendfsync everysec), Sentinels {_sentinel.Configuration}, replica acknowledgements {_settings.ReplicaAcks}, run directory {_directory.FullName}");
+        }
+        else if (_settings.Cluster)
+        {
+            _cluster = await ChaosCluster.StartAsync(_directory.FullName);
+            Say($"redis cluster: masters {_cluster.Configuration}, replicas {string.Join(", ", _cluster.Replicas.Select(r => r.Configuration))} (appendfsync everysec), run directory {_directory.FullName}");
         }
         else
         {
@@ -88,6 +95,7 @@ internal sealed partial class ChaosController : IAsyncDisposable
         var producing = ProduceAsync(timeout.Token);
         var restarting = _settings.RestartRedis ? RestartRedisMidLoadAsync(timeout.Token)
             : _settings.Sentinel ? FailOverMidLoadAsync(timeout.Token)
+            : _settings.Cluster ? MoveSlotMidLoadAsync(timeout.Token)
             : Task.CompletedTask;
         bool finished = await ChaosLoopAsync(producing, timeout.Token);
         await WaitForReclaimsAsync();
@@ -269,6 +277,11 @@ internal sealed partial class ChaosController : IAsyncDisposable
         if (_sentinel is not null)
         {
             await _sentinel.DisposeAsync();
+        }
+
+        if (_cluster is not null)
+        {
+            await _cluster.DisposeAsync();
         }
 
         _workerLog.Dispose();

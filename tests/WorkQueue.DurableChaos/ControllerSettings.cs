@@ -45,6 +45,15 @@ internal sealed class ControllerSettings
     /// </summary>
     public required bool Sentinel { get; init; }
 
+    /// <summary>
+    /// Gets a value indicating whether Redis is a cluster of three masters and three replicas (clients connect with the
+    /// masters' endpoints), the queue's slot moved to another master once half the jobs are in.
+    /// </summary>
+    public required bool Cluster { get; init; }
+
+    /// <summary>Gets how many keys one <c>MIGRATE</c> of the <c>--cluster</c> slot move carries (<c>redis-cli --cluster reshard</c>'s default pipeline is 10).</summary>
+    public required int MigrateBatch { get; init; }
+
     /// <summary>Gets the producers' <see cref="AspNetCore.DurableQueueOptions.ReplicaAcknowledgements"/> (0: off).</summary>
     public required int ReplicaAcks { get; init; }
 
@@ -69,6 +78,8 @@ internal sealed class ControllerSettings
             KeepDirectory = args.Flag("keep-dir"),
             Sentinel = args.Flag("sentinel"),
             ReplicaAcks = args.Int("replica-acks", 0),
+            Cluster = args.Flag("cluster"),
+            MigrateBatch = args.Int("migrate-batch", 10, min: 1),
         };
         args.ThrowIfUnknown();
         if (settings.Bursts && settings.Rate == 0)
@@ -79,6 +90,11 @@ internal sealed class ControllerSettings
         if (settings.Sentinel && settings.RestartRedis)
         {
             throw new ArgumentException("Options --sentinel and --restart-redis do not go together (the first kills the primary for good).");
+        }
+
+        if (settings.Cluster && (settings.Sentinel || settings.RestartRedis))
+        {
+            throw new ArgumentException("Option --cluster goes with neither --sentinel nor --restart-redis (one topology, one disruption a run).");
         }
 
         if (settings.ReplicaAcks > 0 && !settings.Sentinel)

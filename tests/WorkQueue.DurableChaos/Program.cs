@@ -5,7 +5,7 @@ namespace WorkQueue.DurableChaos;
 /// <para>
 /// <c>controller --jobs N [--workers 3] [--kill-interval-ms 3000] [--min-kills 0] [--restart-redis] [--redis-down-ms 1000]
 /// [--redis-port PORT] [--producers 8] [--rate JOBS_PER_S [--bursts]] [--claim-timeout-ms 2000] [--heartbeat-ms 500] [--timeout-s 600]
-/// [--prefix chaos] [--keep-dir] [--sentinel [--replica-acks N]]</c> runs a whole experiment against its own redis-server and prints <c>chaos.key=value</c>
+/// [--prefix chaos] [--keep-dir] [--sentinel [--replica-acks N] | --cluster [--migrate-batch 10]]</c> runs a whole experiment against its own redis-server and prints <c>chaos.key=value</c>
 /// lines (see <see cref="ChaosController"/>); exit code 0 when nothing was lost and the run did what was asked, 1 when
 /// acknowledged jobs were lost, 2 when the run fell short (timed out, too few kills, a worker crashed).
 /// </para>
@@ -17,7 +17,7 @@ namespace WorkQueue.DurableChaos;
 /// </summary>
 internal static class Program
 {
-    private static readonly HashSet<string> Flags = ["restart-redis", "keep-dir", "bursts", "recurring", "sentinel"];
+    private static readonly HashSet<string> Flags = ["restart-redis", "keep-dir", "bursts", "recurring", "sentinel", "cluster"];
 
     private static async Task<int> Main(string[] args)
     {

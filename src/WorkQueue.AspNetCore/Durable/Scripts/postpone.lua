@@ -7,12 +7,15 @@
 -- type this instance does not know (a newer version's, during a rolling deploy), so that an instance that knows it
 -- runs it. Returns 1, or 0 when another consumer owns it now (or no entry can have its id, see entryId.lua: nothing
 -- written).
+-- On Redis Cluster while the queue's slot migrates, it fails before its first write when a key it builds (the job's
+-- pointer, its idempotency key) is not on this node (see here.lua).
 --- @include "includes/now"
 --- @include "includes/entryId"
 --- @include "includes/vanished"
 --- @include "includes/keys"
 --- @include "includes/records"
 --- @include "includes/trim"
+--- @include "includes/here"
 
 local stream, delayed, epochKey = KEYS[1], KEYS[2], KEYS[3]
 local group, consumer, id, delayMs, member, job, key = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7]
@@ -21,6 +24,7 @@ local epoch, foundVanished, nudgeChannel = ARGV[8], ARGV[9] == '1', ARGV[10]
 if not isEntryId(id) or not tonumber(delayMs) then return 0 end
 local mine = redis.call('XPENDING', stream, group, id, id, 1, consumer)
 if #mine == 0 and not foundVanished and not vanished(id, epochKey, epoch) then return 0 end
+if key ~= '' then here(atName(job), keyName(key)) else here(atName(job)) end
 local score = string.format('%.0f', now + tonumber(delayMs))
 redis.call('ZADD', delayed, score, member)
 moveKey(key, job, 'z' .. score)

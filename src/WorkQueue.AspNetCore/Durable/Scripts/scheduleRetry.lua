@@ -6,13 +6,15 @@
 -- readers find the job through its pointer); one Redis lost (vanished.lua, not asked again when already found) is
 -- stored there again. When it is the earliest due, a nudge tells idle consumers, which learn due times only when
 -- they fetch. Returns 1, or 0 when another consumer owns it now (or no entry can have its id, see entryId.lua:
--- nothing written).
+-- nothing written). On Redis Cluster while the queue's slot migrates, it fails before its first write when a key it
+-- builds (the job's record and pointer, the ended hash, its idempotency key) is not on this node (see here.lua).
 --- @include "includes/now"
 --- @include "includes/entryId"
 --- @include "includes/vanished"
 --- @include "includes/keys"
 --- @include "includes/records"
 --- @include "includes/trim"
+--- @include "includes/here"
 
 local stream, delayed, epochKey = KEYS[1], KEYS[2], KEYS[3]
 local group, consumer, id, delayMs, member, job, key = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7]
@@ -22,6 +24,7 @@ local attempt, enqueuedAt, startedAt, err = ARGV[11], ARGV[12], ARGV[13], ARGV[1
 if not isEntryId(id) then return 0 end
 local mine = redis.call('XPENDING', stream, group, id, id, 1, consumer)
 if #mine == 0 and not foundVanished and not vanished(id, epochKey, epoch) then return 0 end
+if key ~= '' then here(recName(job), atName(job), endedRecords(), keyName(key)) else here(recName(job), atName(job), endedRecords()) end
 local score = string.format('%.0f', now + tonumber(delayMs))
 redis.call('ZADD', delayed, score, member)
 moveKey(key, job, 'z' .. score)

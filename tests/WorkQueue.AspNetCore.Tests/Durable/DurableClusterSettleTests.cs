@@ -1,0 +1,67 @@
+using StackExchange.Redis;
+using WorkQueue.AspNetCore.Durable.Calls;
+using WorkQueue.AspNetCore.Tests.Durable.Scripts;
+using WorkQueue.AspNetCore.Tests.TestSupport;
+using WorkQueue.Tests.Support;
+
+namespace WorkQueue.AspNetCore.Tests.Durable;
+
+/// <summary>
+/// The settle scripts while the queue's slot migrates on Redis Cluster (one shared <see cref="RedisCluster"/>; each case
+/// its own queue, so its own slot, left migrating): Redis runs a script on the source when every key in its KEYS is
+/// there, and fails a command on a key the script builds itself (the job's record and pointer, the ended hash and
+/// lists, the idempotency key) that the source lacks. A settle must then fail whole, before its first write, so that
+/// the store's sending it again later is right.
+/// </summary>
+public sealed class DurableClusterSettleTests(RedisClusterFixture fixture, ITestOutputHelper output) : IClassFixture<RedisClusterFixture>
+{
+    [Theory]
+    [InlineData("scheduleRetry")]
+    [InlineData("deadLetter")]
+    [InlineData("settleCanceled")]
+    [InlineData("postpone")]
+    public async Task Settle_SlotMigratingAndTheJobsRecordNotOnTheSource_FailsBeforeItsFirstWrite(string script)
+    {
+        var cluster = fixture.Cluster;
+        await using var client = await ConnectionMultiplexer.ConnectAsync(cluster.Configuration);
+        var db = client.GetDatabase();
+        var keys = ScriptState.NewQueue(db, "migrating-" + script);
+        var held = await SettleState.HeldAsync(db, keys, "key-1");
+
+        // Every key the scripts are given exists on the source, so Redis runs them there.
+        await db.SortedSetAddAsync(keys.Delayed, "another job's retry", 1);
+        await db.StreamAddAsync(keys.Dead, "j", "another job's dead letter");
+        int slot = await cluster.SlotOfAsync((string)keys.Stream!);
+        var owner = await cluster.MasterOfAsync(slot);
+        await cluster.StartMigratingAsync(slot, cluster.Masters.First(m => m != owner));
+
+        object? answer = null;
+        RedisException? error = null;
+        try
+        {
+            answer = script switch
+            {
+                "deadLetter" => DeadLetterCall.Run(db, keys, ScriptState.Consumer, held, "boom", "poison", 60_000),
+                "settleCanceled" => SettleCanceledCall.Run(db, keys, ScriptState.Consumer, held, 60_000),
+                "scheduleRetry" => ScheduleRetryCall.Run(db, keys, ScriptState.Consumer, held, 60_000, "boom"),
+                _ => PostponeCall.Run(db, keys, ScriptState.Consumer, held, 1_000),
+            };
+        }
+        catch (RedisException ex)
+        {
+            error = ex;
+        }
+
+        long pending = await SettleState.PendingAsync(db, keys);
+        long dead = await db.StreamLengthAsync(keys.Dead);
+        string[] delayed = [.. (await db.SortedSetRangeByRankAsync(keys.Delayed)).Select(m => (string)m!)];
+        Assert.True(
+            error is not null,
+            $"{script} answered {answer} during the migration: pending {pending}, dead letters {dead}, delayed [{string.Join(", ", delayed)}], " +
+            $"key {(string?)await db.StringGetAsync(keys.IdempotencyKey("key-1")) ?? "missing"}");
+        output.WriteLine(error.Message);
+        Assert.Equal(1, pending);
+        Assert.Equal(1, dead);
+        Assert.Equal(["another job's retry"], delayed);
+    }
+}
