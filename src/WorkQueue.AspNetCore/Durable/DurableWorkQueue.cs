@@ -38,10 +38,11 @@ internal sealed class DurableWorkQueue : IWorkQueue
     public ValueTask EnqueueAsync<[DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.PublicConstructors)] THandler, TPayload>(TPayload payload, CancellationToken cancellationToken = default)
         where THandler : class, IJobHandler<TPayload>
     {
+        // The store's task itself, not an async wrapper around it: the task completes on the store's thread (its
+        // continuations run on the pool), so a caller that blocks on it (legacy code on a worker) is released while the
+        // CLR thread pool is starved, where a wrapper's continuation would wait for a pool thread that never comes.
         var enqueue = _store.EnqueueAsync(Stored<THandler, TPayload>(payload), cancellationToken);
-        return enqueue.IsCompletedSuccessfully ? ValueTask.CompletedTask : AwaitAsync(enqueue);
-
-        static async ValueTask AwaitAsync(ValueTask<string> pending) => await pending.ConfigureAwait(false);
+        return enqueue.IsCompletedSuccessfully ? ValueTask.CompletedTask : new ValueTask(enqueue.AsTask());
     }
 
     public ValueTask<EnqueueResult> EnqueueAsync<[DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.PublicConstructors)] THandler, TPayload>(TPayload payload, JobOptions options, CancellationToken cancellationToken = default)
