@@ -145,11 +145,6 @@ internal sealed partial class RedisStreamStore
     private bool FinishEnqueues(List<PendingEnqueue> batch, RedisResult[] answers, ReplicaAcknowledgement? replicas)
     {
         bool replicated = replicas is not { } acknowledged || (acknowledged.Error is null && acknowledged.Count >= _durable.ReplicaAcknowledgements);
-        if (!replicated)
-        {
-            LogNotReplicated(replicas!.Value);
-        }
-
         Debug.Assert(answers.Length == batch.Count, "The round answers every enqueue.");
         List<PendingEnqueue>? full = null;
         int answered = 0;
@@ -180,6 +175,13 @@ internal sealed partial class RedisStreamStore
                 batch[i].Complete(id);
                 answered++;
             }
+        }
+
+        if (!replicated && answered > 0)
+        {
+            // Only when Redis stored some: a round it refused whole (READONLY from a demoted primary, OOM) stored nothing
+            // on the primary, and its producers were told so.
+            LogNotReplicated(replicas!.Value);
         }
 
         if (full is null)

@@ -120,6 +120,42 @@ public sealed class DurableReplicaAcknowledgementTests(RedisReplicationFixture f
     }
 
     [Fact]
+    public async Task EnqueueAsync_RoundRefusedAndReplicaFrozen_StoreUnavailable_AndNoWarningThatJobsAreOnThePrimary()
+    {
+        // A round whose enqueues Redis refused (out of memory here; READONLY from a demoted primary in a failover) and
+        // whose WAIT then counts no replica: nothing was stored, so warning 523 ("its jobs are stored on the primary")
+        // must not be logged, and the producer hears StoreUnavailable, not EnqueueNotReplicatedException.
+        using var logs = new LogCapture();
+        await using var host = await DurableTestHost.StartAsync(
+            Replication.Primary,
+            new JobLog(),
+            DurableTestHost.NewPrefix(),
+            configureDurable: d =>
+            {
+                d.ReplicaAcknowledgements = 1;
+                d.ReplicaAcknowledgementTimeout = TimeSpan.FromMilliseconds(300);
+            },
+            logs: logs);
+        await using var primary = await DurableTestHost.ConnectAsync(Replication.Primary);
+        var server = primary.GetServer(primary.GetEndPoints().Single());
+        await server.ConfigSetAsync("maxmemory", "1");
+        Replication.Replica.Pause();
+        JobRejectedException refused;
+        try
+        {
+            refused = await Wait.ForAsync(Assert.ThrowsAsync<JobRejectedException>(async () => await host.Producer.EnqueueAsync(new TestJob(1))), "the enqueue's answer");
+        }
+        finally
+        {
+            Replication.Replica.Resume();
+            await server.ConfigSetAsync("maxmemory", "0");
+        }
+
+        Assert.Equal(RejectionReason.StoreUnavailable, refused.Reason);   // ThrowsAsync took exactly JobRejectedException
+        Assert.DoesNotContain(logs.Entries, e => e.EventId.Id == 523);
+    }
+
+    [Fact]
     public async Task EnqueueAsync_ReplicaFrozen_ThrowsNotReplicatedWithTheJobsId_AndTheJobStillRuns()
     {
         var log = new JobLog();
