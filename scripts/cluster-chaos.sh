@@ -20,23 +20,8 @@ batch=${CLUSTER_BATCH:-10}
 
 command -v redis-server >/dev/null || { echo "cluster-chaos.sh: needs redis-server on PATH (apt-get install -y redis-server)." >&2; exit 2; }
 command -v redis-cli >/dev/null || { echo "cluster-chaos.sh: needs redis-cli on PATH (Debian's redis-tools, which redis-server depends on)." >&2; exit 2; }
-dotnet build tests/WorkQueue.DurableChaos/WorkQueue.DurableChaos.csproj -c Release -nologo -v quiet
-dll=tests/WorkQueue.DurableChaos/bin/Release/net10.0/WorkQueue.DurableChaos.dll
-logs=$(mktemp -d)
-worst=0
-
-run() {
-  local name=$1; shift
-  echo "== $name: dotnet $dll controller $*"
-  set +e
-  dotnet "$dll" controller "$@" | tee "$logs/$name.log"
-  local status=${PIPESTATUS[0]}
-  set -e
-  echo "== $name: exit code $status"
-  return "$status"
-}
-
-figure() { grep "^chaos\.$2=" "$logs/$1.log" | tail -n 1 | cut -d= -f2; }
+# shellcheck source=lib/chaos.sh
+. scripts/lib/chaos.sh
 
 common=(--jobs "$jobs" --workers 4 --producers 64 --rate "$rate" --kill-interval-ms 3000 --min-kills 2 --cluster --migrate-batch "$batch" --claim-timeout-ms 4000 --timeout-s 900)
 for i in $(seq 1 "$runs"); do
@@ -44,7 +29,7 @@ for i in $(seq 1 "$runs"); do
   # `|| status=$?`: run re-enables errexit, so a run that lost jobs must not end the script here.
   status=0
   run "$name" "${common[@]}" || status=$?
-  if [ "$status" -eq 1 ] || { [ "$status" -eq 2 ] && [ "$worst" -eq 0 ]; }; then worst=$status; fi
+  keep_worst "$status"
 done
 
 echo

@@ -19,20 +19,8 @@ kills=${CHAOS_KILLS:-50}
 restart_jobs=${CHAOS_RESTART_JOBS:-20000}
 
 command -v redis-server >/dev/null || { echo "durable-chaos.sh: needs redis-server on PATH (apt-get install -y redis-server)." >&2; exit 2; }
-dotnet build tests/WorkQueue.DurableChaos/WorkQueue.DurableChaos.csproj -c Release -nologo -v quiet
-dll=tests/WorkQueue.DurableChaos/bin/Release/net10.0/WorkQueue.DurableChaos.dll
-logs=$(mktemp -d)
-
-run() {
-  local name=$1; shift
-  echo "== $name: dotnet $dll controller $*"
-  set +e
-  dotnet "$dll" controller "$@" | tee "$logs/$name.log"
-  local status=${PIPESTATUS[0]}
-  set -e
-  echo "== $name: exit code $status"
-  return "$status"
-}
+# shellcheck source=lib/chaos.sh
+. scripts/lib/chaos.sh
 
 set +e
 run kills --jobs "$jobs" --workers 4 --producers 64 --rate "$rate" --bursts --kill-interval-ms 3000 --min-kills "$kills" --timeout-s 1800

@@ -19,23 +19,8 @@ jobs=${FAILOVER_JOBS:-20000}
 rate=${FAILOVER_RATE:-1000}
 
 command -v redis-server >/dev/null || { echo "failover-chaos.sh: needs redis-server on PATH (apt-get install -y redis-server)." >&2; exit 2; }
-dotnet build tests/WorkQueue.DurableChaos/WorkQueue.DurableChaos.csproj -c Release -nologo -v quiet
-dll=tests/WorkQueue.DurableChaos/bin/Release/net10.0/WorkQueue.DurableChaos.dll
-logs=$(mktemp -d)
-worst=0
-
-run() {
-  local name=$1; shift
-  echo "== $name: dotnet $dll controller $*"
-  set +e
-  dotnet "$dll" controller "$@" | tee "$logs/$name.log"
-  local status=${PIPESTATUS[0]}
-  set -e
-  echo "== $name: exit code $status"
-  return "$status"
-}
-
-figure() { grep "^chaos\.$2=" "$logs/$1.log" | tail -n 1 | cut -d= -f2; }
+# shellcheck source=lib/chaos.sh
+. scripts/lib/chaos.sh
 
 common=(--jobs "$jobs" --workers 4 --producers 64 --rate "$rate" --bursts --kill-interval-ms 3000 --min-kills 2 --sentinel --claim-timeout-ms 4000 --timeout-s 900)
 for mode in acks no-acks; do
@@ -46,7 +31,7 @@ for mode in acks no-acks; do
     if [ "$mode" = acks ]; then run "$name" "${common[@]}" --replica-acks 1 || status=$?; else run "$name" "${common[@]}" || status=$?; fi
     # Without replica acknowledgements a loss (exit 1) is the figure asked for, not a failure.
     if [ "$mode" = no-acks ] && [ "$status" -eq 1 ]; then status=0; fi
-    if [ "$status" -eq 1 ] || { [ "$status" -eq 2 ] && [ "$worst" -eq 0 ]; }; then worst=$status; fi
+    keep_worst "$status"
   done
 done
 
