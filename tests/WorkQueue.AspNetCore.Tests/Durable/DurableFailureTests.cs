@@ -71,6 +71,9 @@ public sealed class DurableFailureTests(RedisServerFixture redis) : IClassFixtur
         var checks = host.Services.GetRequiredService<HealthCheckService>();
         Task<HealthReport> ReadinessAsync() => checks.CheckHealthAsync(c => c.Name == "workqueue-durable-blocking");
 
+        // Ready once the store's thread has made its first pass (on a busy machine that can come after StartAsync returns).
+        await Eventually.ValueAsync(() => new ValueTask<HealthReport>(ReadinessAsync()), r => r.Status == HealthStatus.Healthy, "readiness after the first pass");
+
         // Idle for longer than ClaimTimeout: the thread still goes round (heartbeats, polls), so it stays ready.
         var idleUntil = DateTime.UtcNow.AddSeconds(3);
         while (DateTime.UtcNow < idleUntil)
