@@ -5,6 +5,7 @@ using WorkQueue.Durability;
 using WorkQueue.Internal;
 using WorkQueue.Queueing;
 using WorkQueue.Scaling;
+using WorkQueue.Scheduling;
 using WorkQueue.Telemetry;
 using WorkQueue.Workers;
 

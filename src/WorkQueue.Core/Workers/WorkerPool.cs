@@ -8,7 +8,7 @@ namespace WorkQueue.Workers;
 /// <summary>
 /// One queue's small private scheduler: a capped set of dedicated threads, the jobs they start (from the channel and
 /// from due retries) and the continuations of the queue's async jobs, which any of its threads may run. This file holds
-/// membership and scaling; <c>WorkerPool.Scheduling.cs</c> how work is taken and run; <c>WorkerPool.Monitoring.cs</c> the
+/// membership and scaling; <c>WorkerPool.Dispatch.cs</c> how work is taken and run (dispatch); <c>WorkerPool.Monitoring.cs</c> the
 /// checks for blocked threads and stuck jobs. Membership changes happen under <see cref="_lock"/>; no user code runs
 /// under it.
 /// </summary>

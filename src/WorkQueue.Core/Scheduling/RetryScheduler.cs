@@ -1,7 +1,7 @@
 using System.Collections.Concurrent;
 using WorkQueue.Internal;
 
-namespace WorkQueue.Execution;
+namespace WorkQueue.Scheduling;
 
 /// <summary>
 /// Holds failed jobs until their retry delay passes (timers on the engine's <see cref="TimeProvider"/>, not the thread
