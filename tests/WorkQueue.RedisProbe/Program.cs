@@ -27,6 +27,7 @@ internal static class Program
     private static readonly TimeSpan Generous = TimeSpan.FromSeconds(60);
     private const int SyncCalls = 5;
     private const int DurableJobs = 20;
+    private const int KeyedDurableJobs = 5;
     private const string DurableQueue = "probe";
     private const int BlockedWorkItems = 300;
 
@@ -106,8 +107,9 @@ internal static class Program
     }
 
     /// <summary>
-    /// Durable jobs while starved: each enqueue is waited for here (a kernel wait, no continuation), then every job
-    /// must run and be acknowledged (the stream empties), all by the durable queue's own thread and the queue's workers.
+    /// Durable jobs while starved: each enqueue (without and with <see cref="JobOptions"/>) is waited for here (a kernel
+    /// wait, no continuation), then every job must run and be acknowledged (the stream empties), all by the durable
+    /// queue's own thread and the queue's workers.
     /// </summary>
     private static int RunDurable(IHost host)
     {
@@ -120,7 +122,7 @@ internal static class Program
         countdown.Reset(1);
         producer.EnqueueAsync<ProbeDurableHandler, ProbeDurableJob>(new ProbeDurableJob(-1)).AsTask().Wait(Generous);
         ProbeReport.Write("durable.warmedUp", countdown.Wait(Generous));
-        countdown.Reset(DurableJobs);
+        countdown.Reset(DurableJobs + KeyedDurableJobs);
         using (var starved = StarvedThreadPool.Start(BlockedWorkItems, Generous))
         {
             ProbeReport.Write("pool.maxWorkerThreads", starved.MaxWorkerThreads);
@@ -137,6 +139,20 @@ internal static class Program
             }
 
             ProbeReport.Write("durable.storedWhileStarved", stored);
+
+            // With JobOptions (an idempotency key): the EnqueueResult must come as the plain enqueue's id does, without
+            // a continuation that waits for a pool thread.
+            int keyed = 0;
+            for (int i = 0; i < KeyedDurableJobs; i++)
+            {
+                var enqueue = producer.EnqueueAsync<ProbeDurableHandler, ProbeDurableJob>(new ProbeDurableJob(DurableJobs + i), new JobOptions { IdempotencyKey = $"probe-{i}" }).AsTask();
+                if (enqueue.Wait(Generous) && enqueue.Result.Created)
+                {
+                    keyed++;
+                }
+            }
+
+            ProbeReport.Write("durable.keyedStoredWhileStarved", keyed);
             ProbeReport.Write("job.endedWhileStarved", countdown.Wait(Generous));
             var deadline = Stopwatch.StartNew();
             while (database.StreamLength(stream) > 0 && deadline.Elapsed < Generous)

@@ -16,12 +16,14 @@ internal sealed class DurableWorkQueue : IWorkQueue
     private readonly RedisStreamStore _store;
     private readonly WorkQueueMetrics? _metrics;
     private readonly KeyValuePair<string, object?> _metricTag;
+    private readonly Func<string, EnqueueResult> _toResult;
 
     public DurableWorkQueue(RedisStreamStore store, WorkQueueMetrics? metrics)
     {
         _store = store;
         _metrics = metrics;
         _metricTag = new KeyValuePair<string, object?>(WorkQueueMetrics.QueueTag, store.QueueName);
+        _toResult = ToResult;
     }
 
     public string Name => _store.QueueName;
@@ -71,10 +73,9 @@ internal sealed class DurableWorkQueue : IWorkQueue
             spec = RedisStreamStore.AtSpec(runAt);
         }
 
-        var enqueue = _store.EnqueueAsync(stored, spec, options.IdempotencyKey, cancellationToken);
-        return enqueue.IsCompletedSuccessfully ? ValueTask.FromResult(ToResult(enqueue.Result)) : AwaitResultAsync(enqueue);
-
-        async ValueTask<EnqueueResult> AwaitResultAsync(ValueTask<string> pending) => ToResult(await pending.ConfigureAwait(false));
+        // The store reads its answer into the EnqueueResult as it completes the task, on its own thread: a continuation
+        // here would wait for a pool thread, and a caller blocking on the enqueue would hang while the pool is starved.
+        return _store.EnqueueAsync(stored, spec, options.IdempotencyKey, _toResult, cancellationToken);
     }
 
     public ValueTask<string> ScheduleAsync<[DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.PublicConstructors)] THandler, TPayload>(TPayload payload, TimeSpan delay, CancellationToken cancellationToken = default)

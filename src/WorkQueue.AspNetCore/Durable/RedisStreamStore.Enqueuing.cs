@@ -28,6 +28,8 @@ internal sealed partial class RedisStreamStore
     /// <summary>What the round answers for an enqueue the queue had no room for (see <see cref="DurableScripts.Round"/>).</summary>
     private const string NoRoom = "#";
 
+    private static readonly Func<string, string> s_answerAsIs = static answer => answer;
+
     private long _redisMaxBulk = RedisDefaultMaxBulk;
 
     private long _notReplicatedLoggedAt = long.MinValue;
@@ -54,22 +56,31 @@ internal sealed partial class RedisStreamStore
     /// idempotency key: completes with the new job's id, or with <c>!</c> and the id of the job that holds the key
     /// (<see cref="DeduplicatedPrefix"/>).
     /// </summary>
-    public ValueTask<string> EnqueueAsync(string payload, string spec, string? key, CancellationToken cancellationToken)
+    public ValueTask<string> EnqueueAsync(string payload, string spec, string? key, CancellationToken cancellationToken) =>
+        EnqueueAsync(payload, spec, key, s_answerAsIs, cancellationToken);
+
+    /// <summary>
+    /// Queues a serialized payload as <see cref="EnqueueAsync(string, string, string?, CancellationToken)"/> does, and
+    /// completes with <paramref name="read"/>'s reading of Redis's answer, made on the store's thread as the task is
+    /// completed: a caller that blocks on the task (legacy code on a worker) is released while the CLR thread pool is
+    /// starved, where a continuation that reads the answer would wait for a pool thread.
+    /// </summary>
+    public ValueTask<T> EnqueueAsync<T>(string payload, string spec, string? key, Func<string, T> read, CancellationToken cancellationToken)
     {
         if (cancellationToken.IsCancellationRequested)
         {
-            return ValueTask.FromCanceled<string>(cancellationToken);
+            return ValueTask.FromCanceled<T>(cancellationToken);
         }
 
         if (TooLarge(payload) is { } tooLarge)
         {
             // Refused here, alone: sent, it would fail the whole call and every enqueue travelling with it.
-            return ValueTask.FromException<string>(tooLarge);
+            return ValueTask.FromException<T>(tooLarge);
         }
 
         if (_stopping || _exited.Task.IsCompleted)
         {
-            return ValueTask.FromException<string>(Stopped());
+            return ValueTask.FromException<T>(Stopped());
         }
 
         if (_unreachable)
@@ -77,11 +88,11 @@ internal sealed partial class RedisStreamStore
             // The last call found Redis unreachable: fail now instead of after a timeout (cleared by the next success),
             // with what it failed with.
             var cause = _lastError;
-            return ValueTask.FromException<string>(new JobRejectedException(_queue, RejectionReason.StoreUnavailable, $"Durable queue '{_queue}': Redis cannot be reached ({cause?.Message}).", cause));
+            return ValueTask.FromException<T>(new JobRejectedException(_queue, RejectionReason.StoreUnavailable, $"Durable queue '{_queue}': Redis cannot be reached ({cause?.Message}).", cause));
         }
 
         long deadline = _options.EnqueueTimeout == Timeout.InfiniteTimeSpan ? long.MaxValue : _time.GetTimestamp() + Ticks(_options.EnqueueTimeout);
-        var pending = new PendingEnqueue(payload, spec, key ?? string.Empty, deadline, cancellationToken);
+        var pending = new PendingEnqueue<T>(payload, spec, key ?? string.Empty, deadline, read, cancellationToken);
         _enqueues.Enqueue(pending);
         if (_exited.Task.IsCompleted)
         {
@@ -90,7 +101,7 @@ internal sealed partial class RedisStreamStore
         }
 
         Signal();
-        return new ValueTask<string>(pending.Task);
+        return new ValueTask<T>(pending.Task);
     }
 
     /// <summary>Gets the largest payload, in bytes, this queue sends: MaxPayloadBytes, at most what Redis takes in one argument less the retry fields.</summary>
@@ -406,18 +417,17 @@ internal sealed partial class RedisStreamStore
         new(_queue, RejectionReason.QueueFull, $"Durable queue '{_queue}' had no space for the job within its EnqueueTimeout ({_options.EnqueueTimeout}).");
 
     /// <summary>One enqueue on its way: waiting, being sent (no longer cancellable), or cancelled by its caller.</summary>
-    private sealed class PendingEnqueue
+    private abstract class PendingEnqueue
     {
         private const int Waiting = 0;
         private const int Sending = 1;
         private const int Canceled = 2;
 
-        private readonly TaskCompletionSource<string> _result = new(TaskCreationOptions.RunContinuationsAsynchronously);
         private readonly CancellationTokenRegistration _registration;
         private readonly CancellationToken _cancellationToken;
         private int _state;
 
-        public PendingEnqueue(string payload, string spec, string key, long deadline, CancellationToken cancellationToken)
+        protected PendingEnqueue(string payload, string spec, string key, long deadline, CancellationToken cancellationToken)
         {
             Payload = payload;
             Spec = spec;
@@ -439,8 +449,6 @@ internal sealed partial class RedisStreamStore
         public string Key { get; }
 
         public long Deadline { get; }
-
-        public Task<string> Task => _result.Task;
 
         public bool IsCanceled => Volatile.Read(ref _state) == Canceled;
 
@@ -464,24 +472,61 @@ internal sealed partial class RedisStreamStore
             return true;
         }
 
-        public void Complete(string id)
+        /// <summary>Completes the caller's task with Redis's answer for the job (its id, or <c>!</c> and the key holder's).</summary>
+        public void Complete(string answer)
         {
             _registration.Dispose();
-            _result.TrySetResult(id);
+            SetResult(answer);
         }
 
         public void Fail(Exception error)
         {
             _registration.Dispose();
-            _result.TrySetException(error);
+            SetException(error);
         }
+
+        protected abstract void SetResult(string answer);
+
+        protected abstract void SetException(Exception error);
+
+        protected abstract void SetCanceled(CancellationToken token);
 
         private void Cancel(CancellationToken token)
         {
             if (Interlocked.CompareExchange(ref _state, Canceled, Waiting) == Waiting)
             {
-                _result.TrySetCanceled(token);
+                SetCanceled(token);
             }
         }
+    }
+
+    /// <summary>An enqueue whose caller gets <typeparamref name="T"/>, read from Redis's answer as the task completes.</summary>
+    private sealed class PendingEnqueue<T>(string payload, string spec, string key, long deadline, Func<string, T> read, CancellationToken cancellationToken)
+        : PendingEnqueue(payload, spec, key, deadline, cancellationToken)
+    {
+        private readonly TaskCompletionSource<T> _result = new(TaskCreationOptions.RunContinuationsAsynchronously);
+
+        public Task<T> Task => _result.Task;
+
+        protected override void SetResult(string answer)
+        {
+            T value;
+            try
+            {
+                value = read(answer);
+            }
+            catch (Exception ex)
+            {
+                // Never expected (the readers are ours), but the store's thread must go on and the caller must hear.
+                _result.TrySetException(ex);
+                return;
+            }
+
+            _result.TrySetResult(value);
+        }
+
+        protected override void SetException(Exception error) => _result.TrySetException(error);
+
+        protected override void SetCanceled(CancellationToken token) => _result.TrySetCanceled(token);
     }
 }

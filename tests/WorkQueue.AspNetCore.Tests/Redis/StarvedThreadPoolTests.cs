@@ -51,6 +51,7 @@ public sealed class StarvedThreadPoolTests(RedisServerFixture redis) : IClassFix
         AssertRanStarved(probe, expectedIoThreads: "dedicated");
         Assert.Equal("True", probe["durable.warmedUp"]);
         Assert.Equal("20", probe["durable.storedWhileStarved"]);
+        Assert.Equal("5", probe["durable.keyedStoredWhileStarved"]);
         Assert.Equal("True", probe["job.endedWhileStarved"]);
         Assert.Equal("0", probe["durable.streamLengthWhileStarved"]);
     }
