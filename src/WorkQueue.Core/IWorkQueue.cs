@@ -61,7 +61,10 @@ public interface IWorkQueue
     /// <returns>The job's id and whether it was added, or the id of the job that holds the key.</returns>
     /// <exception cref="ArgumentNullException"><paramref name="options"/> is <see langword="null"/>.</exception>
     /// <exception cref="ArgumentException"><paramref name="options"/> is not valid (the message names the setting).</exception>
-    /// <exception cref="JobRejectedException">The queue is stopped, or full and rejecting, or the wait timed out.</exception>
+    /// <exception cref="JobRejectedException">
+    /// The queue is stopped, or full and rejecting, or the wait timed out; with a time to run at, it holds its
+    /// <see cref="WorkQueueOptions.MaxScheduledJobs"/>. A refusal is the returned task's exception, never thrown by the call.
+    /// </exception>
     /// <exception cref="OperationCanceledException"><paramref name="cancellationToken"/> was cancelled first.</exception>
     ValueTask<EnqueueResult> EnqueueAsync<[DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.PublicConstructors)] THandler, TPayload>(TPayload payload, JobOptions options, CancellationToken cancellationToken = default)
         where THandler : class, IJobHandler<TPayload>;

@@ -268,7 +268,16 @@ internal sealed class QueueProducer : IInMemoryWorkQueue
 
         if (runAt is { } at)
         {
-            return ValueTask.FromResult(new EnqueueResult(JobIds.Format(Schedule(invoker, target, state, at, key)), Created: true));
+            try
+            {
+                return ValueTask.FromResult(new EnqueueResult(JobIds.Format(Schedule(invoker, target, state, at, key)), Created: true));
+            }
+            catch (JobRejectedException ex)
+            {
+                // A refusal is the task's exception, as ScheduleAsync and an immediate enqueue report one (and a durable
+                // queue can only answer so); Schedule has freed the key.
+                return ValueTask.FromException<EnqueueResult>(ex);
+            }
         }
 
         var write = WriteAsync(invoker, target, state, cancellationToken, out long id, key, track: true);

@@ -166,6 +166,26 @@ public sealed class ScheduledJobTests
     }
 
     [Fact]
+    public async Task EnqueueAsyncWithDelay_Refused_FaultsTheTaskAsScheduleAsyncDoes_AndFreesTheKey()
+    {
+        // One API for both kinds of queue: a refusal is the task's exception (a durable queue can only answer so), not
+        // a throw from the call, whether the job was scheduled with ScheduleAsync or with JobOptions.Delay.
+        await using var harness = Start(o => o.MaxScheduledJobs = 1);
+        IWorkQueue queue = harness.Queue;
+        await queue.EnqueueAsync<ScopedHandler, string>("held", new JobOptions { Delay = TimeSpan.FromMinutes(1) });
+
+        var refused = queue.EnqueueAsync<ScopedHandler, string>("refused", new JobOptions { Delay = TimeSpan.FromMinutes(1), IdempotencyKey = "k" });
+
+        Assert.True(refused.IsFaulted);
+        var ex = await Assert.ThrowsAsync<JobRejectedException>(async () => await refused);
+        Assert.Equal(RejectionReason.QueueFull, ex.Reason);
+        Assert.Contains("MaxScheduledJobs", ex.Message);
+        Assert.True(harness.Queue.CancelScheduled((await queue.FindJobsAsync(new JobQuery { States = [JobState.Scheduled] })).Jobs.Single().Id));
+        var again = await queue.EnqueueAsync<ScopedHandler, string>("again", new JobOptions { Delay = TimeSpan.FromMinutes(1), IdempotencyKey = "k" });
+        Assert.True(again.Created);
+    }
+
+    [Fact]
     public async Task CancelScheduled_BeforeItsTime_NeverRunsAndCountsAsCanceled()
     {
         await using var harness = Start();
