@@ -10,19 +10,6 @@ namespace WorkQueue.AspNetCore.Tests.Durable;
 /// </summary>
 public sealed class DurableClaimTests(RedisServerFixture redis) : IClassFixture<RedisServerFixture>
 {
-    private static readonly Action<DurableQueueOptions> FastClaims = d =>
-    {
-        d.ClaimTimeout = TimeSpan.FromSeconds(1);
-        d.HeartbeatInterval = TimeSpan.FromMilliseconds(300);
-    };
-
-    /// <summary>Longer claims for the test where a live consumer must keep its claim: a loaded 2-core CI box can stall a thread for a second.</summary>
-    private static readonly Action<DurableQueueOptions> LiveClaims = d =>
-    {
-        d.ClaimTimeout = TimeSpan.FromSeconds(2);
-        d.HeartbeatInterval = TimeSpan.FromMilliseconds(300);
-    };
-
     [Fact]
     public async Task JobsPendingOnADeadConsumer_AreReclaimedAndRunBySurvivor()
     {
@@ -46,7 +33,7 @@ public sealed class DurableClaimTests(RedisServerFixture redis) : IClassFixture<
         var taken = await db.StreamReadGroupAsync(stream, "workers", "ghost", ">", count: 10);
         Assert.Equal(5, taken.Length);
 
-        await using var survivor = await DurableTestHost.StartAsync(redis.Server, log, prefix, "survivor", configureDurable: FastClaims);
+        await using var survivor = await DurableTestHost.StartAsync(redis.Server, log, prefix, "survivor", configureDurable: DurableClaims.Fast);
 
         await log.WaitUntilAsync(() => log.Completed == 5, "the survivor to run the dead consumer's 5 jobs");
         Assert.All(log.Runs, r => Assert.Equal("survivor", r.Instance));
@@ -85,7 +72,7 @@ public sealed class DurableClaimTests(RedisServerFixture redis) : IClassFixture<
             },
             d =>
             {
-                FastClaims(d);
+                DurableClaims.Fast(d);
                 d.Prefetch = 1;
             });
 
@@ -113,7 +100,7 @@ public sealed class DurableClaimTests(RedisServerFixture redis) : IClassFixture<
 
         await using var survivor = await DurableTestHost.StartAsync(redis.Server, log, prefix, "survivor", configureDurable: d =>
         {
-            FastClaims(d);
+            DurableClaims.Fast(d);
             d.MaxDeliveries = 2;
         });
 
@@ -134,8 +121,8 @@ public sealed class DurableClaimTests(RedisServerFixture redis) : IClassFixture<
         await using var redisClient = await DurableTestHost.ConnectAsync(redis.Server);
         var db = redisClient.GetDatabase();
         string stream = DurableTestHost.StreamKey(prefix);
-        await using var busy = await DurableTestHost.StartAsync(redis.Server, log, prefix, "busy", configureDurable: LiveClaims);
-        await using var other = await DurableTestHost.StartAsync(redis.Server, log, prefix, "other", configureDurable: LiveClaims);
+        await using var busy = await DurableTestHost.StartAsync(redis.Server, log, prefix, "busy", configureDurable: DurableClaims.Live);
+        await using var other = await DurableTestHost.StartAsync(redis.Server, log, prefix, "other", configureDurable: DurableClaims.Live);
 
         await busy.Producer.EnqueueAsync(new TestJob(1));
         await log.WaitUntilAsync(() => log.Runs.Count == 1, "the long job to start");

@@ -122,22 +122,17 @@ public sealed class DurableFailureTests(RedisServerFixture redis) : IClassFixtur
                 }
             },
         };
-        Action<DurableQueueOptions> claims = d =>
-        {
-            d.ClaimTimeout = TimeSpan.FromSeconds(2);
-            d.HeartbeatInterval = TimeSpan.FromMilliseconds(300);
-        };
         Action<WorkQueueOptions> engine = o =>
         {
             o.MaxConcurrency = 4;
             o.Retry.MaxAttempts = 2;
             o.Retry.BaseDelay = TimeSpan.FromMilliseconds(10);
         };
-        await using var a = await DurableTestHost.StartAsync(own, log, prefix, "a", engine, claims);
+        await using var a = await DurableTestHost.StartAsync(own, log, prefix, "a", engine, DurableClaims.Live);
         string id7 = await a.Producer.EnqueueAsync(new TestJob(7));
         await a.Producer.EnqueueAsync(new TestJob(8));
         await log.WaitUntilAsync(() => log.Runs.Count == 2, "jobs 7 and 8 to start on a");
-        await using var b = await DurableTestHost.StartAsync(own, log, prefix, "b", engine, claims);
+        await using var b = await DurableTestHost.StartAsync(own, log, prefix, "b", engine, DurableClaims.Live);
         await using var admin = await DurableTestHost.ConnectAsync(own);
         var server = admin.GetServer(admin.GetEndPoints()[0]);
 
@@ -194,11 +189,7 @@ public sealed class DurableFailureTests(RedisServerFixture redis) : IClassFixtur
                 o.Retry.MaxAttempts = 2;
                 o.Retry.BaseDelay = TimeSpan.FromMilliseconds(10);
             },
-            d =>
-            {
-                d.ClaimTimeout = TimeSpan.FromSeconds(2);
-                d.HeartbeatInterval = TimeSpan.FromMilliseconds(300);
-            },
+            DurableClaims.Live,
             logs);
         await using var admin = await DurableTestHost.ConnectAsync(own);
         var db = admin.GetDatabase();
@@ -263,11 +254,7 @@ public sealed class DurableFailureTests(RedisServerFixture redis) : IClassFixtur
                 o.Retry.MaxAttempts = 2;
                 o.Retry.BaseDelay = TimeSpan.FromMilliseconds(10);
             },
-            d =>
-            {
-                d.ClaimTimeout = TimeSpan.FromSeconds(2);
-                d.HeartbeatInterval = TimeSpan.FromMilliseconds(300);
-            },
+            DurableClaims.Live,
             logs);
         await using var admin = await DurableTestHost.ConnectAsync(own);
         var db = admin.GetDatabase();
@@ -325,11 +312,7 @@ public sealed class DurableFailureTests(RedisServerFixture redis) : IClassFixtur
                 o.MaxWorkers = 1;
                 o.MaxConcurrency = 1;
             },
-            d =>
-            {
-                d.ClaimTimeout = TimeSpan.FromSeconds(2);
-                d.HeartbeatInterval = TimeSpan.FromMilliseconds(300);
-            },
+            DurableClaims.Live,
             logs);
         await using var admin = await DurableTestHost.ConnectAsync(own);
         var db = admin.GetDatabase();

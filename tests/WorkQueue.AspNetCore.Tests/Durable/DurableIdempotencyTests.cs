@@ -16,12 +16,6 @@ namespace WorkQueue.AspNetCore.Tests.Durable;
 /// </summary>
 public sealed class DurableIdempotencyTests(RedisServerFixture redis) : IClassFixture<RedisServerFixture>
 {
-    private static readonly Action<DurableQueueOptions> FastClaims = d =>
-    {
-        d.ClaimTimeout = TimeSpan.FromSeconds(1);
-        d.HeartbeatInterval = TimeSpan.FromMilliseconds(300);
-    };
-
     [Fact]
     public async Task EnqueueAsync_KeyHeldByAQueuedJob_AddsNoJobAndReturnsTheHolder_ThenReleasesItOnSuccess()
     {
@@ -254,7 +248,7 @@ public sealed class DurableIdempotencyTests(RedisServerFixture redis) : IClassFi
         // The crash: a consumer takes the entry and is never heard of again.
         Assert.Single(await db.StreamReadGroupAsync(stream, "workers", "ghost", ">", count: 10));
 
-        await using var survivor = await DurableTestHost.StartAsync(redis.Server, log, prefix, "survivor", configureDurable: FastClaims);
+        await using var survivor = await DurableTestHost.StartAsync(redis.Server, log, prefix, "survivor", configureDurable: DurableClaims.Fast);
         var whilePending = await survivor.Producer.EnqueueAsync(new TestJob(2), Key("claimed"));
         Assert.Equal(new EnqueueResult(first.JobId, Created: false), whilePending);
 
@@ -286,7 +280,7 @@ public sealed class DurableIdempotencyTests(RedisServerFixture redis) : IClassFi
 
         await using var survivor = await DurableTestHost.StartAsync(redis.Server, log, prefix, "survivor", configureDurable: d =>
         {
-            FastClaims(d);
+            DurableClaims.Fast(d);
             d.MaxDeliveries = 2;
         });
 

@@ -1,7 +1,5 @@
 using System.Collections.Concurrent;
 using Microsoft.Extensions.DependencyInjection;
-using Microsoft.Extensions.Hosting;
-using Microsoft.Extensions.Logging;
 using WorkQueue.AspNetCore.Tests.TestSupport;
 using WorkQueue.Tests.Support;
 
@@ -93,53 +91,32 @@ public sealed class DurableManyJobTypesTests(RedisServerFixture redis) : IClassF
         Assert.Empty((await queue.FindJobsAsync(new JobQuery { NameContains = kind7.Name, States = [JobState.Scheduled] })).Jobs);
     }
 
-    private async Task<StartedHost> StartAsync(KindLog log, string prefix, string instance)
-    {
-        var builder = Host.CreateApplicationBuilder();
-        builder.Logging.ClearProviders();
-        builder.Services.AddSingleton(log).AddSingleton(new InstanceName(instance));
-        builder.Services.AddRedisWarmup(o => o.Configuration = redis.Server.Configuration);
-        var workQueue = builder.Services.AddWorkQueue().AddDurableQueue(
-            Queue,
-            o =>
+    private Task<DurableTestHost> StartAsync(KindLog log, string prefix, string instance) =>
+        DurableTestHost.StartAsync(
+            redis.Server.Configuration,
+            instance,
+            workQueue =>
             {
-                o.MinWorkers = 8;
-                o.MaxWorkers = 8;
-                o.Capacity = 100_000;
-                o.MaxFinishedJobs = 100_000;   // every job's record stays readable for the checks after the run
+                workQueue.AddDurableQueue(
+                    Queue,
+                    o =>
+                    {
+                        o.MinWorkers = 8;
+                        o.MaxWorkers = 8;
+                        o.Capacity = 100_000;
+                        o.MaxFinishedJobs = 100_000;   // every job's record stays readable for the checks after the run
+                    },
+                    d =>
+                    {
+                        d.KeyPrefix = prefix;
+                        d.Prefetch = 32;   // with jobs that take a moment, neither host can hold the whole backlog: both run jobs
+                    });
+                foreach (var kind in Kinds)
+                {
+                    kind.Register(workQueue);
+                }
             },
-            d =>
-            {
-                d.KeyPrefix = prefix;
-                d.Prefetch = 32;   // with jobs that take a moment, neither host can hold the whole backlog: both run jobs
-            });
-        foreach (var kind in Kinds)
-        {
-            kind.Register(workQueue);
-        }
-
-        var host = builder.Build();
-        await host.StartAsync();
-        return new StartedHost(host);
-    }
-
-    /// <summary>A started host, stopped (its jobs drained) before it is disposed.</summary>
-    private sealed class StartedHost(IHost host) : IAsyncDisposable
-    {
-        public IServiceProvider Services => host.Services;
-
-        public async ValueTask DisposeAsync()
-        {
-            try
-            {
-                await host.StopAsync(TimeSpan.FromSeconds(10));
-            }
-            finally
-            {
-                host.Dispose();
-            }
-        }
-    }
+            builder => builder.Services.AddSingleton(log));
 
     public sealed record KindJob(int Kind, int N);
 

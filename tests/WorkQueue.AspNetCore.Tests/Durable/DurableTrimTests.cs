@@ -12,12 +12,6 @@ namespace WorkQueue.AspNetCore.Tests.Durable;
 /// </summary>
 public sealed class DurableTrimTests(RedisServerFixture redis) : IClassFixture<RedisServerFixture>
 {
-    private static readonly Action<DurableQueueOptions> FastClaims = d =>
-    {
-        d.ClaimTimeout = TimeSpan.FromSeconds(2);
-        d.HeartbeatInterval = TimeSpan.FromMilliseconds(300);
-    };
-
     /// <summary>One worker for the job that stays running, one for the others.</summary>
     private static readonly Action<WorkQueueOptions> TwoWorkers = o =>
     {
@@ -109,7 +103,7 @@ public sealed class DurableTrimTests(RedisServerFixture redis) : IClassFixture<R
         var ghost = Assert.Single(await db.StreamReadGroupAsync(stream, "workers", "ghost", ">", count: 1));
 
         // A claim timeout no run of this test reaches: the newer jobs complete (and trim) while the ghost's entry is pending.
-        await using (var first = await DurableTestHost.StartAsync(redis.Server, log, prefix, "first", configureDurable: d => d.ClaimTimeout = TimeSpan.FromMinutes(5)))
+        await using (var first = await DurableTestHost.StartAsync(redis.Server, log, prefix, "first", configureDurable: DurableClaims.Never))
         {
             for (int n = 0; n < 20; n++)
             {
@@ -123,7 +117,7 @@ public sealed class DurableTrimTests(RedisServerFixture redis) : IClassFixture<R
             await first.Host.StopAsync();
         }
 
-        await using var survivor = await DurableTestHost.StartAsync(redis.Server, log, prefix, "survivor", configureDurable: FastClaims);
+        await using var survivor = await DurableTestHost.StartAsync(redis.Server, log, prefix, "survivor", configureDurable: DurableClaims.Live);
         await log.WaitUntilAsync(() => log.Completed == 21, "the dead consumer's job to be reclaimed and run");
         Assert.Equal(1, log.CallsOf(-1));
         Assert.Equal("survivor", log.Runs.Single(r => r.Job.N == -1).Instance);
@@ -139,8 +133,8 @@ public sealed class DurableTrimTests(RedisServerFixture redis) : IClassFixture<R
         await using var redisClient = await DurableTestHost.ConnectAsync(redis.Server);
         var db = redisClient.GetDatabase();
         string stream = DurableTestHost.StreamKey(prefix);
-        await using var a = await DurableTestHost.StartAsync(redis.Server, log, prefix, "a", configureDurable: FastClaims);
-        await using var b = await DurableTestHost.StartAsync(redis.Server, log, prefix, "b", configureDurable: FastClaims);
+        await using var a = await DurableTestHost.StartAsync(redis.Server, log, prefix, "a", configureDurable: DurableClaims.Live);
+        await using var b = await DurableTestHost.StartAsync(redis.Server, log, prefix, "b", configureDurable: DurableClaims.Live);
 
         // Pending entries scattered through the stream: while both hosts are paused, a batch is stored and a consumer
         // that then dies takes the first few of it; the hosts run the rest and everything after it meanwhile.
@@ -352,7 +346,7 @@ public sealed class DurableTrimTests(RedisServerFixture redis) : IClassFixture<R
             o.MaxConcurrency = 1;
             o.Capacity = 5;
             o.FullMode = QueueFullMode.Reject;
-        }, configureDurable: d => d.ClaimTimeout = TimeSpan.FromMinutes(5));
+        }, configureDurable: DurableClaims.Never);
         await host.Producer.EnqueueAsync(new TestJob(0));
         await log.WaitUntilAsync(() => log.Runs.Count == 1, "job 0 to start");
         await host.Producer.EnqueueAsync(new TestJob(1));
@@ -415,7 +409,7 @@ public sealed class DurableTrimTests(RedisServerFixture redis) : IClassFixture<R
             o.Retry.MaxAttempts = 2;
             o.Retry.BaseDelay = TimeSpan.FromHours(1);
             o.Retry.MaxDelay = TimeSpan.FromHours(1);
-        }, configureDurable: d => d.ClaimTimeout = TimeSpan.FromMinutes(5));
+        }, configureDurable: DurableClaims.Never);
         string retried = await host.Producer.EnqueueAsync(new TestJob(1));
         await Eventually.HoldsAsync(async () => await db.SortedSetLengthAsync(DurableTestHost.DelayedKey(prefix)) == 1, "job 1 to wait for its retry");
         Assert.Single(await db.StreamRangeAsync(stream, retried, retried));
@@ -441,7 +435,7 @@ public sealed class DurableTrimTests(RedisServerFixture redis) : IClassFixture<R
         var db = redisClient.GetDatabase();
         string stream = DurableTestHost.StreamKey(prefix);
         await ArrangeCompletedBehindAHeldEntryAsync(db, stream);
-        await using var host = await DurableTestHost.StartAsync(redis.Server, log, prefix, configure: o => o.Retry.MaxAttempts = 1, configureDurable: d => d.ClaimTimeout = TimeSpan.FromMinutes(5));
+        await using var host = await DurableTestHost.StartAsync(redis.Server, log, prefix, configure: o => o.Retry.MaxAttempts = 1, configureDurable: DurableClaims.Never);
         var first = await host.Producer.EnqueueAsync(new TestJob(1), new JobOptions { IdempotencyKey = "order-1" });
         await Eventually.HoldsAsync(async () => await db.StreamLengthAsync(DurableTestHost.DeadKey(prefix)) == 1, "job 1 dead-lettered");
         Assert.Single(await db.StreamRangeAsync(stream, first.JobId, first.JobId));
@@ -508,7 +502,7 @@ public sealed class DurableTrimTests(RedisServerFixture redis) : IClassFixture<R
             o.Capacity = capacity;
             o.FullMode = QueueFullMode.Reject;
             configure?.Invoke(o);
-        }, configureDurable: d => d.ClaimTimeout = TimeSpan.FromMinutes(5));
+        }, configureDurable: DurableClaims.Never);
         string running = await host.Producer.EnqueueAsync(new TestJob(1));
         await log.WaitUntilAsync(() => log.Runs.Count == 1, "job 1 to start");
         host.Control.Pause();

@@ -216,11 +216,7 @@ public sealed class KedaScalerReadingsTests(RedisServerFixture redis) : IClassFi
         Assert.True(KedaRedisStreamsScaler.IsActive(dead.PendingEntriesCount));
         await gauges.ShowAsync(new GaugeReadings(StreamLength: 5, Pending: 5, Delayed: 0, Scheduled: 0, Consumers: 1), "5 jobs pending on a dead consumer");
 
-        await using var survivor = await DurableTestHost.StartAsync(redis.Server, log, prefix, "survivor", configureDurable: d =>
-        {
-            d.ClaimTimeout = TimeSpan.FromSeconds(1);
-            d.HeartbeatInterval = TimeSpan.FromMilliseconds(300);
-        });
+        await using var survivor = await DurableTestHost.StartAsync(redis.Server, log, prefix, "survivor", configureDurable: DurableClaims.Fast);
         await log.WaitUntilAsync(() => log.Completed == 5, "the survivor to reclaim and run the 5 jobs");
         await ReadsAsync(db, prefix, new KedaReadings(0, 0, 0), "the reclaimed jobs done");
     }

@@ -100,6 +100,7 @@ internal sealed class DurableTestHost : IAsyncDisposable
 
     public IServiceProvider Services => Host.Services;
 
+    /// <summary>Gets the producer of the queue named <see cref="Queue"/> (the one the first <c>StartAsync</c> declares).</summary>
     public TestJobQueue Producer => new(Services.GetRequiredKeyedService<IWorkQueue>(Queue));
 
     public IWorkQueueControl Control => Services.GetRequiredService<IWorkQueueProvider>().Queues.Single(q => q.Name == Queue);
@@ -131,16 +132,8 @@ internal sealed class DurableTestHost : IAsyncDisposable
         string? connection = null,
         Action<HostApplicationBuilder>? configureHost = null)
     {
-        var builder = Microsoft.Extensions.Hosting.Host.CreateApplicationBuilder();
-        builder.Logging.ClearProviders();
-        if (logs is not null)
-        {
-            builder.Logging.AddProvider(logs);
-        }
-
+        var builder = NewBuilder(connection ?? redis.Configuration + Timeouts(configureDurable), instance, logs);
         builder.Services.AddSingleton(log);
-        builder.Services.AddSingleton(new InstanceName(instance));
-        builder.Services.AddRedisWarmup(o => o.Configuration = connection ?? redis.Configuration + Timeouts(configureDurable));
         builder.Services.AddWorkQueue().AddDurableQueue<TestJobHandler, TestJob>(
             Queue,
             o =>
@@ -156,6 +149,40 @@ internal sealed class DurableTestHost : IAsyncDisposable
             });
         configureHost?.Invoke(builder);
         return builder.Build();
+    }
+
+    /// <summary>
+    /// Starts a host with the durable tests' common setup (no logging but <paramref name="logs"/>, the instance's name, the
+    /// Redis warm-up on <paramref name="configuration"/>) whose queues and job types <paramref name="declare"/> adds, for
+    /// tests that need more than the one queue <see cref="Queue"/> (several queues, several job types, a cluster).
+    /// </summary>
+    public static async Task<DurableTestHost> StartAsync(
+        string configuration,
+        string instance,
+        Action<IWorkQueueBuilder> declare,
+        Action<HostApplicationBuilder>? configureHost = null,
+        LogCapture? logs = null)
+    {
+        var builder = NewBuilder(configuration, instance, logs);
+        declare(builder.Services.AddWorkQueue());
+        configureHost?.Invoke(builder);
+        var host = builder.Build();
+        await host.StartAsync();
+        return new DurableTestHost(host);
+    }
+
+    private static HostApplicationBuilder NewBuilder(string configuration, string instance, LogCapture? logs)
+    {
+        var builder = Microsoft.Extensions.Hosting.Host.CreateApplicationBuilder();
+        builder.Logging.ClearProviders();
+        if (logs is not null)
+        {
+            builder.Logging.AddProvider(logs);
+        }
+
+        builder.Services.AddSingleton(new InstanceName(instance));
+        builder.Services.AddRedisWarmup(o => o.Configuration = configuration);
+        return builder;
     }
 
     /// <summary>
