@@ -1,4 +1,5 @@
 using StackExchange.Redis;
+using WorkQueue.AspNetCore.Durable;
 using WorkQueue.AspNetCore.Durable.Calls;
 using WorkQueue.AspNetCore.Tests.Durable.Scripts;
 using WorkQueue.AspNetCore.Tests.TestSupport;
@@ -13,8 +14,18 @@ namespace WorkQueue.AspNetCore.Tests.Durable;
 /// lists, the idempotency key) that the source lacks. A settle must then fail whole, before its first write, so that
 /// the store's sending it again later is right.
 /// </summary>
-public sealed class DurableClusterSettleTests(RedisClusterFixture fixture, ITestOutputHelper output) : IClassFixture<RedisClusterFixture>
+public sealed class DurableClusterSettleTests(RedisClusterFixture fixture, ITestOutputHelper output) : IClassFixture<RedisClusterFixture>, IAsyncDisposable
 {
+    private readonly List<ConnectionMultiplexer> _clients = [];
+
+    public async ValueTask DisposeAsync()
+    {
+        foreach (var client in _clients)
+        {
+            await client.DisposeAsync();
+        }
+    }
+
     [Theory]
     [InlineData("scheduleRetry")]
     [InlineData("deadLetter")]
@@ -63,5 +74,43 @@ public sealed class DurableClusterSettleTests(RedisClusterFixture fixture, ITest
         Assert.Equal(1, pending);
         Assert.Equal(1, dead);
         Assert.Equal(["another job's retry"], delayed);
+    }
+
+    [Fact]
+    public async Task Requeue_SlotMigratingAndTheKeyNotOnTheSource_FailsBeforeItsFirstWrite()
+    {
+        string deadId = string.Empty;
+        var (db, keys) = await MigratingQueueAsync("migrating-requeue", async (db, keys) =>
+            deadId = (string)(await db.StreamAddAsync(keys.Dead, [new("j", "1-1"), new("p", "{\"n\":1}"), new("k", "key-r")]))!);
+        var before = await SettleState.EntriesAsync(db, keys.Stream);
+
+        var error = Assert.ThrowsAny<RedisException>(() => RequeueCall.Run(db, keys, deadId, 100));
+
+        output.WriteLine(error.Message);
+        Assert.Equal(before, await SettleState.EntriesAsync(db, keys.Stream));
+        Assert.Equal(2, await db.StreamLengthAsync(keys.Dead));
+    }
+
+    /// <summary>
+    /// A new queue whose state <paramref name="write"/> writes, with every key the scripts are given (its KEYS) made to
+    /// exist, so that Redis runs them on the source, then its slot set MIGRATING to another master, no key moved.
+    /// </summary>
+    private async Task<(IDatabase Db, RedisStreamKeys Keys)> MigratingQueueAsync(string queue, Func<IDatabase, RedisStreamKeys, Task> write)
+    {
+        var cluster = fixture.Cluster;
+        var client = await ConnectionMultiplexer.ConnectAsync(cluster.Configuration);
+        _clients.Add(client);
+        var db = client.GetDatabase();
+        var keys = ScriptState.NewQueue(db, queue);
+        await write(db, keys);
+        await db.SortedSetAddAsync(keys.Delayed, "another job's retry", 1);
+        await db.StreamAddAsync(keys.Dead, "j", "another job's dead letter");
+        await db.HashSetAsync(keys.Scheduled, "another job", "x");
+        await db.HashSetAsync(keys.Recurring, "another job", "1");
+        await db.StringSetAsync(keys.Ids, 1);
+        int slot = await cluster.SlotOfAsync((string)keys.Stream!);
+        var owner = await cluster.MasterOfAsync(slot);
+        await cluster.StartMigratingAsync(slot, cluster.Masters.First(m => m != owner));
+        return (db, keys);
     }
 }
