@@ -91,6 +91,34 @@ public sealed class DurableClusterSettleTests(RedisClusterFixture fixture, ITest
         Assert.Equal(2, await db.StreamLengthAsync(keys.Dead));
     }
 
+    [Fact]
+    public async Task Release_SlotMigratingAndTheJobsPointerNotOnTheSource_FailsBeforeItsFirstWrite()
+    {
+        SettledEntry held = default;
+        var (db, keys) = await MigratingQueueAsync("migrating-release", async (db, keys) => held = await SettleState.HeldAsync(db, keys, "key-1"));
+        var before = await SettleState.EntriesAsync(db, keys.Stream);
+
+        long? answer = null;
+        RedisException? error = null;
+        try
+        {
+            answer = ReleaseCall.Run(db, keys, ScriptState.Consumer, [held], 60_000);
+        }
+        catch (RedisException ex)
+        {
+            error = ex;
+        }
+
+        var after = await SettleState.EntriesAsync(db, keys.Stream);
+        Assert.True(
+            error is not null,
+            $"release answered {answer} during the migration: pending {await SettleState.PendingAsync(db, keys)}, entries [{string.Join(", ", after)}], " +
+            $"pointer {(string?)await db.StringGetAsync(keys.JobLocation(held.JobId)) ?? "missing"}");
+        output.WriteLine(error.Message);
+        Assert.Equal(1, await SettleState.PendingAsync(db, keys));
+        Assert.Equal(before, after);
+    }
+
     /// <summary>
     /// A new queue whose state <paramref name="write"/> writes, with every key the scripts are given (its KEYS) made to
     /// exist, so that Redis runs them on the source, then its slot set MIGRATING to another master, no key moved.
