@@ -119,6 +119,37 @@ public sealed class DurableClusterSettleTests(RedisClusterFixture fixture, ITest
         Assert.Equal(before, after);
     }
 
+    [Fact]
+    public async Task Cancel_SlotMigratingAndTheJobsRecordNotOnTheSource_FailsBeforeItsFirstWrite()
+    {
+        const string job = "s1000-1";
+        const string member = job + "|1|1000|\u0001key-c\u0001{\"n\":1}";
+        var (db, keys) = await MigratingQueueAsync("migrating-cancel", async (db, keys) =>
+        {
+            await db.HashSetAsync(keys.Scheduled, job, member);
+            await db.SortedSetAddAsync(keys.Delayed, member, 4_000_000_000_000);
+        });
+
+        CancelReply? answer = null;
+        RedisException? error = null;
+        try
+        {
+            answer = CancelCall.Run(db, keys, job, 60_000, scheduledOnly: false);
+        }
+        catch (RedisException ex)
+        {
+            error = ex;
+        }
+
+        string[] delayed = [.. (await db.SortedSetRangeByRankAsync(keys.Delayed)).Select(m => (string)m!)];
+        Assert.True(
+            error is not null,
+            $"cancel answered {answer} during the migration: scheduled {(string?)await db.HashGetAsync(keys.Scheduled, job) ?? "missing"}, delayed [{string.Join(", ", delayed)}]");
+        output.WriteLine(error.Message);
+        Assert.Equal(member, (string?)await db.HashGetAsync(keys.Scheduled, job));
+        Assert.Contains(member, delayed);
+    }
+
     /// <summary>
     /// A new queue whose state <paramref name="write"/> writes, with every key the scripts are given (its KEYS) made to
     /// exist, so that Redis runs them on the source, then its slot set MIGRATING to another master, no key moved.
