@@ -150,6 +150,34 @@ public sealed class DurableClusterSettleTests(RedisClusterFixture fixture, ITest
         Assert.Contains(member, delayed);
     }
 
+    [Fact]
+    public async Task Reclaim_SlotMigratingAndAPoisonEntrysRecordNotOnTheSource_FailsBeforeItsFirstWrite()
+    {
+        var (db, keys) = await MigratingQueueAsync("migrating-reclaim", async (db, keys) => await SettleState.HeldAsync(db, keys, "key-1", consumer: "gone"));
+
+        ReclaimReply? answer = null;
+        RedisException? error = null;
+        try
+        {
+            answer = ReclaimCall.Run(db, keys, ScriptState.Consumer, 0, "0-0", 10, maxDeliveries: 1, 60_000);
+        }
+        catch (RedisException ex)
+        {
+            error = ex;
+        }
+
+        var pending = await db.StreamPendingMessagesAsync(keys.Stream, RedisStreamKeys.Group, 10, RedisValue.Null);
+        long dead = await db.StreamLengthAsync(keys.Dead);
+        Assert.True(
+            error is not null,
+            $"reclaim answered (ended any: {answer?.EndedAny}) during the migration: pending {pending.Length}, dead letters {dead}");
+        output.WriteLine(error.Message);
+        Assert.Equal(1, dead);
+        var entry = Assert.Single(pending);
+        Assert.Equal("gone", (string?)entry.ConsumerName);
+        Assert.Equal(1, entry.DeliveryCount);
+    }
+
     /// <summary>
     /// A new queue whose state <paramref name="write"/> writes, with every key the scripts are given (its KEYS) made to
     /// exist, so that Redis runs them on the source, then its slot set MIGRATING to another master, no key moved.
