@@ -178,6 +178,48 @@ public sealed class DurableClusterSettleTests(RedisClusterFixture fixture, ITest
         Assert.Equal(1, entry.DeliveryCount);
     }
 
+    [Fact]
+    public async Task RoundEnqueue_SlotMigratingAndItsKeyNotOnTheSource_ThatEnqueueIsNotStored()
+    {
+        var (db, keys) = await MigratingQueueAsync("migrating-round-enqueue", (_, _) => Task.CompletedTask);
+        var args = RoundArgs(keys, enqueues: 2, releases: 0, acks: 0);
+        args.AddEnqueue("keyed", string.Empty, "key-e");
+        args.AddEnqueue("plain", string.Empty, string.Empty);
+
+        var reply = await RoundAsync(db, keys, args);
+
+        string[] answers = [.. reply.EnqueueAnswers.Select(a => (string)a!)];
+        string[] stored = [.. (await db.StreamRangeAsync(keys.Stream)).Select(e => (string)e["p"]!)];
+        output.WriteLine(string.Join(", ", answers));
+        Assert.True(
+            answers[0].StartsWith(RoundReply.NotStoredPrefix),
+            $"The keyed enqueue was answered {answers[0]} during the migration: stored [{string.Join(", ", stored)}], key {(string?)await db.StringGetAsync(keys.IdempotencyKey("key-e")) ?? "missing"}");
+        Assert.DoesNotContain("keyed", stored);
+        Assert.Contains("plain", stored);
+        Assert.False(answers[1].StartsWith(RoundReply.NotStoredPrefix), answers[1]);
+    }
+
+    [Fact]
+    public async Task RoundAcknowledgement_SlotMigratingAndTheEndedRecordsNotOnTheSource_NothingAcknowledged()
+    {
+        SettledEntry held = default;
+        var (db, keys) = await MigratingQueueAsync("migrating-round-ack", async (db, keys) => held = await SettleState.RetriedHeldAsync(db, keys, "key-a"));
+        var args = RoundArgs(keys, enqueues: 0, releases: 1, acks: 1);
+        args.AddRelease("key-a", held.JobId, held.StreamId);
+        args.AddAck(held.StreamId, held.JobId, held.Attempt, held.EnqueuedAtMs, held.StartedAtMs, cancelRequested: false);
+
+        var reply = await RoundAsync(db, keys, args);
+
+        long pending = await SettleState.PendingAsync(db, keys);
+        Assert.True(
+            !reply.AcksApplied,
+            $"The acknowledgement was applied during the migration: pending {pending}, ended record {(string?)await db.HashGetAsync(keys.EndedRecords, held.JobId) ?? "missing"}, " +
+            $"key {(string?)await db.StringGetAsync(keys.IdempotencyKey("key-a")) ?? "missing"}, error {reply.AckError}");
+        output.WriteLine(reply.AckError);
+        Assert.NotNull(reply.AckError);
+        Assert.Equal(1, pending);
+    }
+
     /// <summary>
     /// A new queue whose state <paramref name="write"/> writes, with every key the scripts are given (its KEYS) made to
     /// exist, so that Redis runs them on the source, then its slot set MIGRATING to another master, no key moved.
@@ -200,4 +242,15 @@ public sealed class DurableClusterSettleTests(RedisClusterFixture fixture, ITest
         await cluster.StartMigratingAsync(slot, cluster.Masters.First(m => m != owner));
         return (db, keys);
     }
+
+    private static RoundArguments RoundArgs(RedisStreamKeys keys, int enqueues, int releases, int acks)
+    {
+        var args = new RoundArguments(enqueues, false, releases, plainAcks: 0, acks, recordsKept: true);
+        args.SetSettings(RedisStreamKeys.Group, ScriptState.Consumer, 1_000, keys.NudgeName, 0, 256, 0, 600_000, 10_000, trim: false);
+        args.NudgeTag = "c|1";
+        return args;
+    }
+
+    private static async Task<RoundReply> RoundAsync(IDatabase db, RedisStreamKeys keys, RoundArguments args) =>
+        new((RedisResult[])(await db.ScriptEvaluateAsync(DurableScripts.Round, [keys.Stream, keys.Delayed, keys.Scheduled, keys.Recurring, keys.Ids, keys.Epoch], args.Values))!);
 }
