@@ -10,6 +10,9 @@
 -- it. The id may be the job's or the stream id of any later entry of it still in the stream (a retry's, a hand-back's:
 -- see jobOf.lua); either way the job is cancelled, its record written under its own id. Returns { 1, job } cancelled,
 -- { 2, consumer, job } asked, { 3, job } already ended (its record says how), or { 0 } unknown; job is the job's id.
+-- On Redis Cluster while the queue's slot migrates, it fails before its first write (and before it reads the job's
+-- record) when a key it builds (the job's record and pointer, the ended hash and list, the job's idempotency key) is
+-- not on this node (see here.lua).
 --- @include "includes/now"
 --- @include "includes/keys"
 --- @include "includes/records"
@@ -17,12 +20,14 @@
 --- @include "includes/settled"
 --- @include "includes/jobOf"
 --- @include "includes/streamInfo"
+--- @include "includes/here"
 
 local stream, delayed, scheduled = KEYS[1], KEYS[2], KEYS[3]
 local group, asked, retentionMs, scheduledOnly = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4] == '1'
 local cancelChannel, markMs = ARGV[5], ARGV[6]
 
 local job = jobOf(asked)
+here(recName(job), atName(job), endedRecords(), endedName('C'))
 local rec = recordOf(job)
 if isEnded(rec) then return { 3, job } end
 local at = string.format('%.0f', now)
@@ -36,11 +41,16 @@ local function fromMember(member)
   local _, attempt, stamp, tail = string.match(member, '^([^|]*)|([^|]*)|([^|]*)|(.*)$')
   return attempt, stamp, splitKey(tail or '')
 end
+-- The job's idempotency key, once known, checked before the write that frees it (see here.lua).
+local function keyHere(key)
+  if key and key ~= '' then here(keyName(key)) end
+end
 local member = redis.call('HGET', scheduled, job)
 if member then
+  local attempt, stamp, key, payload = fromMember(member)
+  keyHere(key)
   redis.call('HDEL', scheduled, job)
   redis.call('ZREM', delayed, member)
-  local attempt, stamp, key, payload = fromMember(member)
   return canceled(job, attempt, stamp, key, payload)
 end
 if scheduledOnly then return { 0 } end
@@ -53,8 +63,9 @@ if not where then return { 0 } end
 if string.sub(where, 1, 1) == 'z' then
   local due = delayedMember(job, string.sub(where, 2))
   if not due then return { 0 } end
-  redis.call('ZREM', delayed, due)
   local attempt, stamp, key, payload = fromMember(due)
+  keyHere(key)
+  redis.call('ZREM', delayed, due)
   return canceled('', attempt, stamp, key, payload)
 end
 -- pcall: a location set by hand to something Redis cannot read as a stream id is no location.
@@ -80,6 +91,7 @@ if settled(where) then return { 0 } end
 -- the group's position costs the group its lag (see includes/unfinished.lua). The stream's counters are set back as if the
 -- entry had never been added: one entry fewer added, and the deleted id from before (0-1 for none: 0-0 cannot
 -- be set). Nothing reads the deleted id of an entry no consumer was given (see includes/vanished.lua).
+keyHere(f['k'])
 local info = streamInfo()
 redis.call('XDEL', stream, where)
 if info then

@@ -5,13 +5,16 @@
 -- keys with them, and points their job ids to them; one whose job a cancel by id was asked for ends here as
 -- cancelled instead (the cancel may have missed this process). The old entries are acknowledged and left to the trim
 -- (see trim.lua). Returns how many were handed back or ended; one no entry can have the id of (see entryId.lua) is
--- left out.
+-- left out. On Redis Cluster while the queue's slot migrates, it fails before its first write when a key an entry's
+-- hand-back or cancel touches (its job's record and pointer, its idempotency key, the ended hash and list) is not on
+-- this node (see here.lua).
 --- @include "includes/now"
 --- @include "includes/entryId"
 --- @include "includes/vanished"
 --- @include "includes/keys"
 --- @include "includes/records"
 --- @include "includes/trim"
+--- @include "includes/here"
 
 local stream, epochKey = KEYS[1], KEYS[2]
 local group, consumer, nudgeChannel, retention = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
@@ -46,6 +49,19 @@ local function handBack(i)
   end
   return 0
 end
+
+-- Every entry's keys are checked before the first entry is handed back: an entry's write cannot fail the call after
+-- the entries before it were handed back.
+local touched = { endedRecords(), endedName('C') }
+for i = first, #ARGV, stride do
+  if isEntryId(ARGV[i]) then
+    local job, key = ARGV[i + 1], ARGV[i + 5]
+    touched[#touched + 1] = recName(job)
+    touched[#touched + 1] = atName(job)
+    if key ~= '' then touched[#touched + 1] = keyName(key) end
+  end
+end
+if #touched > 2 then here(unpack(touched)) end
 
 local n = 0
 for i = first, #ARGV, stride do n = n + handBack(i) end

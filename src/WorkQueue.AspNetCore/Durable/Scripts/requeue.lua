@@ -6,11 +6,14 @@
 -- if it is free when the job next moves: a retry or a hand-back). Returns the new stream id; '#' when the queue has no
 -- room (nothing written: the dead letter stays); nil when there is no such dead letter (an id that is not a whole
 -- stream id, {ms}-{n}, names none: XRANGE would read 1 as a range); a dead-letter key of another type fails with
--- Redis's error (WRONGTYPE), not as "no such dead letter".
+-- Redis's error (WRONGTYPE), not as "no such dead letter". On Redis Cluster while the queue's slot migrates, it fails
+-- before its first write when a key it builds (the job's record and pointer, the ended hash and list, the idempotency
+-- key) is not on this node (see here.lua): sent again, it adds the job once.
 --- @include "includes/now"
 --- @include "includes/keys"
 --- @include "includes/records"
 --- @include "includes/unfinished"
+--- @include "includes/here"
 
 local stream, dead, delayed, scheduled = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local group, deadId, nudgeChannel, capacity = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
@@ -30,6 +33,11 @@ local raw = found[1][2]
 for i = 1, #raw, 2 do f[raw[i]] = raw[i + 1] end
 local job = f['j'] or deadId
 local key = f['k']
+if key then
+  here(keyName(key), atName(job), recName(job), endedRecords(), endedName('D'))
+else
+  here(atName(job), recName(job), endedRecords(), endedName('D'))
+end
 local id
 if key then
   id = redis.call('XADD', stream, '*', 'p', f['p'] or '', 't', string.format('%.0f', now), 'j', job, 'k', key)

@@ -52,6 +52,10 @@
 -- due or -1, ms until the ended-job lists next need a trim (after one: 0 when it dropped members, else until the
 -- oldest member passes the retention, -1 when every list is empty; -1 without one), the trim's error or nil, the
 -- fetch's error or nil, epoch ('' without a fetch), Redis's time (Unix ms) }.
+-- On Redis Cluster while the queue's slot migrates (see includes/here.lua): a keyed enqueue whose key is not on this
+-- node is answered ?{why}, not stored (its key's read fails it before its write; the others go on); the
+-- acknowledgement part reads every key it writes after its XACK in the MGET it reads its records with, before the
+-- XACK, so one not on this node fails the part with nothing acknowledged.
 --- @include "includes/now"
 --- @include "includes/round/enqueue"
 --- @include "includes/round/acknowledge"

@@ -1,5 +1,5 @@
--- The helpers of idempotency keys (KEYS[1] is the queue's stream): keyName(k), holderOf(name) (job id and where, or
--- nil), alive(job, where, delayed, scheduled), moveKey(k, job, where), releaseKey(k, job, at, retention),
+-- The helpers of idempotency keys (KEYS[1] is the queue's stream): keyName(k), holderOf(name, strict) (job id and
+-- where, or nil), alive(job, where, delayed, scheduled), moveKey(k, job, where), releaseKey(k, job, at, retention),
 -- splitKey(tail) and keyTag(k) for delayed-set members.
 
 -- Key names are built once per call: the round builds one or more per job.
@@ -11,8 +11,18 @@ local function valueOf(name)
   if type(v) ~= 'string' then return nil end
   return v
 end
-local function holderOf(name)
-  local v = valueOf(name)
+-- Strict: Redis's refusal of the read other than WRONGTYPE is raised, not taken for a free key. On Redis Cluster while
+-- the queue's slot migrates, that is a key not on this node (see here.lua): the read a keyed enqueue makes anyway then
+-- checks the key, so the enqueue fails before its write and costs no extra call.
+local function holderOf(name, strict)
+  local v
+  if strict then
+    v = redis.pcall('GET', name)
+    if type(v) == 'table' and v.err and not string.find(v.err, 'WRONGTYPE', 1, true) then error(v) end
+    if type(v) ~= 'string' then v = nil end
+  else
+    v = valueOf(name)
+  end
   if not v then return nil end
   return string.match(v, '^([^|]+)|(.+)$')
 end

@@ -13,13 +13,18 @@
 -- every id before it acknowledges any, so an unreadable one fails it whole, and then the elements are read one by
 -- one as in any other round. (On a stream or group that does not exist XACK answers 0 without reading the ids: there
 -- is then nothing to acknowledge, and the round's fetch meets the missing group.) Returns Redis's refusal of the
--- XACK, or false (acknowledged: what follows it is best effort).
+-- XACK, or false (acknowledged: what follows it is best effort). On Redis Cluster while the queue's slot migrates,
+-- the keys written after the XACK (the records read and deleted, the ended hash and list, the pointers deleted, the
+-- keys released) are read before it in one MGET, the one the records are read with anyway (see here.lua): one not on
+-- this node fails the part before the XACK, nothing acknowledged (a round of plain acknowledgements without records
+-- and without keys touches none and reads none).
 --- @include "../now"
 --- @include "../try"
 --- @include "../keys"
 --- @include "../records"
 --- @include "../trim"
 --- @include "../entryId"
+--- @include "../here"
 
 -- What the round's acknowledgement part did (read by round.lua, also after a fault).
 local acknowledged = { applied = false, invalid = {} }
@@ -28,13 +33,25 @@ local function isJobId(s) return string.match(s, '^s?%d+%-%d+$') ~= nil end
 local function isMs(s) return string.match(s, '^%d+$') ~= nil end
 local function isMsOrNone(s) return s == '' or isMs(s) end
 
+local function isRelease(key, job, at) return key ~= '' and not string.find(key, '%c') and isJobId(job) and isEntryId(at) end
+
 -- Frees the keys of the acknowledged entries that hold one (or keeps them as done for the key retention).
 local function releaseKeys(releases, retention)
   for k = 1, releases.count do
     local i = releases.first + 3 * (k - 1)
     local key, job, at = ARGV[i], ARGV[i + 1], ARGV[i + 2]
-    if key ~= '' and not string.find(key, '%c') and isJobId(job) and isEntryId(at) then releaseKey(key, job, at, retention) end
+    if isRelease(key, job, at) then releaseKey(key, job, at, retention) end
   end
+end
+
+-- Adds to names the keys releaseKeys touches.
+local function releaseNames(releases, names)
+  for k = 1, releases.count do
+    local i = releases.first + 3 * (k - 1)
+    local key = ARGV[i]
+    if isRelease(key, ARGV[i + 1], ARGV[i + 2]) then names[#names + 1] = keyName(key) end
+  end
+  return names
 end
 
 local function acknowledge(releases, plains, acks)
@@ -43,7 +60,12 @@ local function acknowledge(releases, plains, acks)
   local retention, finished = tonumber(ARGV[7]), tonumber(ARGV[8])
   local width = finished > 0 and 3 or 1
   if width == 1 and acks.count == 0 then
-    -- Nothing to record and nothing to delete: the ids alone, in one XACK that reads them all first.
+    -- Nothing to record and nothing to delete: the ids alone, in one XACK that reads them all first (the released
+    -- keys checked before it, see here.lua).
+    if releases.count > 0 then
+      local names = releaseNames(releases, {})
+      if #names > 0 then here(unpack(names)) end
+    end
     local _, err = try('XACK', KEYS[1], ARGV[1], unpack(ARGV, plains.first, plains.first + plainAcks - 1))
     if not err then
       acknowledged.applied = true
@@ -100,6 +122,25 @@ local function acknowledge(releases, plains, acks)
     end
   end
   if n == 0 then return false end
+  -- Every key written after the XACK, read before it (see here.lua): with records kept, the round's live records (their
+  -- values are the old records below), the ended hash and list; else the live records deleted; the pointers deleted;
+  -- the keys released.
+  local touched = {}
+  if finished > 0 then
+    for k = 1, n do touched[k] = names[k] end
+    touched[n + 1] = endedRecords()
+    touched[n + 2] = endedName('S')
+  end
+  for k = 1, n do
+    if not plain[k] then
+      local i, id, job = from[k], done[k], jobs[k]
+      if finished == 0 and (job ~= id or ARGV[i + 2] ~= '1' or ARGV[i + 5] == '1') then touched[#touched + 1] = recName(job) end
+      if job ~= id then touched[#touched + 1] = atName(job) end
+    end
+  end
+  releaseNames(releases, touched)
+  local old = {}
+  if #touched > 0 then old = here(unpack(touched)) end
   local acked, err = try('XACK', KEYS[1], ARGV[1], unpack(done))
   if err then return err end
   acknowledged.applied = true
@@ -118,14 +159,10 @@ local function acknowledge(releases, plains, acks)
     end
   end
   if finished > 0 then
-    -- One read of the round's live records (a retried, moved or cancel-asked job has one; most have none), then
-    -- one HSET and one ZADD for all: a live record's history and cancel flag are merged in and its string deleted.
+    -- The round's live records were read before the XACK (a retried, moved or cancel-asked job has one; most have
+    -- none), then one HSET and one ZADD for all: a live record's history and cancel flag are merged in and its string
+    -- deleted.
     local records, listed, merged, r = {}, {}, {}, 0
-    local old = redis.pcall('MGET', unpack(names))
-    if type(old) ~= 'table' or old.err then
-      old = {}
-      for k, name in ipairs(names) do old[k] = redis.pcall('GET', name) end
-    end
     -- The parts every record of the round shares, joined once.
     local ended, consumer = US .. stamp .. US, US .. ARGV[2] .. US
     for k = 1, n do

@@ -7,6 +7,8 @@
 -- or a fault in the script. Every element is read (its spec, its key) before the first write; one that cannot be
 -- read is answered ?{why} alone, and the others go on. Each answer is recorded right after its element's write, so a
 -- fault while handling an element leaves no doubt about it: it is answered ?{fault}, not stored, and the rest go on.
+-- On Redis Cluster while the queue's slot migrates, a keyed enqueue whose key is not on this node is such a fault (its
+-- key's read fails it, see holderOf in keys.lua and here.lua).
 --- @include "../now"
 --- @include "../try"
 --- @include "../keys"
@@ -121,7 +123,9 @@ local function enqueue(width, section)
           local name, holder
           if key ~= '' then
             name = keyName(key)
-            local job, where = holderOf(name)
+            -- Strict: on Redis Cluster while the slot migrates, a key not on this node fails this element before its
+            -- write (see here.lua), where it was taken for free and the job stored without it.
+            local job, where = holderOf(name, true)
             if job and alive(job, where, KEYS[2], KEYS[3]) then holder = job end
           end
           local id, err, at
