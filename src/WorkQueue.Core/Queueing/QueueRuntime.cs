@@ -15,9 +15,9 @@ namespace WorkQueue.Queueing;
 /// <summary>
 /// Builds one queue from its parts and holds them together. A job's path reads one way: <see cref="QueueProducer"/>
 /// (admit, count, write) -> the channel -> <see cref="WorkerPool"/> (where and when it runs) -> <see cref="JobRunner"/>
-/// (what it does, how it ends) -> <see cref="JobLedger"/> (every accepted job ends exactly once). A durable queue is the
-/// same, with its <see cref="IJobStore"/> as the source of jobs (through <see cref="IJobIntake"/>, the bounded prefetch)
-/// and the place their outcomes go.
+/// (what it does, how it ends) -> <see cref="IJobOutcomes"/> (where that goes) -> <see cref="JobLedger"/> (every accepted
+/// job ends exactly once). A durable queue is the same, with its <see cref="IJobStore"/> as the source of jobs (through
+/// <see cref="IJobIntake"/>, the bounded prefetch) and, through <see cref="StoreOutcomes"/>, the place their outcomes go.
 /// </summary>
 internal sealed partial class QueueRuntime : IQueueGaugeSource, IJobIntake, IQueueJobs
 {
