@@ -3,19 +3,18 @@ using Microsoft.Extensions.Logging;
 using WorkQueue.Accounting;
 using WorkQueue.Durability;
 using WorkQueue.Internal;
-using WorkQueue.Queueing;
 using WorkQueue.Scaling;
-using WorkQueue.Scheduling;
 using WorkQueue.Telemetry;
 using WorkQueue.Workers;
 
 namespace WorkQueue.Execution;
 
 /// <summary>
-/// Runs one attempt of a job and settles how it ended: success, retry, dead letter, or abandoned by the shutdown.
+/// Runs one attempt of a job and decides how it ended: success, cancel, retry, dead letter, or cut short by the shutdown.
+/// Where each outcome goes is the <see cref="IJobOutcomes"/> the queue was built with (in memory, or its
+/// <see cref="IJobStore"/>), the same decisions for both kinds; the runner keeps the metrics, logs, traces and callbacks.
 /// Each outcome is counted in the ledger before any logging, metrics or user callback, so that one of those throwing can
-/// never leave a job unaccounted for. In a durable queue the decisions are the same and the outcomes go to the
-/// <see cref="IJobStore"/>: retries and dead letters are kept there, not in memory.
+/// never leave a job unaccounted for.
 /// </summary>
 internal sealed partial class JobRunner : IJobExecutor
 {
@@ -23,7 +22,7 @@ internal sealed partial class JobRunner : IJobExecutor
     private readonly WorkQueueOptions _options;
     private readonly IServiceProvider _services;
     private readonly JobLedger _ledger;
-    private readonly DeadLetterStore _deadLetters;
+    private readonly IJobOutcomes _outcomes;
     private readonly WorkQueueMetrics _metrics;
     private readonly KeyValuePair<string, object?> _metricTag;
     private readonly LatencyWindow _queueWait;
@@ -31,47 +30,38 @@ internal sealed partial class JobRunner : IJobExecutor
     private readonly TimeProvider _time;
     private readonly Func<double> _nextJitter;
     private readonly ILogger _logger;
-    private readonly Func<bool> _isAbandoning;
-    private readonly IJobStore? _store;
+    private readonly AbandonFlag _abandoning;
+    private readonly AutoScaler _scaler;
 
     public JobRunner(
         string queue,
         WorkQueueOptions options,
         IServiceProvider services,
         JobLedger ledger,
-        DeadLetterStore deadLetters,
+        IJobOutcomes outcomes,
         WorkQueueMetrics metrics,
         LatencyWindow queueWait,
         LatencyWindow runTime,
         WorkQueueEnvironment environment,
-        Func<bool> isAbandoning,
-        ILogger logger,
-        IJobStore? store = null)
+        AbandonFlag abandoning,
+        AutoScaler scaler,
+        ILogger logger)
     {
-        _store = store;
         _queue = queue;
         _options = options;
         _services = services;
         _ledger = ledger;
-        _deadLetters = deadLetters;
+        _outcomes = outcomes;
         _metrics = metrics;
         _metricTag = new KeyValuePair<string, object?>(WorkQueueMetrics.QueueTag, queue);
         _queueWait = queueWait;
         _runTime = runTime;
         _time = environment.Time;
         _nextJitter = environment.NextJitter;
-        _isAbandoning = isAbandoning;
+        _abandoning = abandoning;
+        _scaler = scaler;
         _logger = logger;
-        Retries = new RetryScheduler(_time, item => Requeue?.Invoke(item), ReportAbandoned);
     }
-
-    public RetryScheduler Retries { get; }
-
-    /// <summary>Gets or sets where a job goes when its retry delay has passed (the pool, set once it exists).</summary>
-    public Action<WorkItem>? Requeue { get; set; }
-
-    /// <summary>Gets or sets the autoscaler told about each start's queue wait (set once it exists).</summary>
-    public AutoScaler? Scaler { get; set; }
 
     public bool OnStarting(in WorkItem item, long startTimestamp)
     {
@@ -81,22 +71,14 @@ internal sealed partial class JobRunner : IJobExecutor
             return false;
         }
 
-        if (_isAbandoning())
+        if (_abandoning.IsSet)
         {
-            // A durable job taken just as the queue abandoned goes back to its store, as the rest of the prefetch did.
-            if (_store is not null)
-            {
-                Return(item);
-            }
-            else
-            {
-                ReportAbandoned(item, AbandonReason.NotStarted);
-            }
-
+            // Taken just as the queue abandoned: reported abandoned, or (durable) back to its store as the rest of the prefetch.
+            _outcomes.NotStarted(item);
             return false;
         }
 
-        if (_store is not null && !_store.TryStart(item))
+        if (!_outcomes.TryStart(item))
         {
             if (item.Target is IRemoteCancellable { CanceledBeforeStart: true })
             {
@@ -123,7 +105,7 @@ internal sealed partial class JobRunner : IJobExecutor
         try
         {
             _metrics.JobStarted(_metricTag, wait);
-            Scaler?.OnJobStarted(wait);
+            _scaler.OnJobStarted(wait);
         }
         catch (Exception ex)
         {
@@ -148,8 +130,7 @@ internal sealed partial class JobRunner : IJobExecutor
         if (cancelRequested && error is OperationCanceledException)
         {
             // The job honoured the cancel: it ends cancelled, neither failed nor retried.
-            _ledger.Canceled(item);
-            _store?.Canceled(item);
+            _outcomes.Canceled(item);
             _metrics.Canceled(_metricTag);
             _metrics.JobCompleted(_metricTag, elapsed, "canceled");
             WorkQueueTracing.StopJob(trace, "canceled", error);
@@ -167,8 +148,7 @@ internal sealed partial class JobRunner : IJobExecutor
 
         if (error is null)
         {
-            _ledger.Succeeded(item);
-            _store?.Completed(item);
+            _outcomes.Succeeded(item);
             _metrics.JobCompleted(_metricTag, elapsed, "success");
             WorkQueueTracing.StopJob(trace, "success", null);
             return;
@@ -176,15 +156,7 @@ internal sealed partial class JobRunner : IJobExecutor
 
         if (cancelReason == JobCancelReason.Shutdown)
         {
-            if (_store is not null)
-            {
-                Return(item);
-            }
-            else
-            {
-                ReportAbandoned(item, AbandonReason.Canceled);
-            }
-
+            _outcomes.StoppedWhileRunning(item);
             _metrics.JobCompleted(_metricTag, elapsed, "canceled");
             WorkQueueTracing.StopJob(trace, "canceled", error);
             return;
@@ -197,8 +169,7 @@ internal sealed partial class JobRunner : IJobExecutor
 
         _ledger.AttemptFailed();
 
-        // A durable retry is kept in the store, so it survives the stop; an in-memory one could not run after it.
-        if (!cancelRequested && item.Attempt < _options.Retry.MaxAttempts && (_store is not null || !_isAbandoning()) && ShouldRetry(error))
+        if (!cancelRequested && item.Attempt < _options.Retry.MaxAttempts && _outcomes.CanRetry && ShouldRetry(error))
         {
             var delay = Backoff.Compute(_options.Retry, item.Attempt, _nextJitter);
             if (item.Tracked is { } tracked && !tracked.TryMarkRetrying(error.Message, _time.GetUtcNow() + delay))
@@ -215,15 +186,7 @@ internal sealed partial class JobRunner : IJobExecutor
             }
 
             _ledger.RetryScheduled();
-            if (_store is null)
-            {
-                Retries.Schedule(item, delay);
-            }
-            else
-            {
-                _ledger.Returned();
-                _store.ScheduleRetry(item, delay, error);
-            }
+            _outcomes.ScheduleRetry(item, delay, error);
 
             _metrics.Retried(_metricTag);
             _logger.TryLog(
@@ -238,26 +201,6 @@ internal sealed partial class JobRunner : IJobExecutor
         string outcome = error is TimeoutException ? "timeout" : "failure";
         _metrics.JobCompleted(_metricTag, elapsed, outcome);
         WorkQueueTracing.StopJob(trace, outcome, error);
-    }
-
-    /// <summary>Reports an accepted job that will not complete (shutdown), with its payload in the report only.</summary>
-    public void ReportAbandoned(WorkItem item, AbandonReason reason)
-    {
-        var job = new AbandonedJob(item.Describe(_queue), reason);
-        if (!_ledger.Abandoned(job, item))
-        {
-            // Cancelled while it waited: it was counted then, and is not part of the report.
-            return;
-        }
-
-        _logger.TryLog(static (l, s) => Log.JobAbandoned(l, s._queue, s.Id, s.Name, s.reason), (_queue, job.Job.Id, job.Job.Name, reason));
-    }
-
-    /// <summary>Hands a durable queue's fetched job back to its store (not started at a stop, or cancelled by it).</summary>
-    public void Return(in WorkItem item)
-    {
-        _ledger.Returned();
-        _store!.Release(item);
     }
 
     /// <summary>Settles a job that <see cref="QueueFullMode.DropOldest"/> pushed out; called on the enqueuing thread.</summary>
@@ -305,13 +248,7 @@ internal sealed partial class JobRunner : IJobExecutor
     {
         var job = new DeadLetteredJob(item.Describe(_queue), error, _time.GetUtcNow());
         item.Tracked?.SetError(error.Message);
-        if (_store is null)
-        {
-            _deadLetters.Add(job);
-        }
-
-        _ledger.DeadLettered(item);
-        _store?.DeadLetter(item, error);
+        _outcomes.DeadLettered(item, job, error);
         try
         {
             _metrics.DeadLettered(_metricTag);
@@ -344,9 +281,6 @@ internal sealed partial class JobRunner : IJobExecutor
 
         [LoggerMessage(103, LogLevel.Warning, "Queue '{Queue}': job {JobId} ({Job}) was dropped to make room (DropOldest).", EventName = "JobDropped")]
         public static partial void JobDropped(ILogger logger, string queue, string jobId, string job);
-
-        [LoggerMessage(104, LogLevel.Warning, "Queue '{Queue}': job {JobId} ({Job}) did not complete before shutdown: {Reason}. Its payload is in the ShutdownReport.", EventName = "JobAbandoned")]
-        public static partial void JobAbandoned(ILogger logger, string queue, string jobId, string job, AbandonReason reason);
 
         [LoggerMessage(105, LogLevel.Error, "Queue '{Queue}': the {Callback} callback threw; ignored.", EventName = "CallbackFailed")]
         public static partial void CallbackFailed(ILogger logger, Exception exception, string queue, string callback);

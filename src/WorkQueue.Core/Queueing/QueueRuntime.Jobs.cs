@@ -48,7 +48,7 @@ internal sealed partial class QueueRuntime
                 }
                 else if (state == JobState.Retrying)
                 {
-                    _runner.Retries.TryRemove(id);
+                    _retries.TryRemove(id);
                 }
 
                 TryLog(() => _metrics.Canceled(MetricTag));

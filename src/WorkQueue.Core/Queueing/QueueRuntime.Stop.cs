@@ -23,7 +23,7 @@ internal sealed partial class QueueRuntime
         // Scheduled jobs that have not come due are reported now: the stop does not wait for their time.
         foreach (var entry in _scheduled.Close())
         {
-            _runner.ReportAbandoned(entry.Item, AbandonReason.NotDue);
+            _abandoned.Report(entry.Item, AbandonReason.NotDue);
         }
 
         // A paused queue could never drain: stopping resumes it, so queued jobs get their chance before the deadline.
@@ -46,12 +46,12 @@ internal sealed partial class QueueRuntime
 
         // Completing the writer fails any enqueue still waiting for space (it is counted as rejected).
         _channel.Writer.TryComplete();
-        _runner.Retries.AbandonAll();
+        _retries.AbandonAll();
         try
         {
             foreach (var item in Pool.TakeQueuedDue())
             {
-                _runner.ReportAbandoned(item, DueReason(item));
+                _abandoned.Report(item, DueReason(item));
             }
 
             if (Store is not null)
@@ -61,7 +61,7 @@ internal sealed partial class QueueRuntime
 
             while (_channel.Reader.TryRead(out var item))
             {
-                _runner.ReportAbandoned(item, AbandonReason.NotStarted);
+                _abandoned.Report(item, AbandonReason.NotStarted);
             }
         }
         finally
@@ -76,7 +76,7 @@ internal sealed partial class QueueRuntime
     {
         foreach (var item in Pool.ClaimStillRunning())
         {
-            _runner.ReportAbandoned(item, AbandonReason.StillRunning);
+            _abandoned.Report(item, AbandonReason.StillRunning);
         }
     }
 
@@ -90,7 +90,7 @@ internal sealed partial class QueueRuntime
         {
             foreach (var item in Pool.TakeQueuedDue())
             {
-                _runner.ReportAbandoned(item, DueReason(item));
+                _abandoned.Report(item, DueReason(item));
             }
         }
 

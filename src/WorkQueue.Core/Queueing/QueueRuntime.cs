@@ -15,9 +15,9 @@ namespace WorkQueue.Queueing;
 /// <summary>
 /// Builds one queue from its parts and holds them together. A job's path reads one way: <see cref="QueueProducer"/>
 /// (admit, count, write) -> the channel -> <see cref="WorkerPool"/> (where and when it runs) -> <see cref="JobRunner"/>
-/// (what it does, how it ends) -> <see cref="JobLedger"/> (every accepted job ends exactly once). A durable queue is the
-/// same, with its <see cref="IJobStore"/> as the source of jobs (through <see cref="IJobIntake"/>, the bounded prefetch)
-/// and the place their outcomes go.
+/// (what it does, how it ends) -> <see cref="IJobOutcomes"/> (where that goes) -> <see cref="JobLedger"/> (every accepted
+/// job ends exactly once). A durable queue is the same, with its <see cref="IJobStore"/> as the source of jobs (through
+/// <see cref="IJobIntake"/>, the bounded prefetch) and, through <see cref="StoreOutcomes"/>, the place their outcomes go.
 /// </summary>
 internal sealed partial class QueueRuntime : IQueueGaugeSource, IJobIntake, IQueueJobs
 {
@@ -29,6 +29,9 @@ internal sealed partial class QueueRuntime : IQueueGaugeSource, IJobIntake, IQue
     private readonly ILogger _logger;
     private readonly Admission _admission;
     private readonly JobRunner _runner;
+    private readonly IJobOutcomes _outcomes;
+    private readonly RetryScheduler _retries;
+    private readonly AbandonReporter _abandoned;
     private readonly AutoScaler _scaler;
     private readonly LatencyWindow _queueWait = new();
     private readonly LatencyWindow _runTime = new();
@@ -70,7 +73,19 @@ internal sealed partial class QueueRuntime : IQueueGaugeSource, IJobIntake, IQue
             SingleWriter = false,
             AllowSynchronousContinuations = false,
         };
-        _runner = new JobRunner(name, options, services, Ledger, DeadLetters, metrics, _queueWait, _runTime, environment, () => Pool!.IsAbandoning, _logger, store);
+
+        // The runner is built before the pool, which runs jobs through it, and gets everything in its constructor: the
+        // abandon flag the pool will set; where outcomes go, picked once here by the kind of queue (an in-memory queue's
+        // due retries go to HandDue, as its due scheduled jobs do); the autoscaler, which reaches the pool it grows only
+        // as it scales.
+        var abandoning = new AbandonFlag();
+        _abandoned = new AbandonReporter(name, Ledger, _logger);
+        _retries = new RetryScheduler(_time, HandDue, _abandoned.Report);
+        _outcomes = store is null
+            ? new InMemoryOutcomes(Ledger, _retries, DeadLetters, _abandoned, abandoning)
+            : new StoreOutcomes(Ledger, store);
+        _scaler = new AutoScaler(options.AutoScale, () => Pool!, name, OldestWait, _time, _logger);
+        _runner = new JobRunner(name, options, services, Ledger, _outcomes, metrics, _queueWait, _runTime, environment, abandoning, _scaler, _logger);
         _channel = options.FullMode == QueueFullMode.DropOldest && store is null
             ? Channel.CreateBounded<WorkItem>(channelOptions, _runner.ReportDropped)
             : Channel.CreateBounded<WorkItem>(channelOptions);
@@ -84,12 +99,9 @@ internal sealed partial class QueueRuntime : IQueueGaugeSource, IJobIntake, IQue
             options.JobTimeout,
             options.StuckJobThreshold,
             options.SpinBeforeParking);
-        Pool = new WorkerPool(settings, _channel.Reader, _runner, _time, metrics, () => Ledger.Offers, owner.FlowMarker, _logger);
-        _runner.Requeue = HandDue;
+        Pool = new WorkerPool(settings, _channel.Reader, _runner, _time, metrics, () => Ledger.Offers, owner.FlowMarker, abandoning, _logger);
         _scheduled = new ScheduledJobSet(owner.Scheduler, options.MaxScheduledJobs, _time, HandDue);
         Tracker = new JobTracker(_time, options.FinishedJobRetention, options.MaxFinishedJobs);
-        _scaler = new AutoScaler(options.AutoScale, Pool, name, OldestWait, () => Pool.IsIdle, _time, _logger);
-        _runner.Scaler = _scaler;
         Producer = new QueueProducer(name, _channel.Writer, Ledger, _admission, options, metrics, _time, OnWorkArrived, _scheduled, Tracker, this);
         Control = new QueueControl(this);
         _metrics.Register(this);
@@ -138,7 +150,7 @@ internal sealed partial class QueueRuntime : IQueueGaugeSource, IJobIntake, IQue
     public int WaitingContinuations => Pool.WaitingContinuations;
 
     /// <summary>Gets the number of failed jobs waiting for their retry delay.</summary>
-    internal int PendingRetries => _runner.Retries.Count;
+    internal int PendingRetries => _retries.Count;
 
     public void Start()
     {
@@ -275,11 +287,12 @@ internal sealed partial class QueueRuntime : IQueueGaugeSource, IJobIntake, IQue
         Store.SetPaused(false);
     }
 
+    /// <summary>Hands a durable queue's fetched jobs that have not started back to its store (its outcomes do).</summary>
     private void ReturnPrefetched()
     {
         while (_channel.Reader.TryRead(out var item))
         {
-            _runner.Return(item);
+            _outcomes.NotStarted(item);
         }
     }
 

@@ -14,9 +14,10 @@ namespace WorkQueue.Scaling;
 internal sealed partial class AutoScaler : IDisposable
 {
     private readonly AutoScaleOptions _options;
-    private readonly WorkerPool _pool;
+    // The scaler is built before the pool it grows (the pool runs jobs through the runner, which tells the scaler each
+    // start's wait), so it reaches the pool through this only as it samples or scales up, not for each job.
+    private readonly Func<WorkerPool> _pool;
     private readonly Func<TimeSpan?> _oldestWait;
-    private readonly Func<bool> _isIdle;
     private readonly string _queueName;
     private readonly ILogger _logger;
     private readonly ITimer _timer;
@@ -26,13 +27,12 @@ internal sealed partial class AutoScaler : IDisposable
     private long _lastScaleUp;
     private volatile bool _stopped;
 
-    public AutoScaler(AutoScaleOptions options, WorkerPool pool, string queueName, Func<TimeSpan?> oldestWait, Func<bool> isIdle, TimeProvider time, ILogger logger)
+    public AutoScaler(AutoScaleOptions options, Func<WorkerPool> pool, string queueName, Func<TimeSpan?> oldestWait, TimeProvider time, ILogger logger)
     {
         _options = options;
         _pool = pool;
         _queueName = queueName;
         _oldestWait = oldestWait;
-        _isIdle = isIdle;
         _logger = logger;
         _targetTicks = options.TargetQueueWait.Ticks;
         _time = time;
@@ -106,7 +106,8 @@ internal sealed partial class AutoScaler : IDisposable
             TryScaleUp(oldest);
         }
 
-        if (_isIdle())
+        var pool = _pool();
+        if (pool.IsIdle)
         {
             // Stop the timer before clearing the flag: a job written after the clear re-arms it (and its arming cannot be
             // undone by this stop).
@@ -114,7 +115,7 @@ internal sealed partial class AutoScaler : IDisposable
             Interlocked.Exchange(ref _armed, 0);
 
             // A job may have been written between the idle check and the clear without arming (it saw _armed == 1).
-            if (!_isIdle() && Interlocked.Exchange(ref _armed, 1) == 0)
+            if (!pool.IsIdle && Interlocked.Exchange(ref _armed, 1) == 0)
             {
                 _timer.Change(_options.SampleInterval, _options.SampleInterval);
             }
@@ -123,7 +124,8 @@ internal sealed partial class AutoScaler : IDisposable
 
     private void TryScaleUp(TimeSpan wait)
     {
-        if (_pool.Mode != WorkerMode.Auto || _pool.LiveCount >= _pool.MaxWorkers)
+        var pool = _pool();
+        if (pool.Mode != WorkerMode.Auto || pool.LiveCount >= pool.MaxWorkers)
         {
             return;
         }
@@ -140,10 +142,10 @@ internal sealed partial class AutoScaler : IDisposable
             return;
         }
 
-        int added = _pool.ScaleUp();
+        int added = pool.ScaleUp();
         if (added > 0)
         {
-            Log.ScaledUp(_logger, _queueName, added, _pool.LiveCount, wait.TotalMilliseconds);
+            Log.ScaledUp(_logger, _queueName, added, pool.LiveCount, wait.TotalMilliseconds);
         }
     }
 

@@ -26,6 +26,7 @@ internal sealed partial class WorkerPool
     private readonly object? _flowMarker;
     private readonly TaskCompletionSource _allExited = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private readonly ParkingLot _parking;
+    private readonly AbandonFlag _abandoning;
     private int _liveCount;
     private int _target;
     private int _compensation;
@@ -34,7 +35,6 @@ internal sealed partial class WorkerPool
     private WorkerMode _mode = WorkerMode.Auto;
     private volatile bool _paused;
     private volatile bool _closed;
-    private volatile bool _abandoning;
     private bool _started;
 
     public WorkerPool(
@@ -45,6 +45,7 @@ internal sealed partial class WorkerPool
         WorkQueueMetrics metrics,
         Func<long> offers,
         object? flowMarker,
+        AbandonFlag abandoning,
         ILogger logger)
     {
         _settings = settings;
@@ -55,6 +56,7 @@ internal sealed partial class WorkerPool
         _metricTag = new KeyValuePair<string, object?>(WorkQueueMetrics.QueueTag, settings.QueueName);
         _offers = offers;
         _flowMarker = flowMarker;
+        _abandoning = abandoning;
         _logger = logger;
         _target = settings.MinWorkers;
         _parking = new ParkingLot(() => HasReadyWork, () => MayLead);
@@ -79,7 +81,7 @@ internal sealed partial class WorkerPool
 
     public bool IsPaused => _paused;
 
-    public bool IsAbandoning => _abandoning;
+    public bool IsAbandoning => _abandoning.IsSet;
 
     public bool HasLeader => _parking.HasLeader;
 
@@ -231,11 +233,7 @@ internal sealed partial class WorkerPool
     }
 
     /// <summary>Marks the queue as abandoning: runs starting from now are cancelled at once.</summary>
-    public void BeginAbandon()
-    {
-        _abandoning = true;
-        Interlocked.MemoryBarrier();
-    }
+    public void BeginAbandon() => _abandoning.Set();
 
     /// <summary>Called once the channel is completed: threads exit when no job is running and nothing waits.</summary>
     public void Close()
