@@ -289,7 +289,7 @@ public static class DurableQueueBuilderExtensions
         var durable = services.GetRequiredService<IOptionsMonitor<DurableQueueOptions>>().Get(optionsName);
         var logger = services.GetService<ILoggerFactory>()?.CreateLogger("WorkQueue") ?? NullLogger.Instance;
         var store = new RedisStreamStore(name, options, durable, types, services, services.GetRequiredService<WorkQueueEnvironment>().Time, logger);
-        services.GetRequiredService<DurableQueueRegistry>().Add(new DurableQueue(store, store.Queue));
+        services.GetRequiredService<DurableQueueRegistry>().Add(new DurableQueue(store, store.Queue, store.Jobs));
 
         // Its gauges read every durable queue in the registry; created once, with the first store.
         _ = services.GetRequiredService<DurableQueueMetrics>();

@@ -1,4 +1,5 @@
 using System.Globalization;
+using Microsoft.Extensions.DependencyInjection;
 using StackExchange.Redis;
 using WorkQueue.AspNetCore.Durable.Calls;
 using WorkQueue.Durability;
@@ -16,8 +17,7 @@ internal sealed partial class RedisStreamStore : IRecurringOccurrenceStore
     /// <summary>What the round answers for an occurrence of a job paused in the store; also the prefix of its field in <c>recurring</c>.</summary>
     private const string PausedAnswer = "~";
 
-    /// <summary>The most delayed-set members one listing reads, so a listing stays one short call whatever the backlog of retries.</summary>
-    private const int ListScanLimit = 10_000;
+    private IDatabase Database => _services.GetRequiredService<IConnectionMultiplexer>().GetDatabase();
 
     /// <inheritdoc/>
     public bool CarriesOccurrencesOf(Type handlerType) => _types.TryGetOccurrences(handlerType, out _);
@@ -37,24 +37,6 @@ internal sealed partial class RedisStreamStore : IRecurringOccurrenceStore
     /// <summary>The round's spec for a job ready at <paramref name="runAt"/> (now, if that has passed).</summary>
     internal static string AtSpec(DateTimeOffset runAt) =>
         "a" + Math.Max(0, runAt.ToUnixTimeMilliseconds()).ToString(CultureInfo.InvariantCulture);
-
-    /// <summary>Cancels a scheduled job that has not come due (and frees its idempotency key).</summary>
-    public async Task<bool> CancelScheduledAsync(string jobId) =>
-        (await CancelAsync(jobId, scheduledOnly: true).ConfigureAwait(false)).Outcome == JobCancelOutcome.Canceled;
-
-    /// <summary>Lists up to <paramref name="count"/> scheduled jobs that have not come due, soonest first.</summary>
-    public async Task<IReadOnlyList<DurableScheduledJob>> ListScheduledAsync(int count)
-    {
-        var rows = await ListScheduledCall.RunAsync(Database, Keys, count, ListScanLimit).ConfigureAwait(false);
-        var jobs = new List<DurableScheduledJob>(rows.Length);
-        foreach (var row in rows)
-        {
-            string name = _types.NameOrDefault(JobTypeEnvelope.Read(row.Payload, out var json));
-            jobs.Add(new DurableScheduledJob(row.JobId, name, DateTimeOffset.FromUnixTimeMilliseconds(row.DueMs), DateTimeOffset.FromUnixTimeMilliseconds(row.ScheduledAtMs), json.ToString()));
-        }
-
-        return jobs;
-    }
 
     /// <inheritdoc/>
     public TimeSpan ClockOffset => _clock.Offset;

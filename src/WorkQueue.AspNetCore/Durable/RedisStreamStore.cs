@@ -1,5 +1,6 @@
 using System.Collections.Concurrent;
 using System.Diagnostics;
+using System.Diagnostics.CodeAnalysis;
 using System.Globalization;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Logging;
@@ -20,9 +21,12 @@ namespace WorkQueue.AspNetCore.Durable;
 /// </summary>
 /// <remarks>
 /// This file holds the thread's loop; <c>.Round.cs</c> the one call a turn; <c>.Enqueuing.cs</c> the producer side;
-/// <c>.Fetching.cs</c> fetching, heartbeats, reclaiming and statistics; <c>.Settling.cs</c> how outcomes are written back.
+/// <c>.Fetching.cs</c> fetching, heartbeats, reclaiming and statistics; <c>.Settling.cs</c> how outcomes are written back;
+/// <c>.Scheduling.cs</c> scheduled jobs and recurring occurrences. The reading of jobs (status, cancel by id, search,
+/// dead letters) is its own class, <see cref="RedisJobBrowser"/> (<see cref="Jobs"/>), which sees of this one only
+/// <see cref="ILocalConsumer"/>.
 /// </remarks>
-internal sealed partial class RedisStreamStore : IJobStore
+internal sealed partial class RedisStreamStore : IJobStore, ILocalConsumer
 {
     /// <summary>The most entries one script call carries of each kind (Lua's unpack limit is far above it; round trips stay short).</summary>
     internal const int BatchSize = 256;
@@ -84,7 +88,9 @@ internal sealed partial class RedisStreamStore : IJobStore
         _clock = new RedisClockOffset(time);
         Keys = new RedisStreamKeys(durable.KeyPrefix, queue);
         ConsumerName = CreateConsumerName();
-        Queue = new DurableWorkQueue(this, services.GetService<WorkQueueMetrics>());
+        var metrics = services.GetService<WorkQueueMetrics>();
+        Jobs = new RedisJobBrowser(queue, Keys, types, options, () => Database, this, metrics, logger);
+        Queue = new DurableWorkQueue(this, Jobs, metrics);
     }
 
     public string QueueName => _queue;
@@ -102,6 +108,9 @@ internal sealed partial class RedisStreamStore : IJobStore
 
     /// <summary>Gets the queue's producer and job control, for every job type it carries.</summary>
     public DurableWorkQueue Queue { get; }
+
+    /// <summary>Gets the reading of the queue's jobs in Redis: status, cancel by id, scheduled jobs, search, dead letters.</summary>
+    public RedisJobBrowser Jobs { get; }
 
     public int PrefetchCapacity => _durable.Prefetch;
 
@@ -184,6 +193,12 @@ internal sealed partial class RedisStreamStore : IJobStore
 
     /// <summary>Gets the number of entries this process holds: fetched and not yet settled.</summary>
     public int Held => _held.Count;
+
+    /// <inheritdoc/>
+    bool ILocalConsumer.TryGetHeld(string streamId, [NotNullWhen(true)] out DurableEntry? entry) => _held.TryGetValue(streamId, out entry);
+
+    /// <inheritdoc/>
+    void ILocalConsumer.EndedOutsideRound() => _endedSinceTrim = true;
 
     /// <summary>Gets how many times the store's thread has gone round its loop (an idle store sleeps; it must never spin).</summary>
     public long Turns => Volatile.Read(ref _turns);
@@ -617,9 +632,6 @@ internal sealed partial class RedisStreamStore : IJobStore
 
         [LoggerMessage(514, LogLevel.Warning, "Durable queue '{Queue}': job {JobId} was asked to cancel but ignored its token: {Outcome}.", EventName = "DurableJobCancelIgnored")]
         public static partial void CancelIgnored(ILogger logger, string queue, string jobId, string outcome);
-
-        [LoggerMessage(515, LogLevel.Information, "Durable queue '{Queue}': cancel of job {JobId}: {Outcome}.", EventName = "DurableJobCancel")]
-        public static partial void CancelAsked(ILogger logger, string queue, string jobId, JobCancelOutcome outcome);
 
         [LoggerMessage(510, LogLevel.Information, "Durable queue '{Queue}': took back {Count} job(s) pending here whose fetch lost its reply.", EventName = "DurableAdopted")]
         public static partial void Adopted(ILogger logger, string queue, int count);
