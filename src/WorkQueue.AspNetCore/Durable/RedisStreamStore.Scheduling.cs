@@ -1,5 +1,4 @@
 using System.Globalization;
-using Microsoft.Extensions.DependencyInjection;
 using StackExchange.Redis;
 using WorkQueue.AspNetCore.Durable.Calls;
 using WorkQueue.Durability;
@@ -16,8 +15,6 @@ internal sealed partial class RedisStreamStore : IRecurringOccurrenceStore
 {
     /// <summary>What the round answers for an occurrence of a job paused in the store; also the prefix of its field in <c>recurring</c>.</summary>
     private const string PausedAnswer = "~";
-
-    private IDatabase Database => _services.GetRequiredService<IConnectionMultiplexer>().GetDatabase();
 
     /// <inheritdoc/>
     public bool CarriesOccurrencesOf(Type handlerType) => _types.TryGetOccurrences(handlerType, out _);

@@ -2,7 +2,6 @@ using System.Collections.Concurrent;
 using System.Diagnostics;
 using System.Diagnostics.CodeAnalysis;
 using System.Globalization;
-using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Logging;
 using StackExchange.Redis;
 using WorkQueue.Durability;
@@ -41,7 +40,7 @@ internal sealed partial class RedisStreamStore : IJobStore, ILocalConsumer
     private readonly WorkQueueOptions _options;
     private readonly DurableQueueOptions _durable;
     private readonly QueueJobTypes _types;
-    private readonly IServiceProvider _services;
+    private readonly Func<IConnectionMultiplexer?> _redis;
     private readonly TimeProvider _time;
     private readonly ILogger _logger;
     private readonly RedisClockOffset _clock;
@@ -74,7 +73,8 @@ internal sealed partial class RedisStreamStore : IJobStore, ILocalConsumer
         WorkQueueOptions options,
         DurableQueueOptions durable,
         QueueJobTypes types,
-        IServiceProvider services,
+        Func<IConnectionMultiplexer?> redis,
+        WorkQueueMetrics? metrics,
         TimeProvider time,
         ILogger logger)
     {
@@ -82,13 +82,12 @@ internal sealed partial class RedisStreamStore : IJobStore, ILocalConsumer
         _options = options;
         _durable = durable;
         _types = types;
-        _services = services;
+        _redis = redis;
         _time = time;
         _logger = logger;
         _clock = new RedisClockOffset(time);
         Keys = new RedisStreamKeys(durable.KeyPrefix, queue);
         ConsumerName = CreateConsumerName();
-        var metrics = services.GetService<WorkQueueMetrics>();
         Jobs = new RedisJobBrowser(queue, Keys, types, options, () => Database, this, metrics, logger);
         Queue = new DurableWorkQueue(this, Jobs, metrics);
     }
@@ -409,10 +408,19 @@ internal sealed partial class RedisStreamStore : IJobStore, ILocalConsumer
         }
     }
 
+    /// <summary>
+    /// Gets the shared connection (<c>AddRedisWarmup</c> registers it), from what the store was given: asked for at each
+    /// use, never at construction, since resolving it connects and the store is created before the Redis warm-up runs.
+    /// </summary>
+    private IConnectionMultiplexer Multiplexer =>
+        _redis() ?? throw new InvalidOperationException($"Durable queue '{_queue}' needs an IConnectionMultiplexer: call services.AddRedisWarmup(...).");
+
+    /// <summary>Gets the database for calls made on request threads (recurring schedules; the reading of jobs, <see cref="Jobs"/>).</summary>
+    private IDatabase Database => Multiplexer.GetDatabase();
+
     private IDatabase Connect()
     {
-        var multiplexer = _services.GetService<IConnectionMultiplexer>()
-            ?? throw new InvalidOperationException($"Durable queue '{_queue}' needs an IConnectionMultiplexer: call services.AddRedisWarmup(...).");
+        var multiplexer = Multiplexer;
         _logger.TryLog(static (l, s) => Log.Connected(l, s._queue, s.ConsumerName, s.Keys.Stream.ToString()), this);
         var db = multiplexer.GetDatabase();
         ReadRedisLimits(db);
