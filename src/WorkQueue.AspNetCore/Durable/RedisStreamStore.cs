@@ -21,9 +21,10 @@ namespace WorkQueue.AspNetCore.Durable;
 /// <remarks>
 /// This file holds the thread's loop; <c>.Round.cs</c> the one call a turn; <c>.Enqueuing.cs</c> the producer side;
 /// <c>.Fetching.cs</c> fetching, heartbeats, reclaiming and statistics; <c>.Settling.cs</c> how outcomes are written back;
-/// <c>.Scheduling.cs</c> scheduled jobs and recurring occurrences. The reading of jobs (status, cancel by id, search,
-/// dead letters) is its own class, <see cref="RedisJobBrowser"/> (<see cref="Jobs"/>), which sees of this one only
-/// <see cref="ILocalConsumer"/>.
+/// <c>.Scheduling.cs</c> scheduled jobs. The reading of jobs (status, cancel by id, search, dead letters) is its own
+/// class, <see cref="RedisJobBrowser"/> (<see cref="Jobs"/>), which sees of this one only <see cref="ILocalConsumer"/>;
+/// so is the recurring jobs' store, <see cref="RedisRecurringStore"/>, given the consumer's enqueue and whether Redis is
+/// reachable as delegates.
 /// </remarks>
 internal sealed partial class RedisStreamStore : IJobStore, ILocalConsumer
 {
@@ -44,6 +45,7 @@ internal sealed partial class RedisStreamStore : IJobStore, ILocalConsumer
     private readonly TimeProvider _time;
     private readonly ILogger _logger;
     private readonly RedisClockOffset _clock;
+    private readonly RedisRecurringStore _recurring;
     private readonly ManualResetEventSlim _wake = new(false);
     private readonly TaskCompletionSource _exited = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private readonly ConcurrentDictionary<string, DurableEntry> _held = new(StringComparer.Ordinal);
@@ -90,6 +92,7 @@ internal sealed partial class RedisStreamStore : IJobStore, ILocalConsumer
         ConsumerName = CreateConsumerName();
         Jobs = new RedisJobBrowser(queue, Keys, types, options, () => Database, this, metrics, logger);
         Queue = new DurableWorkQueue(this, Jobs, metrics);
+        _recurring = new RedisRecurringStore(queue, Keys, types, _clock, () => Database, EnqueueAsync, () => _unreachable, () => _lastError);
     }
 
     public string QueueName => _queue;
@@ -415,7 +418,7 @@ internal sealed partial class RedisStreamStore : IJobStore, ILocalConsumer
     private IConnectionMultiplexer Multiplexer =>
         _redis() ?? throw new InvalidOperationException($"Durable queue '{_queue}' needs an IConnectionMultiplexer: call services.AddRedisWarmup(...).");
 
-    /// <summary>Gets the database for calls made on request threads (recurring schedules; the reading of jobs, <see cref="Jobs"/>).</summary>
+    /// <summary>Gets the database for calls made on request threads (the reading of jobs, <see cref="Jobs"/>; the recurring jobs' store).</summary>
     private IDatabase Database => Multiplexer.GetDatabase();
 
     private IDatabase Connect()
