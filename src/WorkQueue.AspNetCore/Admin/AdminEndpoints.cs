@@ -145,7 +145,7 @@ internal static class AdminEndpoints
         {
             try
             {
-                var letters = await durable.Store.ReadDeadLettersAsync(DeadLetterPage).ConfigureAwait(false);
+                var letters = await durable.Jobs.ReadDeadLettersAsync(DeadLetterPage).ConfigureAwait(false);
                 return TypedResults.Ok(letters.Select(AdminResponses.FromDurableDeadLetter).ToArray());
             }
             catch (Exception ex) when (ex is StackExchange.Redis.RedisException or TimeoutException)
@@ -159,18 +159,18 @@ internal static class AdminEndpoints
 
     public static async Task<Results<Ok<RequeuedState>, ProblemHttpResult>> RequeueDeadLetter(string queue, string id, IWorkQueueProvider queues, HttpContext http)
     {
-        if (FindDeadLetterStore(queue, id, queues, http, out string name, out var store) is { } problem)
+        if (FindDeadLetterJobs(queue, id, queues, http, out string name, out var jobs) is { } problem)
         {
             return problem;
         }
 
         try
         {
-            var requeue = await store!.RequeueDeadLetterAsync(id).ConfigureAwait(false);
+            var requeue = await jobs!.RequeueDeadLetterAsync(id).ConfigureAwait(false);
             return requeue switch
             {
                 { NewId: { } newId } => TypedResults.Ok(new RequeuedState(name, id, newId)),
-                { QueueFull: true } => QueueFull(name, id, store, http),
+                { QueueFull: true } => QueueFull(name, id, jobs, http),
                 _ => UnknownDeadLetter(name, id),
             };
         }
@@ -182,14 +182,14 @@ internal static class AdminEndpoints
 
     public static async Task<Results<NoContent, ProblemHttpResult>> DeleteDeadLetter(string queue, string id, IWorkQueueProvider queues, HttpContext http)
     {
-        if (FindDeadLetterStore(queue, id, queues, http, out string name, out var store) is { } problem)
+        if (FindDeadLetterJobs(queue, id, queues, http, out string name, out var jobs) is { } problem)
         {
             return problem;
         }
 
         try
         {
-            return await store!.DeleteDeadLetterAsync(id).ConfigureAwait(false) ? TypedResults.NoContent() : UnknownDeadLetter(name, id);
+            return await jobs!.DeleteDeadLetterAsync(id).ConfigureAwait(false) ? TypedResults.NoContent() : UnknownDeadLetter(name, id);
         }
         catch (Exception ex) when (ex is StackExchange.Redis.RedisException or TimeoutException)
         {
@@ -203,8 +203,8 @@ internal static class AdminEndpoints
     // The body is read by the handler, not bound: a [FromBody] parameter makes routing answer 415 for another content
     // type before the endpoint's access checks run (its inferred IAcceptsMetadata), and binding parses the body first.
     public static Task<Results<Ok<DeadLetterBatchState>, ValidationProblem, ProblemHttpResult>> RequeueDeadLetters(string queue, IWorkQueueProvider queues, HttpContext http) =>
-        ActOnDeadLettersAsync(queue, queues, http, "requeue", async (store, id) =>
-            await store.RequeueDeadLetterAsync(id).ConfigureAwait(false) switch
+        ActOnDeadLettersAsync(queue, queues, http, "requeue", async (jobs, id) =>
+            await jobs.RequeueDeadLetterAsync(id).ConfigureAwait(false) switch
             {
                 { NewId: { } newId } => new DeadLetterBatchItem(id, "requeued", newId),
                 { QueueFull: true } => new DeadLetterBatchItem(id, QueueFullOutcome, null),
@@ -212,8 +212,8 @@ internal static class AdminEndpoints
             });
 
     public static Task<Results<Ok<DeadLetterBatchState>, ValidationProblem, ProblemHttpResult>> DeleteDeadLetters(string queue, IWorkQueueProvider queues, HttpContext http) =>
-        ActOnDeadLettersAsync(queue, queues, http, "delete", async (store, id) =>
-            new DeadLetterBatchItem(id, await store.DeleteDeadLetterAsync(id).ConfigureAwait(false) ? "deleted" : "not-found", null));
+        ActOnDeadLettersAsync(queue, queues, http, "delete", async (jobs, id) =>
+            new DeadLetterBatchItem(id, await jobs.DeleteDeadLetterAsync(id).ConfigureAwait(false) ? "deleted" : "not-found", null));
 
     /// <summary>
     /// Requeues or deletes up to <see cref="MaxBulkDeadLetters"/> dead letters of a durable queue, one by one (each its
@@ -222,9 +222,9 @@ internal static class AdminEndpoints
     /// the problem's <c>done</c>.
     /// </summary>
     private static async Task<Results<Ok<DeadLetterBatchState>, ValidationProblem, ProblemHttpResult>> ActOnDeadLettersAsync(
-        string queue, IWorkQueueProvider queues, HttpContext http, string action, Func<RedisStreamStore, string, Task<DeadLetterBatchItem>> act)
+        string queue, IWorkQueueProvider queues, HttpContext http, string action, Func<RedisJobBrowser, string, Task<DeadLetterBatchItem>> act)
     {
-        if (FindDurableStore(queue, queues, http, out string name, out var store) is { } problem)
+        if (FindDurableJobs(queue, queues, http, out string name, out var jobs) is { } problem)
         {
             return problem;
         }
@@ -264,7 +264,7 @@ internal static class AdminEndpoints
         {
             foreach (string id in ids.Distinct(StringComparer.Ordinal))
             {
-                results.Add(await act(store!, id).ConfigureAwait(false));
+                results.Add(await act(jobs!, id).ConfigureAwait(false));
             }
         }
         catch (Exception ex) when (ex is StackExchange.Redis.RedisException or TimeoutException)
@@ -307,7 +307,7 @@ internal static class AdminEndpoints
         {
             try
             {
-                var jobs = await durable.Store.ListScheduledAsync(count).ConfigureAwait(false);
+                var jobs = await durable.Jobs.ListScheduledAsync(count).ConfigureAwait(false);
                 return TypedResults.Ok(jobs.Select(j => new ScheduledJobState(j.Id, j.Name, j.DueAt, j.ScheduledAt)).ToArray());
             }
             catch (Exception ex) when (ex is StackExchange.Redis.RedisException or TimeoutException)
@@ -336,7 +336,7 @@ internal static class AdminEndpoints
 
             try
             {
-                cancelled = await durable.Store.CancelScheduledAsync(id).ConfigureAwait(false);
+                cancelled = await durable.Jobs.CancelScheduledAsync(id).ConfigureAwait(false);
             }
             catch (Exception ex) when (ex is StackExchange.Redis.RedisException or TimeoutException)
             {
@@ -437,7 +437,7 @@ internal static class AdminEndpoints
         string? cursor = Text(request["cursor"]);
         if (FindDurable(http, q.Name) is { } durable)
         {
-            return await FindDurableJobsAsync(http, q.Name, durable.Store, states, type, error, cursor, limit).ConfigureAwait(false);
+            return await FindDurableJobsAsync(http, q.Name, durable.Jobs, states, type, error, cursor, limit).ConfigureAwait(false);
         }
 
         var query = new JobQuery { States = states, NameContains = type, ErrorContains = error, Cursor = cursor, Limit = limit };
@@ -502,7 +502,7 @@ internal static class AdminEndpoints
     /// 200 <c>canceled</c> or <c>cancelRequested</c> (with the consumer that holds it), 409 when it had already ended, 404
     /// when Redis knows no such job, 503 when Redis cannot be reached.
     /// </summary>
-    private static async Task<Results<Ok<JobCancelState>, Ok<DurableJobCancelState>, ValidationProblem, ProblemHttpResult>> CancelDurableJobAsync(string queue, string id, RedisStreamStore store, HttpContext http)
+    private static async Task<Results<Ok<JobCancelState>, Ok<DurableJobCancelState>, ValidationProblem, ProblemHttpResult>> CancelDurableJobAsync(string queue, string id, RedisJobBrowser jobs, HttpContext http)
     {
         if (!StreamIdGrammar.IsJobId(id))
         {
@@ -512,7 +512,7 @@ internal static class AdminEndpoints
         JobCancelResult result;
         try
         {
-            result = await store.CancelAsync(id).ConfigureAwait(false);
+            result = await jobs.CancelAsync(id).ConfigureAwait(false);
         }
         catch (Exception ex) when (ex is StackExchange.Redis.RedisException or TimeoutException)
         {
@@ -637,30 +637,30 @@ internal static class AdminEndpoints
             title: $"Invalid '{field}'.");
 
     /// <summary>
-    /// Finds the store that holds a durable queue's dead letter, or the problem to answer instead: 404 for an unknown
+    /// Finds the reading of the durable queue that holds a dead letter, or the problem to answer instead: 404 for an unknown
     /// queue, 400 for an in-memory one, 404 for an id that is not a complete stream id.
     /// </summary>
-    private static ProblemHttpResult? FindDeadLetterStore(string queue, string id, IWorkQueueProvider queues, HttpContext http, out string name, out RedisStreamStore? store)
+    private static ProblemHttpResult? FindDeadLetterJobs(string queue, string id, IWorkQueueProvider queues, HttpContext http, out string name, out RedisJobBrowser? jobs)
     {
-        if (FindDurableStore(queue, queues, http, out name, out store) is { } problem)
+        if (FindDurableJobs(queue, queues, http, out name, out jobs) is { } problem)
         {
             return problem;
         }
 
         if (!IsStreamId(id))
         {
-            store = null;
+            jobs = null;
             return UnknownDeadLetter(name, id);
         }
 
         return null;
     }
 
-    /// <summary>Finds a durable queue's store, or the problem to answer instead: 404 for an unknown queue, 400 naming <c>queue</c> for an in-memory one.</summary>
-    private static ProblemHttpResult? FindDurableStore(string queue, IWorkQueueProvider queues, HttpContext http, out string name, out RedisStreamStore? store)
+    /// <summary>Finds the reading of a durable queue's jobs, or the problem to answer instead: 404 for an unknown queue, 400 naming <c>queue</c> for an in-memory one.</summary>
+    private static ProblemHttpResult? FindDurableJobs(string queue, IWorkQueueProvider queues, HttpContext http, out string name, out RedisJobBrowser? jobs)
     {
         name = queue;
-        store = null;
+        jobs = null;
         if (!queues.TryGetControl(queue, out var q))
         {
             return UnknownQueue(queue);
@@ -672,15 +672,15 @@ internal static class AdminEndpoints
             return NotDurable(q.Name);
         }
 
-        store = durable.Store;
+        jobs = durable.Jobs;
         return null;
     }
 
     /// <summary>
     /// Finds the queue whose job is asked for, or the problem to answer instead (404 for an unknown queue): a durable
-    /// queue's store, or for an in-memory queue the id parsed (-1 when it is not a job id).
+    /// queue's jobs in Redis, or for an in-memory queue the id parsed (-1 when it is not a job id).
     /// </summary>
-    private static ProblemHttpResult? FindJobQueue(string queue, string id, IWorkQueueProvider queues, HttpContext http, out IWorkQueueControl? control, out long jobId, out RedisStreamStore? durable)
+    private static ProblemHttpResult? FindJobQueue(string queue, string id, IWorkQueueProvider queues, HttpContext http, out IWorkQueueControl? control, out long jobId, out RedisJobBrowser? durable)
     {
         jobId = -1;
         durable = null;
@@ -691,7 +691,7 @@ internal static class AdminEndpoints
 
         if (FindDurable(http, control.Name) is { } found)
         {
-            durable = found.Store;
+            durable = found.Jobs;
             return null;
         }
 
@@ -704,29 +704,29 @@ internal static class AdminEndpoints
     }
 
     /// <summary>
-    /// Searches a durable queue's jobs in Redis (see <see cref="RedisStreamStore.FindJobsAsync"/>): <c>type=</c> is
+    /// Searches a durable queue's jobs in Redis (see <see cref="RedisJobBrowser.FindJobsAsync"/>): <c>type=</c> is
     /// found in the job type's name, <c>error=</c> in the last error (both ASCII case-insensitive). Text search examines at
     /// most <see cref="DurableSearchScanLimit"/> entries per page. 400 naming <c>cursor</c> for one that is not a page's
     /// <c>next</c> (checked before Redis sees it), 503 when Redis cannot be reached (without Redis's text), and 503 with
-    /// <c>Retry-After: 1</c> when this queue already runs <see cref="RedisStreamStore.MaxConcurrentSearches"/> searches here.
+    /// <c>Retry-After: 1</c> when this queue already runs <see cref="RedisJobBrowser.MaxConcurrentSearches"/> searches here.
     /// </summary>
     private static async Task<Results<Ok<JobPageState>, Ok<DurableJobPageState>, ValidationProblem, ProblemHttpResult>> FindDurableJobsAsync(
-        HttpContext http, string queue, RedisStreamStore store, List<JobState> states, string? type, string? error, string? cursor, int limit)
+        HttpContext http, string queue, RedisJobBrowser jobs, List<JobState> states, string? type, string? error, string? cursor, int limit)
     {
-        if (cursor is not null && !RedisStreamStore.IsSearchCursor(cursor))
+        if (cursor is not null && !RedisJobBrowser.IsSearchCursor(cursor))
         {
             return Invalid("cursor", $"\"cursor\" must be a page's \"next\", as this route returned it; it was '{cursor}'.");
         }
 
         try
         {
-            if (await store.FindJobsAsync(states, type, error, cursor, limit, DurableSearchScanLimit, wait: false, http.RequestAborted).ConfigureAwait(false) is not { } page)
+            if (await jobs.FindJobsAsync(states, type, error, cursor, limit, DurableSearchScanLimit, wait: false, http.RequestAborted).ConfigureAwait(false) is not { } page)
             {
                 http.Response.Headers.RetryAfter = "1";
                 return TypedResults.Problem(
                     statusCode: StatusCodes.Status503ServiceUnavailable,
                     title: "Search busy",
-                    detail: $"Durable queue '{queue}' runs {RedisStreamStore.MaxConcurrentSearches} job searches already in this process; try again in a second.");
+                    detail: $"Durable queue '{queue}' runs {RedisJobBrowser.MaxConcurrentSearches} job searches already in this process; try again in a second.");
             }
 
             return TypedResults.Ok(new DurableJobPageState(page.Jobs.Select(static j => AdminResponses.FromJob(j, j.Name)).ToArray(), page.Next, page.Scanned, false));
@@ -738,7 +738,7 @@ internal static class AdminEndpoints
         }
     }
 
-    /// <summary>How many entries a durable search examines at most per page, as an in-memory one (JobQuery's default); read in script calls of a few ms (see RedisStreamStore.SearchCallEntries).</summary>
+    /// <summary>How many entries a durable search examines at most per page, as an in-memory one (JobQuery's default); read in script calls of a few ms (see RedisJobBrowser.SearchCallEntries).</summary>
     private const int DurableSearchScanLimit = 100_000;
 
     private static AdminEndpointMetadata? Settings(HttpContext http) =>
@@ -779,13 +779,13 @@ internal static class AdminEndpoints
     private const string RequeueRetryAfterSeconds = "5";
 
     /// <summary>A requeue refused for lack of room, as an enqueue is refused: 503 with Retry-After, the dead letter kept.</summary>
-    private static ProblemHttpResult QueueFull(string queue, string id, RedisStreamStore store, HttpContext http)
+    private static ProblemHttpResult QueueFull(string queue, string id, RedisJobBrowser jobs, HttpContext http)
     {
         http.Response.Headers.RetryAfter = RequeueRetryAfterSeconds;
         return TypedResults.Problem(
             statusCode: StatusCodes.Status503ServiceUnavailable,
             title: "Queue full",
-            detail: $"Durable queue '{queue}' is full ({store.Capacity} unfinished jobs in Redis, its Capacity): dead letter '{id}' was not requeued and stays a dead letter; retry once jobs have finished.");
+            detail: $"Durable queue '{queue}' is full ({jobs.Capacity} unfinished jobs in Redis, its Capacity): dead letter '{id}' was not requeued and stays a dead letter; retry once jobs have finished.");
     }
 
     private static ProblemHttpResult UnknownDeadLetter(string queue, string id) =>

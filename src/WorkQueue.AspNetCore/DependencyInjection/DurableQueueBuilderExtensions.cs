@@ -5,11 +5,13 @@ using Microsoft.Extensions.DependencyInjection.Extensions;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Logging.Abstractions;
 using Microsoft.Extensions.Options;
+using StackExchange.Redis;
 using WorkQueue;
 using WorkQueue.AspNetCore;
 using WorkQueue.AspNetCore.Durable;
 using WorkQueue.AspNetCore.Redis;
 using WorkQueue.Internal;
+using WorkQueue.Telemetry;
 
 namespace Microsoft.Extensions.DependencyInjection;
 
@@ -288,8 +290,19 @@ public static class DurableQueueBuilderExtensions
         var options = services.GetRequiredService<IOptionsMonitor<WorkQueueOptions>>().Get(optionsName);
         var durable = services.GetRequiredService<IOptionsMonitor<DurableQueueOptions>>().Get(optionsName);
         var logger = services.GetService<ILoggerFactory>()?.CreateLogger("WorkQueue") ?? NullLogger.Instance;
-        var store = new RedisStreamStore(name, options, durable, types, services, services.GetRequiredService<WorkQueueEnvironment>().Time, logger);
-        services.GetRequiredService<DurableQueueRegistry>().Add(new DurableQueue(store, store.Queue));
+
+        // The connection is asked for when the store first uses it, not now: resolving it connects, and the store is
+        // created when IWorkQueueProvider is first resolved, before the Redis warm-up has run.
+        var store = new RedisStreamStore(
+            name,
+            options,
+            durable,
+            types,
+            () => services.GetService<IConnectionMultiplexer>(),
+            services.GetService<WorkQueueMetrics>(),
+            services.GetRequiredService<WorkQueueEnvironment>().Time,
+            logger);
+        services.GetRequiredService<DurableQueueRegistry>().Add(new DurableQueue(store, store.Queue, store.Jobs));
 
         // Its gauges read every durable queue in the registry; created once, with the first store.
         _ = services.GetRequiredService<DurableQueueMetrics>();

@@ -39,5 +39,5 @@ internal sealed class DurableQueueRegistry
     }
 }
 
-/// <summary>One durable queue: its store, and its producer for every job type.</summary>
-internal sealed record DurableQueue(RedisStreamStore Store, DurableWorkQueue Queue);
+/// <summary>One durable queue: its store (the consumer loop), its producer for every job type, and the reading of its jobs.</summary>
+internal sealed record DurableQueue(RedisStreamStore Store, DurableWorkQueue Queue, RedisJobBrowser Jobs);

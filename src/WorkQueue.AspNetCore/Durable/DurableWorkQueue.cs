@@ -6,7 +6,8 @@ namespace WorkQueue.AspNetCore.Durable;
 
 /// <summary>
 /// The <see cref="IWorkQueue"/> of a durable queue, for every job type it carries: writes a payload as JSON in its job
-/// type's envelope on the caller's thread, then hands it to the store; reads, cancels and finds jobs in Redis.
+/// type's envelope on the caller's thread, then hands it to the store; reads, cancels and finds jobs in Redis
+/// (<see cref="RedisJobBrowser"/>).
 /// </summary>
 internal sealed class DurableWorkQueue : IWorkQueue
 {
@@ -14,13 +15,15 @@ internal sealed class DurableWorkQueue : IWorkQueue
     private static readonly TimeSpan MaxDelay = TimeSpan.FromDays(36_525);
 
     private readonly RedisStreamStore _store;
+    private readonly RedisJobBrowser _jobs;
     private readonly WorkQueueMetrics? _metrics;
     private readonly KeyValuePair<string, object?> _metricTag;
     private readonly Func<string, EnqueueResult> _toResult;
 
-    public DurableWorkQueue(RedisStreamStore store, WorkQueueMetrics? metrics)
+    public DurableWorkQueue(RedisStreamStore store, RedisJobBrowser jobs, WorkQueueMetrics? metrics)
     {
         _store = store;
+        _jobs = jobs;
         _metrics = metrics;
         _metricTag = new KeyValuePair<string, object?>(WorkQueueMetrics.QueueTag, store.QueueName);
         _toResult = ToResult;
@@ -102,7 +105,7 @@ internal sealed class DurableWorkQueue : IWorkQueue
         CheckJobId(jobId);
         try
         {
-            return await _store.CancelScheduledAsync(jobId).WaitAsync(cancellationToken).ConfigureAwait(false);
+            return await _jobs.CancelScheduledAsync(jobId).WaitAsync(cancellationToken).ConfigureAwait(false);
         }
         catch (Exception ex) when (ex is StackExchange.Redis.RedisException or TimeoutException)
         {
@@ -115,7 +118,7 @@ internal sealed class DurableWorkQueue : IWorkQueue
         CheckJobId(jobId);
         try
         {
-            return await _store.GetJobAsync(jobId).WaitAsync(cancellationToken).ConfigureAwait(false);
+            return await _jobs.GetJobAsync(jobId).WaitAsync(cancellationToken).ConfigureAwait(false);
         }
         catch (Exception ex) when (ex is StackExchange.Redis.RedisException or TimeoutException)
         {
@@ -128,7 +131,7 @@ internal sealed class DurableWorkQueue : IWorkQueue
         CheckJobId(jobId);
         try
         {
-            return await _store.CancelAsync(jobId).WaitAsync(cancellationToken).ConfigureAwait(false);
+            return await _jobs.CancelAsync(jobId).WaitAsync(cancellationToken).ConfigureAwait(false);
         }
         catch (Exception ex) when (ex is StackExchange.Redis.RedisException or TimeoutException)
         {
@@ -140,14 +143,14 @@ internal sealed class DurableWorkQueue : IWorkQueue
     {
         ArgumentNullException.ThrowIfNull(query);
         query.Validate(nameof(query), checkCursor: false);
-        if (query.Cursor is not null && !RedisStreamStore.IsSearchCursor(query.Cursor))
+        if (query.Cursor is not null && !RedisJobBrowser.IsSearchCursor(query.Cursor))
         {
             throw new ArgumentException($"JobQuery.Cursor '{query.Cursor}' is not a cursor a durable job page returned.", nameof(query));
         }
 
         try
         {
-            return (await _store.FindJobsAsync(query.States, query.NameContains, query.ErrorContains, query.Cursor, query.Limit, query.ScanLimit, wait: true, cancellationToken).WaitAsync(cancellationToken).ConfigureAwait(false))!;
+            return (await _jobs.FindJobsAsync(query.States, query.NameContains, query.ErrorContains, query.Cursor, query.Limit, query.ScanLimit, wait: true, cancellationToken).WaitAsync(cancellationToken).ConfigureAwait(false))!;
         }
         catch (Exception ex) when (ex is StackExchange.Redis.RedisException or TimeoutException)
         {

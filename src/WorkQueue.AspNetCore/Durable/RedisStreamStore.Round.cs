@@ -1,5 +1,6 @@
 using System.Globalization;
 using StackExchange.Redis;
+using WorkQueue.AspNetCore.Durable.Calls;
 
 namespace WorkQueue.AspNetCore.Durable;
 
@@ -34,6 +35,26 @@ namespace WorkQueue.AspNetCore.Durable;
 /// </remarks>
 internal sealed partial class RedisStreamStore
 {
+    /// <summary>
+    /// How often the round trims the ended-job lists and their records (their retention and count cap): a few commands
+    /// per list, plus one HDEL per 512 records dropped; records are never expired by Redis one by one.
+    /// </summary>
+    private static readonly TimeSpan TrimInterval = TimeSpan.FromMilliseconds(100);
+
+    private long _nextTrim;
+
+    /// <summary>
+    /// When a round that acknowledges nothing next trims, if nothing ended here meanwhile: when the oldest listed record
+    /// passes the retention (the last trim's answer), at the latest a heartbeat interval after the last trim.
+    /// </summary>
+    private long _nextIdleTrim;
+
+    /// <summary>Whether this instance ended a job outside the round (a dead letter, a cancel) since the last trim: the count cap may be passed.</summary>
+    private volatile bool _endedSinceTrim;
+
+    /// <summary>Gets how long an ended job's record is kept in Redis (zero: none), from the queue's FinishedJobRetention and MaxFinishedJobs.</summary>
+    internal long FinishedRetentionMs => JobRecord.RetentionMs(_options);
+
     /// <summary>Sends this turn's round; returns whether it stored or acknowledged anything (there may be more).</summary>
     private bool SendRound(IDatabase db)
     {

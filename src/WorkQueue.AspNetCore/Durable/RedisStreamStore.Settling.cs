@@ -53,6 +53,23 @@ internal sealed partial class RedisStreamStore
         Signal();
     }
 
+    /// <summary>A cancel by id reached this process (the store's subscription): fires the token of the entry held here, or drops it unstarted.</summary>
+    private void OnCancelMessage(string? streamId)
+    {
+        if (streamId is null || !_held.TryGetValue(streamId, out var entry))
+        {
+            // Not held here: another instance holds it, or it was settled meanwhile (its outcome is on its way).
+            return;
+        }
+
+        if (entry.RequestCancel())
+        {
+            // Not started: it will not run here (TryStart refuses it), and is settled as cancelled now.
+            _outcomes.Enqueue(new Outcome(OutcomeKind.Cancel, entry, 0, null, null));
+            Signal();
+        }
+    }
+
     public void Release(in WorkItem item)
     {
         var held = (DurableEntry)item.Target!;

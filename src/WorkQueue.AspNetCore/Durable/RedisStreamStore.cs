@@ -1,7 +1,7 @@
 using System.Collections.Concurrent;
 using System.Diagnostics;
+using System.Diagnostics.CodeAnalysis;
 using System.Globalization;
-using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Logging;
 using StackExchange.Redis;
 using WorkQueue.Durability;
@@ -20,9 +20,13 @@ namespace WorkQueue.AspNetCore.Durable;
 /// </summary>
 /// <remarks>
 /// This file holds the thread's loop; <c>.Round.cs</c> the one call a turn; <c>.Enqueuing.cs</c> the producer side;
-/// <c>.Fetching.cs</c> fetching, heartbeats, reclaiming and statistics; <c>.Settling.cs</c> how outcomes are written back.
+/// <c>.Fetching.cs</c> fetching, heartbeats, reclaiming and statistics; <c>.Settling.cs</c> how outcomes are written back;
+/// <c>.Scheduling.cs</c> scheduled jobs. The reading of jobs (status, cancel by id, search, dead letters) is its own
+/// class, <see cref="RedisJobBrowser"/> (<see cref="Jobs"/>), which sees of this one only <see cref="ILocalConsumer"/>;
+/// so is the recurring jobs' store, <see cref="RedisRecurringStore"/>, given the consumer's enqueue and whether Redis is
+/// reachable as delegates.
 /// </remarks>
-internal sealed partial class RedisStreamStore : IJobStore
+internal sealed partial class RedisStreamStore : IJobStore, ILocalConsumer
 {
     /// <summary>The most entries one script call carries of each kind (Lua's unpack limit is far above it; round trips stay short).</summary>
     internal const int BatchSize = 256;
@@ -37,10 +41,11 @@ internal sealed partial class RedisStreamStore : IJobStore
     private readonly WorkQueueOptions _options;
     private readonly DurableQueueOptions _durable;
     private readonly QueueJobTypes _types;
-    private readonly IServiceProvider _services;
+    private readonly Func<IConnectionMultiplexer?> _redis;
     private readonly TimeProvider _time;
     private readonly ILogger _logger;
     private readonly RedisClockOffset _clock;
+    private readonly RedisRecurringStore _recurring;
     private readonly ManualResetEventSlim _wake = new(false);
     private readonly TaskCompletionSource _exited = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private readonly ConcurrentDictionary<string, DurableEntry> _held = new(StringComparer.Ordinal);
@@ -70,7 +75,8 @@ internal sealed partial class RedisStreamStore : IJobStore
         WorkQueueOptions options,
         DurableQueueOptions durable,
         QueueJobTypes types,
-        IServiceProvider services,
+        Func<IConnectionMultiplexer?> redis,
+        WorkQueueMetrics? metrics,
         TimeProvider time,
         ILogger logger)
     {
@@ -78,13 +84,15 @@ internal sealed partial class RedisStreamStore : IJobStore
         _options = options;
         _durable = durable;
         _types = types;
-        _services = services;
+        _redis = redis;
         _time = time;
         _logger = logger;
         _clock = new RedisClockOffset(time);
         Keys = new RedisStreamKeys(durable.KeyPrefix, queue);
         ConsumerName = CreateConsumerName();
-        Queue = new DurableWorkQueue(this, services.GetService<WorkQueueMetrics>());
+        Jobs = new RedisJobBrowser(queue, Keys, types, options, () => Database, this, metrics, logger);
+        Queue = new DurableWorkQueue(this, Jobs, metrics);
+        _recurring = new RedisRecurringStore(queue, Keys, types, _clock, () => Database, EnqueueAsync, () => _unreachable, () => _lastError);
     }
 
     public string QueueName => _queue;
@@ -102,6 +110,9 @@ internal sealed partial class RedisStreamStore : IJobStore
 
     /// <summary>Gets the queue's producer and job control, for every job type it carries.</summary>
     public DurableWorkQueue Queue { get; }
+
+    /// <summary>Gets the reading of the queue's jobs in Redis: status, cancel by id, scheduled jobs, search, dead letters.</summary>
+    public RedisJobBrowser Jobs { get; }
 
     public int PrefetchCapacity => _durable.Prefetch;
 
@@ -184,6 +195,12 @@ internal sealed partial class RedisStreamStore : IJobStore
 
     /// <summary>Gets the number of entries this process holds: fetched and not yet settled.</summary>
     public int Held => _held.Count;
+
+    /// <inheritdoc/>
+    bool ILocalConsumer.TryGetHeld(string streamId, [NotNullWhen(true)] out DurableEntry? entry) => _held.TryGetValue(streamId, out entry);
+
+    /// <inheritdoc/>
+    void ILocalConsumer.EndedOutsideRound() => _endedSinceTrim = true;
 
     /// <summary>Gets how many times the store's thread has gone round its loop (an idle store sleeps; it must never spin).</summary>
     public long Turns => Volatile.Read(ref _turns);
@@ -394,10 +411,19 @@ internal sealed partial class RedisStreamStore : IJobStore
         }
     }
 
+    /// <summary>
+    /// Gets the shared connection (<c>AddRedisWarmup</c> registers it), from what the store was given: asked for at each
+    /// use, never at construction, since resolving it connects and the store is created before the Redis warm-up runs.
+    /// </summary>
+    private IConnectionMultiplexer Multiplexer =>
+        _redis() ?? throw new InvalidOperationException($"Durable queue '{_queue}' needs an IConnectionMultiplexer: call services.AddRedisWarmup(...).");
+
+    /// <summary>Gets the database for calls made on request threads (the reading of jobs, <see cref="Jobs"/>; the recurring jobs' store).</summary>
+    private IDatabase Database => Multiplexer.GetDatabase();
+
     private IDatabase Connect()
     {
-        var multiplexer = _services.GetService<IConnectionMultiplexer>()
-            ?? throw new InvalidOperationException($"Durable queue '{_queue}' needs an IConnectionMultiplexer: call services.AddRedisWarmup(...).");
+        var multiplexer = Multiplexer;
         _logger.TryLog(static (l, s) => Log.Connected(l, s._queue, s.ConsumerName, s.Keys.Stream.ToString()), this);
         var db = multiplexer.GetDatabase();
         ReadRedisLimits(db);
@@ -617,9 +643,6 @@ internal sealed partial class RedisStreamStore : IJobStore
 
         [LoggerMessage(514, LogLevel.Warning, "Durable queue '{Queue}': job {JobId} was asked to cancel but ignored its token: {Outcome}.", EventName = "DurableJobCancelIgnored")]
         public static partial void CancelIgnored(ILogger logger, string queue, string jobId, string outcome);
-
-        [LoggerMessage(515, LogLevel.Information, "Durable queue '{Queue}': cancel of job {JobId}: {Outcome}.", EventName = "DurableJobCancel")]
-        public static partial void CancelAsked(ILogger logger, string queue, string jobId, JobCancelOutcome outcome);
 
         [LoggerMessage(510, LogLevel.Information, "Durable queue '{Queue}': took back {Count} job(s) pending here whose fetch lost its reply.", EventName = "DurableAdopted")]
         public static partial void Adopted(ILogger logger, string queue, int count);

@@ -189,9 +189,9 @@ public sealed class JobSearchAdminEndpointsTests(RedisServerFixture redis) : ICl
     public async Task FindJobs_DurableQueueTwoSearchesRunning_503WithRetryAfterUntilOneEnds()
     {
         await using var app = await StartDurableAsync();
-        var store = app.Services.GetRequiredService<DurableQueueRegistry>().Queues.Single().Store;
-        Assert.True(store.TryEnterSearch());
-        Assert.True(store.TryEnterSearch());
+        var jobs = app.Services.GetRequiredService<DurableQueueRegistry>().Queues.Single().Jobs;
+        Assert.True(jobs.TryEnterSearch());
+        Assert.True(jobs.TryEnterSearch());
         try
         {
             using var busy = await app.Client.GetAsync($"{Prefix}/{DurableTestHost.Queue}/jobs");
@@ -202,11 +202,11 @@ public sealed class JobSearchAdminEndpointsTests(RedisServerFixture redis) : ICl
         }
         finally
         {
-            store.ExitSearch();
+            jobs.ExitSearch();
         }
 
         using var page = await GetJsonAsync(app, $"{Prefix}/{DurableTestHost.Queue}/jobs");
-        store.ExitSearch();
+        jobs.ExitSearch();
         Assert.Empty(page.RootElement.GetProperty("jobs").EnumerateArray());
     }
 

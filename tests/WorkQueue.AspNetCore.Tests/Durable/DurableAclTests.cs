@@ -74,10 +74,10 @@ public sealed class DurableAclTests(RedisServerFixture redis) : IClassFixture<Re
         // Dead letters: listed, one requeued (and run again), one deleted.
         string failing = await jobs.EnqueueAsync(new TestJob(200));
         await jobs.EnqueueAsync(new TestJob(201));
-        var dead = await Eventually.ValueAsync(async () => await store.ReadDeadLettersAsync(10), d => d.Count == 2, "jobs 200 and 201 dead-lettered");
-        Assert.NotNull((await store.RequeueDeadLetterAsync(dead.Single(d => d.JobId == failing).Id)).NewId);
+        var dead = await Eventually.ValueAsync(async () => await store.Jobs.ReadDeadLettersAsync(10), d => d.Count == 2, "jobs 200 and 201 dead-lettered");
+        Assert.NotNull((await store.Jobs.RequeueDeadLetterAsync(dead.Single(d => d.JobId == failing).Id)).NewId);
         await log.WaitUntilAsync(() => log.CallsOf(200) == 2, "job 200 to run again once requeued");
-        Assert.True(await store.DeleteDeadLetterAsync(dead.Single(d => d.JobId != failing).Id));
+        Assert.True(await store.Jobs.DeleteDeadLetterAsync(dead.Single(d => d.JobId != failing).Id));
 
         // Recurring jobs: occurrences, a pause and a resume (their shared state), a manual trigger.
         var recurring = host.Services.GetRequiredService<IRecurringJobs>();

@@ -26,18 +26,18 @@ public sealed class DurableDeadLetterTests(RedisServerFixture redis) : IClassFix
 
         foreach (string id in dead)
         {
-            Assert.Equal(new DeadLetterRequeue(null, QueueFull: true), await store.RequeueDeadLetterAsync(id));
+            Assert.Equal(new DeadLetterRequeue(null, QueueFull: true), await store.Jobs.RequeueDeadLetterAsync(id));
         }
 
         Assert.Equal(2, await db.StreamLengthAsync(store.Keys.Stream));
         Assert.Equal(5, await db.StreamLengthAsync(store.Keys.Dead));
 
         // An unknown dead letter is not found, full or not; with room, a requeue adds its job again.
-        Assert.True((await store.RequeueDeadLetterAsync("1-0")).NotFound);
+        Assert.True((await store.Jobs.RequeueDeadLetterAsync("1-0")).NotFound);
         await db.StreamDeleteAsync(store.Keys.Stream, [(await db.StreamRangeAsync(store.Keys.Stream, count: 1))[0].Id]);
-        var requeued = await store.RequeueDeadLetterAsync(dead[0]);
+        var requeued = await store.Jobs.RequeueDeadLetterAsync(dead[0]);
         Assert.Matches(@"^\d+-\d+$", requeued.NewId);
-        Assert.Equal(new DeadLetterRequeue(null, QueueFull: true), await store.RequeueDeadLetterAsync(dead[1]));
+        Assert.Equal(new DeadLetterRequeue(null, QueueFull: true), await store.Jobs.RequeueDeadLetterAsync(dead[1]));
         Assert.Equal(4, await db.StreamLengthAsync(store.Keys.Dead));
     }
 }

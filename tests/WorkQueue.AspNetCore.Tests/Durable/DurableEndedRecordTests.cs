@@ -121,8 +121,8 @@ public sealed class DurableEndedRecordTests(RedisServerFixture redis, ITestOutpu
 
         string id = await host.Producer.EnqueueAsync(new TestJob(1));
         await Eventually.ValueAsync(() => host.Producer.GetJobAsync(id), j => j?.State == JobState.DeadLettered, "the dead letter");
-        var dead = Assert.Single(await store.ReadDeadLettersAsync(10));
-        Assert.NotNull((await store.RequeueDeadLetterAsync(dead.Id)).NewId);
+        var dead = Assert.Single(await store.Jobs.ReadDeadLettersAsync(10));
+        Assert.NotNull((await store.Jobs.RequeueDeadLetterAsync(dead.Id)).NewId);
         await log.WaitUntilAsync(() => log.Runs.Count == 2, "the requeued job to run");
 
         Assert.False(await db.HashExistsAsync(store.Keys.EndedRecords, id), "the dead letter's record is still an ended one");

@@ -111,7 +111,7 @@ public sealed class DurableIdempotencyTests(RedisServerFixture redis) : IClassFi
         Assert.Equal(new EnqueueResult(scheduled.JobId, Created: false), now);
         Assert.Equal(new EnqueueResult(scheduled.JobId, Created: false), at);
         Assert.Equal(1, await db.SortedSetLengthAsync(keys.Delayed));
-        Assert.StartsWith("{\"n\":1", (await Store(host).ListScheduledAsync(10)).Single().Payload, StringComparison.Ordinal);
+        Assert.StartsWith("{\"n\":1", (await Store(host).Jobs.ListScheduledAsync(10)).Single().Payload, StringComparison.Ordinal);
 
         Assert.True(await host.Producer.CancelScheduledAsync(scheduled.JobId));
         Assert.False(await db.KeyExistsAsync(keys.IdempotencyKey("report")));
@@ -217,7 +217,7 @@ public sealed class DurableIdempotencyTests(RedisServerFixture redis) : IClassFi
         Assert.True(again.Created);
 
         // A requeue while another job holds the key runs without it; once the key is free, a requeue takes it back.
-        Assert.NotNull((await store.RequeueDeadLetterAsync(dead.Id!)).NewId);
+        Assert.NotNull((await store.Jobs.RequeueDeadLetterAsync(dead.Id!)).NewId);
         Assert.Equal($"{again.JobId}|{again.JobId}", (string?)await db.StringGetAsync(store.Keys.IdempotencyKey("doomed")));
         host.Control.Resume();
         await log.WaitUntilAsync(() => log.Completed == 1 && log.CallsOf(1) == 2, "job 2, and the requeued job failing again");
@@ -225,7 +225,7 @@ public sealed class DurableIdempotencyTests(RedisServerFixture redis) : IClassFi
 
         host.Control.Pause();
         var deadAgain = (await db.StreamRangeAsync(store.Keys.Dead)).Single();
-        Assert.NotNull((await store.RequeueDeadLetterAsync(deadAgain.Id!)).NewId);
+        Assert.NotNull((await store.Jobs.RequeueDeadLetterAsync(deadAgain.Id!)).NewId);
         var refused = await host.Producer.EnqueueAsync(new TestJob(3), Key("doomed"));
         Assert.Equal(new EnqueueResult(first.JobId, Created: false), refused);
     }

@@ -48,7 +48,7 @@ public sealed class DurableJobTypesTests(RedisServerFixture redis) : IClassFixtu
         Assert.Equal(new[] { other, failing }.Order(StringComparer.Ordinal), ended.Jobs.Select(j => j.Id).Order(StringComparer.Ordinal));
         var defaults = await queue.FindJobsAsync(new JobQuery { NameContains = "testjobhandler" });
         Assert.Equal([plain], defaults.Jobs.Select(j => j.Id));
-        var deadLetter = Assert.Single(await FindStore(producer).ReadDeadLettersAsync(10));
+        var deadLetter = Assert.Single(await FindStore(producer).Jobs.ReadDeadLettersAsync(10));
         Assert.Equal("other-job", deadLetter.Name);
     }
 
@@ -128,7 +128,7 @@ public sealed class DurableJobTypesTests(RedisServerFixture redis) : IClassFixtu
             Assert.Equal(FindStore(v2).ConsumerName, Assert.Single(done.Attempts).WorkerName);
         }
 
-        Assert.Empty(await FindStore(producer).ReadDeadLettersAsync(10));
+        Assert.Empty(await FindStore(producer).Jobs.ReadDeadLettersAsync(10));
         Assert.Empty(log.Runs);
     }
 
@@ -149,7 +149,7 @@ public sealed class DurableJobTypesTests(RedisServerFixture redis) : IClassFixtu
 
         var dead = await Eventually.ValueAsync(() => queue.GetJobAsync(id), j => j?.State == JobState.DeadLettered, "the orphan job to be dead-lettered");
         Assert.Equal("other-job", dead!.Name);
-        var letter = Assert.Single(await FindStore(producer).ReadDeadLettersAsync(10));
+        var letter = Assert.Single(await FindStore(producer).Jobs.ReadDeadLettersAsync(10));
         Assert.Equal(("unknown-job-type", "other-job"), (letter.Reason, letter.Name));
         Assert.Contains("'other-job'", letter.ErrorMessage);
         Assert.Contains("AddJobType", letter.ErrorMessage);

@@ -50,7 +50,7 @@ public sealed class DurableJobsTests(RedisServerFixture redis) : IClassFixture<R
 
         // A dead letter without an attempt (written by hand) reads as attempt 1, as a stream entry does.
         await db.StreamAddAsync(keys.Dead, [new("j", "1-1"), new("p", "{}"), new("t", "0"), new("e", "by hand"), new("r", "failed"), new("f", "0")]);
-        Assert.Equal(1, (await FindStore(producer).ReadDeadLettersAsync(1))[0].Attempt);
+        Assert.Equal(1, (await FindStore(producer).Jobs.ReadDeadLettersAsync(1))[0].Attempt);
     }
 
     [Fact]

@@ -68,7 +68,7 @@ public sealed class DurableScheduledTests(RedisServerFixture redis) : IClassFixt
         string cancelled = await host.Producer.ScheduleAsync(new TestJob(1), TimeSpan.FromSeconds(1));
         string kept = await host.Producer.ScheduleAsync(new TestJob(2), TimeSpan.FromSeconds(1));
         string later = await host.Producer.ScheduleAsync(new TestJob(3), TimeSpan.FromHours(1));
-        var listed = await store.ListScheduledAsync(10);
+        var listed = await store.Jobs.ListScheduledAsync(10);
         Assert.Equal([cancelled, kept, later], listed.Select(j => j.Id));
         Assert.True(listed[0].DueAt < listed[2].DueAt);
 
@@ -79,7 +79,7 @@ public sealed class DurableScheduledTests(RedisServerFixture redis) : IClassFixt
         await log.WaitUntilAsync(() => log.Completed == 1, "the job that was kept");
         Assert.Equal((0, 1), (log.CallsOf(1), log.CallsOf(2)));
         Assert.False(await host.Producer.CancelScheduledAsync(kept));
-        Assert.Equal([later], (await store.ListScheduledAsync(10)).Select(j => j.Id));
+        Assert.Equal([later], (await store.Jobs.ListScheduledAsync(10)).Select(j => j.Id));
         Assert.True(await host.Producer.CancelScheduledAsync(later));
 
         await using var redisClient = await DurableTestHost.ConnectAsync(redis.Server);

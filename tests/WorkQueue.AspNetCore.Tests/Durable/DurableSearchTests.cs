@@ -6,7 +6,7 @@ using WorkQueue.Tests.Support;
 namespace WorkQueue.AspNetCore.Tests.Durable;
 
 /// <summary>
-/// The durable job search (<see cref="IWorkQueue.FindJobsAsync"/>, <c>RedisStreamStore.Search.cs</c>):
+/// The durable job search (<see cref="IWorkQueue.FindJobsAsync"/>, <c>RedisJobBrowser.Search.cs</c>):
 /// its cursor is a seek, checked before Redis sees it, and searches of one queue run two at a time per process.
 /// </summary>
 public sealed class DurableSearchTests(RedisServerFixture redis) : IClassFixture<RedisServerFixture>
@@ -62,23 +62,23 @@ public sealed class DurableSearchTests(RedisServerFixture redis) : IClassFixture
     public async Task FindJobsAsync_TwoSearchesOfTheQueueRunning_AThirdWaitsForOneToEnd()
     {
         await using var host = await DurableTestHost.StartAsync(redis.Server, new JobLog(), DurableTestHost.NewPrefix());
-        var store = host.Services.GetRequiredService<DurableQueueRegistry>().Queues.Single().Store;
-        Assert.True(store.TryEnterSearch());
-        Assert.True(store.TryEnterSearch());
-        Assert.False(store.TryEnterSearch());
+        var jobs = host.Services.GetRequiredService<DurableQueueRegistry>().Queues.Single().Jobs;
+        Assert.True(jobs.TryEnterSearch());
+        Assert.True(jobs.TryEnterSearch());
+        Assert.False(jobs.TryEnterSearch());
 
         var third = host.Producer.FindJobsAsync(new JobQuery()).AsTask();
         var first = await Task.WhenAny(third, Task.Delay(TimeSpan.FromMilliseconds(500)));
         Assert.NotSame(third, first);
 
-        store.ExitSearch();
+        jobs.ExitSearch();
         var page = await third.WaitAsync(TimeSpan.FromSeconds(30));
         Assert.Empty(page.Jobs);
 
         // The third search gave its turn back: with one still held here, exactly one is free.
-        Assert.True(store.TryEnterSearch());
-        Assert.False(store.TryEnterSearch());
-        store.ExitSearch();
-        store.ExitSearch();
+        Assert.True(jobs.TryEnterSearch());
+        Assert.False(jobs.TryEnterSearch());
+        jobs.ExitSearch();
+        jobs.ExitSearch();
     }
 }

@@ -4,7 +4,7 @@ namespace WorkQueue.AspNetCore.Durable.Calls;
 
 /// <summary>
 /// <c>Durable/Scripts/cancel.lua</c>: its KEYS and ARGV in the order the script's header gives them, and its reply read
-/// (<see cref="CancelReply"/>), in one place. The store (<c>RedisStreamStore.Jobs.cs</c>) and the model test call it alike.
+/// (<see cref="CancelReply"/>), in one place. The job browser (<c>RedisJobBrowser.cs</c>) and the model test call it alike.
 /// </summary>
 internal static class CancelCall
 {

@@ -4,8 +4,8 @@ namespace WorkQueue.AspNetCore.Durable.Calls;
 
 /// <summary>
 /// <c>Durable/Scripts/findJobs.lua</c>: its KEYS and ARGV in the order the script's header gives them, and its reply
-/// read (<see cref="FindJobsReply"/>), in one place. The store (<c>RedisStreamStore.Search.cs</c>) calls it once per
-/// part of a page.
+/// read (<see cref="FindJobsReply"/>), in one place. The job browser (<c>RedisJobBrowser.Search.cs</c>) calls it once
+/// per part of a page.
 /// </summary>
 internal static class FindJobsCall
 {

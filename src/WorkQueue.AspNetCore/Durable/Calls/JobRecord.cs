@@ -21,6 +21,10 @@ namespace WorkQueue.AspNetCore.Durable.Calls;
 internal readonly record struct JobRecord(
     char State, bool CancelRequested, DateTimeOffset? At, int Attempt, DateTimeOffset EnqueuedAt, string? Consumer, DateTimeOffset? StartedAt, string? Error, List<JobAttempt> History, string? JobType = null)
 {
+    /// <summary>Gets how long an ended job's record is kept in Redis (zero: none), from the queue's FinishedJobRetention and MaxFinishedJobs.</summary>
+    public static long RetentionMs(WorkQueueOptions options) =>
+        options.MaxFinishedJobs == 0 ? 0 : (long)options.FinishedJobRetention.TotalMilliseconds;
+
     /// <summary>Reads a record; no record (<see langword="null"/> or empty) reads as state <c>\0</c>, attempt 1, no history.</summary>
     public static JobRecord Parse(string? text)
     {

@@ -5,7 +5,7 @@ namespace WorkQueue.AspNetCore.Durable.Calls;
 
 /// <summary>
 /// <c>Durable/Scripts/listScheduled.lua</c>: its KEYS and ARGV in the order the script's header gives them, and its
-/// reply read (a list of <see cref="ListedScheduledJob"/>), in one place. The store (<c>RedisStreamStore.Scheduling.cs</c>) calls it.
+/// reply read (a list of <see cref="ListedScheduledJob"/>), in one place. The job browser (<c>RedisJobBrowser.cs</c>) calls it.
 /// </summary>
 internal static class ListScheduledCall
 {

@@ -5,7 +5,7 @@ namespace WorkQueue.AspNetCore.Durable.Calls;
 
 /// <summary>
 /// <c>Durable/Scripts/registerRecurring.lua</c>: its KEYS and ARGV in the order the script's header gives them, and its
-/// reply read (<see cref="RegisterRecurringReply"/>), in one place. The store (<c>RedisStreamStore.Scheduling.cs</c>)
+/// reply read (<see cref="RegisterRecurringReply"/>), in one place. The recurring store (<c>RedisRecurringStore.cs</c>)
 /// and the model test call it alike.
 /// </summary>
 internal static class RegisterRecurringCall

@@ -4,8 +4,8 @@ namespace WorkQueue.AspNetCore.Durable.Calls;
 
 /// <summary>
 /// <c>Durable/Scripts/requeue.lua</c>: its KEYS and ARGV in the order the script's header gives them, and its reply read
-/// (a <see cref="DeadLetterRequeue"/>), in one place. The store (<c>RedisStreamStore.DeadLetters.cs</c>) and the model
-/// test call it alike.
+/// (a <see cref="DeadLetterRequeue"/>), in one place. The job browser (<c>RedisJobBrowser.DeadLetters.cs</c>) and the
+/// model test call it alike.
 /// </summary>
 internal static class RequeueCall
 {

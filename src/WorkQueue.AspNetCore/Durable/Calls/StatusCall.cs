@@ -4,8 +4,8 @@ namespace WorkQueue.AspNetCore.Durable.Calls;
 
 /// <summary>
 /// <c>Durable/Scripts/status.lua</c>: its KEYS and ARGV in the order the script's header gives them, and its reply read
-/// (<see cref="StatusReply"/>, which also reads each job of <c>findJobs.lua</c>'s page), in one place. The store
-/// (<c>RedisStreamStore.Jobs.cs</c>) and the model test call it alike.
+/// (<see cref="StatusReply"/>, which also reads each job of <c>findJobs.lua</c>'s page), in one place. The job browser
+/// (<c>RedisJobBrowser.cs</c>) and the model test call it alike.
 /// </summary>
 internal static class StatusCall
 {

@@ -1,5 +1,4 @@
 using System.Globalization;
-using Microsoft.Extensions.DependencyInjection;
 using StackExchange.Redis;
 using WorkQueue.AspNetCore.Durable.Calls;
 
@@ -9,14 +8,12 @@ namespace WorkQueue.AspNetCore.Durable;
 /// The dead-letter stream, for operators (the admin endpoints): list, requeue, delete. Called on request threads with
 /// async Redis calls; the queue's own thread is not involved.
 /// </summary>
-internal sealed partial class RedisStreamStore
+internal sealed partial class RedisJobBrowser
 {
-    private IDatabase Database => _services.GetRequiredService<IConnectionMultiplexer>().GetDatabase();
-
     /// <summary>Reads the newest dead letters first (without their payloads, which may hold personal data).</summary>
     public async Task<IReadOnlyList<DurableDeadLetter>> ReadDeadLettersAsync(int count)
     {
-        var entries = await Database.StreamRangeAsync(Keys.Dead, "-", "+", count, Order.Descending).ConfigureAwait(false);
+        var entries = await Database.StreamRangeAsync(_keys.Dead, "-", "+", count, Order.Descending).ConfigureAwait(false);
         return [.. entries.Select(ToDeadLetter)];
     }
 
@@ -26,14 +23,14 @@ internal sealed partial class RedisStreamStore
     /// script call); a full queue refuses it and the dead letter stays.
     /// </summary>
     public async Task<DeadLetterRequeue> RequeueDeadLetterAsync(string id) =>
-        await RequeueCall.RunAsync(Database, Keys, id, _options.Capacity).ConfigureAwait(false);
+        await RequeueCall.RunAsync(Database, _keys, id, _options.Capacity).ConfigureAwait(false);
 
     /// <summary>Gets the queue's capacity: its unfinished jobs in Redis, across all instances.</summary>
     public int Capacity => _options.Capacity;
 
     /// <summary>Deletes a dead letter; returns whether it existed.</summary>
     public async Task<bool> DeleteDeadLetterAsync(string id) =>
-        await Database.StreamDeleteAsync(Keys.Dead, [id]).ConfigureAwait(false) == 1;
+        await Database.StreamDeleteAsync(_keys.Dead, [id]).ConfigureAwait(false) == 1;
 
     private DurableDeadLetter ToDeadLetter(StreamEntry entry)
     {

@@ -1,6 +1,6 @@
 using System.Globalization;
-using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Logging;
+using StackExchange.Redis;
 using WorkQueue.AspNetCore.Durable.Calls;
 using WorkQueue.Internal;
 using WorkQueue.Telemetry;
@@ -8,32 +8,64 @@ using WorkQueue.Telemetry;
 namespace WorkQueue.AspNetCore.Durable;
 
 /// <summary>
-/// Jobs by id: a job's status read from Redis (where it is now, its record, see <see cref="DurableScripts"/>), and a
-/// cancel by id, which removes a job that waits and asks the instance that holds a delivered one to fire its token
-/// (over the cancel channel). Called on request threads with async Redis calls; the queue's own thread only receives
-/// the cancel messages.
+/// The reading of a durable queue's jobs in Redis, for its producer (<see cref="DurableWorkQueue"/>) and the admin
+/// endpoints: a job's status (where it is now, its record, see <see cref="DurableScripts"/>), a cancel by id, which
+/// removes a job that waits and asks the instance that holds a delivered one to fire its token (over the cancel
+/// channel), the scheduled jobs, the job search and the dead letters. Called on request threads with async Redis calls;
+/// of the queue's consumer loop it sees only what <see cref="ILocalConsumer"/> gives (the entries held here, and that a
+/// cancel ended a job), and the loop's own thread only receives the cancel messages.
 /// </summary>
-internal sealed partial class RedisStreamStore
+/// <remarks>
+/// This file holds status, cancel and the scheduled jobs; <c>.Search.cs</c> the job search; <c>.DeadLetters.cs</c> the
+/// dead-letter stream.
+/// </remarks>
+internal sealed partial class RedisJobBrowser
 {
-    /// <summary>
-    /// How often the round trims the ended-job lists and their records (their retention and count cap): a few commands
-    /// per list, plus one HDEL per 512 records dropped; records are never expired by Redis one by one.
-    /// </summary>
-    private static readonly TimeSpan TrimInterval = TimeSpan.FromMilliseconds(100);
+    /// <summary>The most delayed-set members one listing reads, so a listing stays one short call whatever the backlog of retries.</summary>
+    private const int ListScanLimit = 10_000;
 
-    private long _nextTrim;
+    private readonly string _queue;
+    private readonly RedisStreamKeys _keys;
+    private readonly QueueJobTypes _types;
+    private readonly WorkQueueOptions _options;
+    private readonly Func<IDatabase> _database;
+    private readonly ILocalConsumer _consumer;
+    private readonly WorkQueueMetrics? _metrics;
+    private readonly ILogger _logger;
 
-    /// <summary>
-    /// When a round that acknowledges nothing next trims, if nothing ended here meanwhile: when the oldest listed record
-    /// passes the retention (the last trim's answer), at the latest a heartbeat interval after the last trim.
-    /// </summary>
-    private long _nextIdleTrim;
+    /// <summary>Creates the reading of one durable queue's jobs.</summary>
+    /// <param name="queue">The queue's name.</param>
+    /// <param name="keys">The queue's keys.</param>
+    /// <param name="types">The job types the queue carries (names in statuses, dead letters and scheduled jobs; the search's default type).</param>
+    /// <param name="options">The queue's options: its capacity (a requeue's room) and how long ended jobs' records are kept.</param>
+    /// <param name="database">Gets the database, at each call.</param>
+    /// <param name="consumer">This process's consumer of the queue.</param>
+    /// <param name="metrics">The metrics a job cancelled here is counted in, if any.</param>
+    /// <param name="logger">The logger.</param>
+    public RedisJobBrowser(
+        string queue,
+        RedisStreamKeys keys,
+        QueueJobTypes types,
+        WorkQueueOptions options,
+        Func<IDatabase> database,
+        ILocalConsumer consumer,
+        WorkQueueMetrics? metrics,
+        ILogger logger)
+    {
+        _queue = queue;
+        _keys = keys;
+        _types = types;
+        _options = options;
+        _database = database;
+        _consumer = consumer;
+        _metrics = metrics;
+        _logger = logger;
+    }
 
-    /// <summary>Whether this instance ended a job outside the round (a dead letter, a cancel) since the last trim: the count cap may be passed.</summary>
-    private volatile bool _endedSinceTrim;
+    private IDatabase Database => _database();
 
-    /// <summary>Gets how long an ended job's record is kept in Redis (zero: none), from the queue's FinishedJobRetention and MaxFinishedJobs.</summary>
-    internal long FinishedRetentionMs => _options.MaxFinishedJobs == 0 ? 0 : (long)_options.FinishedJobRetention.TotalMilliseconds;
+    /// <summary>Gets how long an ended job's record is kept in Redis (zero: none), as the consumer's settling keeps it.</summary>
+    private long FinishedRetentionMs => JobRecord.RetentionMs(_options);
 
     /// <summary>
     /// Reads a job's status from Redis, or <see langword="null"/> when Redis knows no such job (or its record expired).
@@ -41,7 +73,7 @@ internal sealed partial class RedisStreamStore
     /// that entry is in the stream: the status is the job's, under its own id.
     /// </summary>
     public async Task<JobStatus?> GetJobAsync(string jobId) =>
-        ToStatus(await StatusCall.RunAsync(Database, Keys, jobId).ConfigureAwait(false));
+        ToStatus(await StatusCall.RunAsync(Database, _keys, jobId).ConfigureAwait(false));
 
     /// <summary>
     /// Cancels a job by id (see <see cref="DurableScripts.Cancel"/>), or by the stream id of a later entry of it (a
@@ -50,15 +82,12 @@ internal sealed partial class RedisStreamStore
     /// </summary>
     public async Task<JobCancelResult> CancelAsync(string jobId, bool scheduledOnly = false)
     {
-        var reply = await CancelCall.RunAsync(Database, Keys, jobId, FinishedRetentionMs, scheduledOnly).ConfigureAwait(false);
+        var reply = await CancelCall.RunAsync(Database, _keys, jobId, FinishedRetentionMs, scheduledOnly).ConfigureAwait(false);
         var outcome = reply.Outcome;
         if (outcome == JobCancelOutcome.Canceled)
         {
-            _endedSinceTrim = true;
-            if (_services.GetService<WorkQueueMetrics>() is { } metrics)
-            {
-                metrics.Canceled(new KeyValuePair<string, object?>(WorkQueueMetrics.QueueTag, _queue));
-            }
+            _consumer.EndedOutsideRound();
+            _metrics?.Canceled(new KeyValuePair<string, object?>(WorkQueueMetrics.QueueTag, _queue));
         }
 
         if (outcome == JobCancelOutcome.NotFound || scheduledOnly)
@@ -72,21 +101,22 @@ internal sealed partial class RedisStreamStore
         return new JobCancelResult(outcome, await GetJobAsync(job).ConfigureAwait(false));
     }
 
-    /// <summary>A cancel by id reached this process (the store's subscription): fires the token of the entry held here, or drops it unstarted.</summary>
-    private void OnCancelMessage(string? streamId)
+    /// <summary>Cancels a scheduled job that has not come due (and frees its idempotency key).</summary>
+    public async Task<bool> CancelScheduledAsync(string jobId) =>
+        (await CancelAsync(jobId, scheduledOnly: true).ConfigureAwait(false)).Outcome == JobCancelOutcome.Canceled;
+
+    /// <summary>Lists up to <paramref name="count"/> scheduled jobs that have not come due, soonest first.</summary>
+    public async Task<IReadOnlyList<DurableScheduledJob>> ListScheduledAsync(int count)
     {
-        if (streamId is null || !_held.TryGetValue(streamId, out var entry))
+        var rows = await ListScheduledCall.RunAsync(Database, _keys, count, ListScanLimit).ConfigureAwait(false);
+        var jobs = new List<DurableScheduledJob>(rows.Length);
+        foreach (var row in rows)
         {
-            // Not held here: another instance holds it, or it was settled meanwhile (its outcome is on its way).
-            return;
+            string name = _types.NameOrDefault(JobTypeEnvelope.Read(row.Payload, out var json));
+            jobs.Add(new DurableScheduledJob(row.JobId, name, DateTimeOffset.FromUnixTimeMilliseconds(row.DueMs), DateTimeOffset.FromUnixTimeMilliseconds(row.ScheduledAtMs), json.ToString()));
         }
 
-        if (entry.RequestCancel())
-        {
-            // Not started: it will not run here (TryStart refuses it), and is settled as cancelled now.
-            _outcomes.Enqueue(new Outcome(OutcomeKind.Cancel, entry, 0, null, null));
-            Signal();
-        }
+        return jobs;
     }
 
     private JobStatus? ToStatus(in StatusReply reply)
@@ -145,7 +175,7 @@ internal sealed partial class RedisStreamStore
                 // Redis knows when the consumer last claimed it, not when it started: only the process that runs it knows.
                 DateTimeOffset? startedAt = null;
                 bool cancelRequested = record.CancelRequested;
-                if (consumer == ConsumerName && _held.TryGetValue(streamId, out var held) && held.StartedAtMs > 0)
+                if (consumer == _consumer.ConsumerName && _consumer.TryGetHeld(streamId, out var held) && held.StartedAtMs > 0)
                 {
                     startedAt = DateTimeOffset.FromUnixTimeMilliseconds(held.StartedAtMs);
                     cancelRequested |= held.CancelRequested;
@@ -159,4 +189,10 @@ internal sealed partial class RedisStreamStore
 
     private static string? LastErrorOf(JobRecord record, List<JobAttempt> attempts) =>
         record.Error ?? attempts.LastOrDefault(static a => a.Error is not null)?.Error;
+
+    private static partial class Log
+    {
+        [LoggerMessage(515, LogLevel.Information, "Durable queue '{Queue}': cancel of job {JobId}: {Outcome}.", EventName = "DurableJobCancel")]
+        public static partial void CancelAsked(ILogger logger, string queue, string jobId, JobCancelOutcome outcome);
+    }
 }

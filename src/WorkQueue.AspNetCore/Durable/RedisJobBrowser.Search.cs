@@ -9,7 +9,7 @@ namespace WorkQueue.AspNetCore.Durable;
 /// retrying ones from the delayed set (soonest first), then the ended lists (succeeded, dead-lettered, cancelled; newest
 /// first). A page's cursor is where its last call stopped (a seek), checked here before Redis sees it.
 /// </summary>
-internal sealed partial class RedisStreamStore
+internal sealed partial class RedisJobBrowser
 {
     /// <summary>The most entries one search script call examines (findJobs.lua holds to it too): a call takes a few ms of Redis's time.</summary>
     internal const int SearchCallEntries = 256;
@@ -90,7 +90,7 @@ internal sealed partial class RedisStreamStore
                 // A script holds Redis while it runs: a page is read in calls of a few ms each (other clients are served
                 // between them), each one a seek from where the last stopped.
                 var reply = await FindJobsCall.RunAsync(
-                    Database, Keys, phases, live, phase, position, member, limit - jobs.Count, Math.Min(SearchCallEntries, scanLimit - scanned), error, SearchCallBytes, jobType, defaultType).ConfigureAwait(false);
+                    Database, _keys, phases, live, phase, position, member, limit - jobs.Count, Math.Min(SearchCallEntries, scanLimit - scanned), error, SearchCallBytes, jobType, defaultType).ConfigureAwait(false);
                 foreach (var found in reply.Jobs)
                 {
                     if (ToStatus(found) is { } job)
