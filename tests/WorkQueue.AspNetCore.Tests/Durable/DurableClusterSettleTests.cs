@@ -215,8 +215,8 @@ public sealed class DurableClusterSettleTests(RedisClusterFixture fixture, ITest
             !reply.AcksApplied,
             $"The acknowledgement was applied during the migration: pending {pending}, ended record {(string?)await db.HashGetAsync(keys.EndedRecords, held.JobId) ?? "missing"}, " +
             $"key {(string?)await db.StringGetAsync(keys.IdempotencyKey("key-a")) ?? "missing"}, error {reply.AckError}");
-        output.WriteLine(reply.AckError);
         Assert.NotNull(reply.AckError);
+        output.WriteLine(reply.AckError);
         Assert.Equal(1, pending);
     }
 
