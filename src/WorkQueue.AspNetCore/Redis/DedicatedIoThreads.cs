@@ -44,8 +44,8 @@ internal static class DedicatedIoThreads
     }
 
     /// <summary>
-    /// Finds which threads serve the interactive connection of every endpoint: <see cref="RedisIoThreads.Unverified"/>
-    /// when the library cannot say.
+    /// Finds which threads serve the interactive connection of every connected endpoint (one not connected now is
+    /// skipped): <see cref="RedisIoThreads.Unverified"/> when the library cannot say, or none is connected.
     /// </summary>
     public static RedisIoThreads Inspect(IConnectionMultiplexer multiplexer, IReadOnlyCollection<EndPoint> endpoints)
     {
@@ -58,6 +58,14 @@ internal static class DedicatedIoThreads
         int pooled = 0;
         foreach (var endpoint in endpoints)
         {
+            if (!multiplexer.GetServer(endpoint).IsConnected)
+            {
+                // Lost since it answered (a primary killed during a failover), or reconnecting: it has no connection to
+                // report on, or one whose threads are not started yet. Not a connection on the thread pool; the next
+                // connection is made under the same process-wide flag.
+                continue;
+            }
+
             object[] arguments = [endpoint, ConnectionType.Interactive];
             if (IsSyncReader.Invoke(multiplexer, arguments) is not bool reader || IsSyncWriter.Invoke(multiplexer, arguments) is not bool writer)
             {
@@ -76,6 +84,7 @@ internal static class DedicatedIoThreads
 
         return (dedicated, pooled) switch
         {
+            (0, 0) => RedisIoThreads.Unverified,
             (_, 0) => RedisIoThreads.Dedicated,
             (0, _) => RedisIoThreads.ThreadPool,
             _ => RedisIoThreads.Mixed,
