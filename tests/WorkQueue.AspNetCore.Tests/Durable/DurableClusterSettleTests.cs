@@ -243,6 +243,42 @@ public sealed class DurableClusterSettleTests(RedisClusterFixture fixture, ITest
         Assert.Equal(1, await db.StreamLengthAsync(keys.Dead));
     }
 
+    [Fact]
+    public async Task Errors_OfAMigratingSlot_AreWhatTheStoreRetriesSoonAfter()
+    {
+        SettledEntry held = default;
+        const string member = "1-1|2|1000|\u0001key-b\u0001{\"n\":1}";
+        var (db, keys) = await MigratingQueueAsync("migrating-errors", async (db, keys) =>
+        {
+            held = await SettleState.HeldAsync(db, keys, "key-1");
+            await db.SortedSetAddAsync(keys.Delayed, member, 0);
+        });
+        var messages = new List<string?>();
+
+        // A whole script's error, as a stage sees it.
+        messages.Add(Assert.ThrowsAny<RedisException>(() => ScheduleRetryCall.Run(db, keys, ScriptState.Consumer, held, 60_000, "boom")).Message);
+
+        // A round's parts: the fetch's error, and a keyed enqueue's ?{why} with the enqueue part's error.
+        var args = RoundArgs(keys, enqueues: 1, releases: 0, acks: 0, fetch: 10);
+        args.AddEnqueue("keyed", string.Empty, "key-e");
+        var reply = await RoundAsync(db, keys, args);
+        string answer = (string)reply.EnqueueAnswers[0]!;
+        Assert.StartsWith(RoundReply.NotStoredPrefix.ToString(), answer);
+        messages.Add(answer[1..]);
+        messages.Add(reply.EnqueueError);
+        messages.Add(reply.FetchError);
+
+        // A command on several keys of the slot, some of them not on the node.
+        messages.Add(Assert.ThrowsAny<RedisException>(() => db.StringGet([keys.Ids, keys.IdempotencyKey("key-m")])).Message);
+
+        foreach (string? message in messages)
+        {
+            output.WriteLine(message ?? "(none)");
+        }
+
+        Assert.All(messages, m => Assert.True(PassBackoff.IsSlotMoving(m), $"Not taken for a slot on the move: {m ?? "(none)"}"));
+    }
+
     /// <summary>
     /// A new queue whose state <paramref name="write"/> writes, with every key the scripts are given (its KEYS) made to
     /// exist, so that Redis runs them on the source, then its slot set MIGRATING to another master, no key moved.
