@@ -50,6 +50,7 @@ internal sealed partial class RedisStreamStore : IJobStore, ILocalConsumer
     private readonly TaskCompletionSource _exited = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private readonly ConcurrentDictionary<string, DurableEntry> _held = new(StringComparer.Ordinal);
     private readonly ConcurrentDictionary<string, byte> _lost = new(StringComparer.Ordinal);
+    private readonly PassBackoff _backoff = new();
     private IJobIntake? _intake;
     private IDatabase? _db;
     private Thread? _thread;
@@ -284,6 +285,7 @@ internal sealed partial class RedisStreamStore : IJobStore, ILocalConsumer
                 _wake.Reset();
                 Interlocked.Exchange(ref _signaled, 0);
                 _passFailed = false;
+                _backoff.PassStarted();
                 if (_stopping && _time.GetElapsedTime(_stopRequestedAt) > StopTimeout)
                 {
                     // Redis did not take the last outcomes in time: they stay pending there and are reclaimed elsewhere.
@@ -298,12 +300,17 @@ internal sealed partial class RedisStreamStore : IJobStore, ILocalConsumer
 
                 if (_passFailed)
                 {
-                    // A failing Redis gets one pass a backoff, however often producers signal.
-                    WaitOutBackoff();
+                    // A failing Redis gets one pass a backoff, however often producers signal (shorter while the
+                    // queue's slot moves on Redis Cluster, see PassBackoff).
+                    WaitOutBackoff(_backoff.AfterFailedPass(ErrorBackoff));
                 }
-                else if (wait > TimeSpan.Zero)
+                else
                 {
-                    _wake.Wait(wait);
+                    _backoff.Succeeded();
+                    if (wait > TimeSpan.Zero)
+                    {
+                        _wake.Wait(wait);
+                    }
                 }
             }
         }
@@ -369,6 +376,7 @@ internal sealed partial class RedisStreamStore : IJobStore, ILocalConsumer
             // most every 30 s) and the loop goes on after a backoff (held jobs stay pending in Redis meanwhile).
             _lastError = ex;
             _passFailed = true;
+            _backoff.Failed(null);
             if (ShouldLogError())
             {
                 _logger.TryLog(static (l, s) => Log.ThreadFailed(l, s.ex, s.Item2), (ex, _queue));
@@ -400,9 +408,9 @@ internal sealed partial class RedisStreamStore : IJobStore, ILocalConsumer
         }
     }
 
-    private void WaitOutBackoff()
+    private void WaitOutBackoff(TimeSpan backoff)
     {
-        long until = _time.GetTimestamp() + Ticks(ErrorBackoff);
+        long until = _time.GetTimestamp() + Ticks(backoff);
         long now;
         while ((now = _time.GetTimestamp()) < until && !(_stopping && _outcomes.IsEmpty && _completed.IsEmpty))
         {
@@ -493,6 +501,7 @@ internal sealed partial class RedisStreamStore : IJobStore, ILocalConsumer
 
     private void OnRedisError(Exception ex)
     {
+        _backoff.Failed(ex is RedisException ? ex.Message : null);
         if (ex is RedisServerException server && IsNoGroup(server))
         {
             _lastError = ex;

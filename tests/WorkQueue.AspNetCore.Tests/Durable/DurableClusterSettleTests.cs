@@ -220,6 +220,65 @@ public sealed class DurableClusterSettleTests(RedisClusterFixture fixture, ITest
         Assert.Equal(1, pending);
     }
 
+    [Fact]
+    public async Task RoundFetch_SlotMigratingAndADueRetrysKeyAndPointerNotOnTheSource_NothingPromoted()
+    {
+        const string job = "1-1";
+        const string member = job + "|2|1000|\u0001key-f\u0001{\"n\":1}";
+        var (db, keys) = await MigratingQueueAsync("migrating-round-fetch", (db, keys) => db.SortedSetAddAsync(keys.Delayed, member, 0));
+        string[] delayedBefore = [.. (await db.SortedSetRangeByRankAsync(keys.Delayed)).Select(m => (string)m!)];
+        var args = RoundArgs(keys, enqueues: 0, releases: 0, acks: 0, fetch: 10);
+
+        var reply = await RoundAsync(db, keys, args);
+
+        string[] delayed = [.. (await db.SortedSetRangeByRankAsync(keys.Delayed)).Select(m => (string)m!)];
+        string[] streamed = [.. (await db.StreamRangeAsync(keys.Stream)).Select(e => (string?)e["j"] ?? "-")];
+        Assert.True(
+            reply.FetchError is not null,
+            $"The due retry was promoted during the migration: stream jobs [{string.Join(", ", streamed)}], delayed [{string.Join(", ", delayed)}], " +
+            $"pointer {(string?)await db.StringGetAsync(keys.JobLocation(job)) ?? "missing"}, key {(string?)await db.StringGetAsync(keys.IdempotencyKey("key-f")) ?? "missing"}");
+        output.WriteLine(reply.FetchError);
+        Assert.DoesNotContain(job, streamed);
+        Assert.Equal(delayedBefore, delayed);
+        Assert.Equal(1, await db.StreamLengthAsync(keys.Dead));
+    }
+
+    [Fact]
+    public async Task Errors_OfAMigratingSlot_AreWhatTheStoreRetriesSoonAfter()
+    {
+        SettledEntry held = default;
+        const string member = "1-1|2|1000|\u0001key-b\u0001{\"n\":1}";
+        var (db, keys) = await MigratingQueueAsync("migrating-errors", async (db, keys) =>
+        {
+            held = await SettleState.HeldAsync(db, keys, "key-1");
+            await db.SortedSetAddAsync(keys.Delayed, member, 0);
+        });
+        var messages = new List<string?>();
+
+        // A whole script's error, as a stage sees it.
+        messages.Add(Assert.ThrowsAny<RedisException>(() => ScheduleRetryCall.Run(db, keys, ScriptState.Consumer, held, 60_000, "boom")).Message);
+
+        // A round's parts: the fetch's error, and a keyed enqueue's ?{why} with the enqueue part's error.
+        var args = RoundArgs(keys, enqueues: 1, releases: 0, acks: 0, fetch: 10);
+        args.AddEnqueue("keyed", string.Empty, "key-e");
+        var reply = await RoundAsync(db, keys, args);
+        string answer = (string)reply.EnqueueAnswers[0]!;
+        Assert.StartsWith(RoundReply.NotStoredPrefix.ToString(), answer);
+        messages.Add(answer[1..]);
+        messages.Add(reply.EnqueueError);
+        messages.Add(reply.FetchError);
+
+        // A command on several keys of the slot, some of them not on the node.
+        messages.Add(Assert.ThrowsAny<RedisException>(() => db.StringGet([keys.Ids, keys.IdempotencyKey("key-m")])).Message);
+
+        foreach (string? message in messages)
+        {
+            output.WriteLine(message ?? "(none)");
+        }
+
+        Assert.All(messages, m => Assert.True(PassBackoff.IsSlotMoving(m), $"Not taken for a slot on the move: {m ?? "(none)"}"));
+    }
+
     /// <summary>
     /// A new queue whose state <paramref name="write"/> writes, with every key the scripts are given (its KEYS) made to
     /// exist, so that Redis runs them on the source, then its slot set MIGRATING to another master, no key moved.
@@ -243,10 +302,10 @@ public sealed class DurableClusterSettleTests(RedisClusterFixture fixture, ITest
         return (db, keys);
     }
 
-    private static RoundArguments RoundArgs(RedisStreamKeys keys, int enqueues, int releases, int acks)
+    private static RoundArguments RoundArgs(RedisStreamKeys keys, int enqueues, int releases, int acks, int fetch = 0)
     {
         var args = new RoundArguments(enqueues, false, releases, plainAcks: 0, acks, recordsKept: true);
-        args.SetSettings(RedisStreamKeys.Group, ScriptState.Consumer, 1_000, keys.NudgeName, 0, 256, 0, 600_000, 10_000, trim: false);
+        args.SetSettings(RedisStreamKeys.Group, ScriptState.Consumer, 1_000, keys.NudgeName, fetch, 256, 0, 600_000, 10_000, trim: false);
         args.NudgeTag = "c|1";
         return args;
     }

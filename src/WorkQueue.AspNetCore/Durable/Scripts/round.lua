@@ -55,7 +55,9 @@
 -- On Redis Cluster while the queue's slot migrates (see includes/here.lua): a keyed enqueue whose key is not on this
 -- node is answered ?{why}, not stored (its key's read fails it before its write; the others go on); the
 -- acknowledgement part reads every key it writes after its XACK in the MGET it reads its records with, before the
--- XACK, so one not on this node fails the part with nothing acknowledged.
+-- XACK, so one not on this node fails the part with nothing acknowledged; the fetch reads its due jobs' pointers and
+-- keys in one MGET before it promotes any, so one not on this node fails the fetch with nothing promoted (the read
+-- that follows the script still runs).
 --- @include "includes/now"
 --- @include "includes/round/enqueue"
 --- @include "includes/round/acknowledge"

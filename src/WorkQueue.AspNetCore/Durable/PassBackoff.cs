@@ -1,0 +1,67 @@
+namespace WorkQueue.AspNetCore.Durable;
+
+/// <summary>
+/// How long the store's loop waits after a pass that Redis failed (<see cref="RedisStreamStore"/>). A failing Redis gets
+/// one pass a full backoff (<c>ErrorBackoff</c>, at most 1 s), however often producers signal; but when every error of
+/// the pass is one that a slot on the move gives on Redis Cluster (<see cref="IsSlotMoving"/>), the pass is tried again
+/// after <see cref="SlotMoveFirst"/>, doubling while such passes fail in a row, up to the full backoff: the migration
+/// of a slot takes tens to hundreds of ms, and a queue waited out a whole second after it. The scripts fail whole
+/// before their first write while the slot moves (see <c>Scripts/includes/here.lua</c>), so trying again soon is safe.
+/// A pass that succeeds starts again from <see cref="SlotMoveFirst"/>. Used by the store's thread alone.
+/// </summary>
+internal sealed class PassBackoff
+{
+    /// <summary>The first wait after a pass that failed only because the queue's slot was on the move.</summary>
+    internal static readonly TimeSpan SlotMoveFirst = TimeSpan.FromMilliseconds(50);
+
+    private TimeSpan _slotMove = SlotMoveFirst;
+    private bool _otherError;
+
+    /// <summary>
+    /// Whether Redis's refusal is one a slot on the move gives: <c>TRYAGAIN</c> (a command on several keys of a migrating
+    /// slot, some of them moved), <c>ASK</c> and <c>MOVED</c> (a redirection the client did not follow), and, from a
+    /// script (a whole script's error or a round part's, also as a <c>?</c> answer's why), a key it builds itself that
+    /// is not on the node: <c>Script attempted to access a non local key</c>.
+    /// </summary>
+    public static bool IsSlotMoving(string? message)
+    {
+        if (message is null)
+        {
+            return false;
+        }
+
+        return message.StartsWith("TRYAGAIN ", StringComparison.Ordinal)
+            || message.StartsWith("ASK ", StringComparison.Ordinal)
+            || message.StartsWith("MOVED ", StringComparison.Ordinal)
+            || message.Contains("Script attempted to access a non local key", StringComparison.Ordinal);
+    }
+
+    /// <summary>A pass begins: it has met no error yet.</summary>
+    public void PassStarted() => _otherError = false;
+
+    /// <summary>The pass met an error (Redis's message; <see langword="null"/> for a failure that is not Redis's refusal).</summary>
+    public void Failed(string? message)
+    {
+        if (!IsSlotMoving(message))
+        {
+            _otherError = true;
+        }
+    }
+
+    /// <summary>A pass succeeded: the next slot move starts from the short wait again.</summary>
+    public void Succeeded() => _slotMove = SlotMoveFirst;
+
+    /// <summary>How long to wait after the pass that failed: <paramref name="full"/>, or the slot move's wait (then doubled, up to <paramref name="full"/>).</summary>
+    public TimeSpan AfterFailedPass(TimeSpan full)
+    {
+        if (_otherError)
+        {
+            _slotMove = SlotMoveFirst;
+            return full;
+        }
+
+        var wait = _slotMove < full ? _slotMove : full;
+        _slotMove = wait + wait < full ? wait + wait : full;
+        return wait;
+    }
+}
