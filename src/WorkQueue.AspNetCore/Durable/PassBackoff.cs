@@ -4,8 +4,9 @@ namespace WorkQueue.AspNetCore.Durable;
 /// How long the store's loop waits after a pass that Redis failed (<see cref="RedisStreamStore"/>). A failing Redis gets
 /// one pass a full backoff (<c>ErrorBackoff</c>, at most 1 s), however often producers signal; but when every error of
 /// the pass is one that a slot on the move gives on Redis Cluster (<see cref="IsSlotMoving"/>), the pass is tried again
-/// after <see cref="SlotMoveFirst"/>, doubling while such passes fail in a row, up to the full backoff: the migration
-/// of a slot takes tens to hundreds of ms, and a queue waited out a whole second after it. The scripts fail whole
+/// after <see cref="SlotMoveFirst"/>, doubling while such passes fail in a row, up to <see cref="SlotMoveMax"/> (or the
+/// full backoff when that is shorter): the migration of a slot takes tens of ms to seconds, and a queue waited out a
+/// whole second after it. While a long one lasts, a pass that fails costs one call Redis refuses at once, a few a second. The scripts fail whole
 /// before their first write while the slot moves (see <c>Scripts/includes/here.lua</c>), so trying again soon is safe.
 /// A pass that succeeds starts again from <see cref="SlotMoveFirst"/>. Used by the store's thread alone.
 /// </summary>
@@ -13,6 +14,9 @@ internal sealed class PassBackoff
 {
     /// <summary>The first wait after a pass that failed only because the queue's slot was on the move.</summary>
     internal static readonly TimeSpan SlotMoveFirst = TimeSpan.FromMilliseconds(50);
+
+    /// <summary>The longest wait between passes that fail because the slot is on the move: the queue resumes within it once the move ends.</summary>
+    internal static readonly TimeSpan SlotMoveMax = TimeSpan.FromMilliseconds(200);
 
     private TimeSpan _slotMove = SlotMoveFirst;
     private bool _otherError;
@@ -51,7 +55,7 @@ internal sealed class PassBackoff
     /// <summary>A pass succeeded: the next slot move starts from the short wait again.</summary>
     public void Succeeded() => _slotMove = SlotMoveFirst;
 
-    /// <summary>How long to wait after the pass that failed: <paramref name="full"/>, or the slot move's wait (then doubled, up to <paramref name="full"/>).</summary>
+    /// <summary>How long to wait after the pass that failed: <paramref name="full"/>, or the slot move's wait (then doubled, up to <see cref="SlotMoveMax"/> or <paramref name="full"/>).</summary>
     public TimeSpan AfterFailedPass(TimeSpan full)
     {
         if (_otherError)
@@ -60,8 +64,9 @@ internal sealed class PassBackoff
             return full;
         }
 
-        var wait = _slotMove < full ? _slotMove : full;
-        _slotMove = wait + wait < full ? wait + wait : full;
+        var cap = SlotMoveMax < full ? SlotMoveMax : full;
+        var wait = _slotMove < cap ? _slotMove : cap;
+        _slotMove = wait + wait < cap ? wait + wait : cap;
         return wait;
     }
 }
