@@ -1,7 +1,8 @@
 namespace WorkQueue.AspNetCore.Durable;
 
 /// <summary>
-/// How long the store's loop waits after a pass that Redis failed (<see cref="RedisStreamStore"/>). A failing Redis gets
+/// Whether the store's current pass has failed, and how long its loop waits after a pass that Redis failed
+/// (<see cref="RedisStreamStore"/>): every error of a pass is told here, once. A failing Redis gets
 /// one pass a full backoff (<c>ErrorBackoff</c>, at most 1 s), however often producers signal; but when every error of
 /// the pass is one that a slot on the move gives on Redis Cluster (<see cref="IsSlotMoving"/>), the pass is tried again
 /// after <see cref="SlotMoveFirst"/>, doubling while such passes fail in a row, up to <see cref="SlotMoveMax"/> (or the
@@ -20,6 +21,9 @@ internal sealed class PassBackoff
 
     private TimeSpan _slotMove = SlotMoveFirst;
     private bool _otherError;
+
+    /// <summary>Gets a value indicating whether the pass under way has met an error (the loop then waits <see cref="AfterFailedPass"/>).</summary>
+    public bool PassFailed { get; private set; }
 
     /// <summary>
     /// Whether Redis's refusal is one a slot on the move gives: <c>TRYAGAIN</c> (a command on several keys of a migrating
@@ -41,11 +45,16 @@ internal sealed class PassBackoff
     }
 
     /// <summary>A pass begins: it has met no error yet.</summary>
-    public void PassStarted() => _otherError = false;
+    public void PassStarted()
+    {
+        PassFailed = false;
+        _otherError = false;
+    }
 
     /// <summary>The pass met an error (Redis's message; <see langword="null"/> for a failure that is not Redis's refusal).</summary>
     public void Failed(string? message)
     {
+        PassFailed = true;
         if (!IsSlotMoving(message))
         {
             _otherError = true;

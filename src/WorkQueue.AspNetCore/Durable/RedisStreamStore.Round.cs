@@ -437,7 +437,6 @@ internal sealed partial class RedisStreamStore
     {
         if (error is not null)
         {
-            _passFailed = true;
             OnRedisError(new RedisServerException(RedisErrorKind.Unknown, CommandFlags.None, error));
         }
     }

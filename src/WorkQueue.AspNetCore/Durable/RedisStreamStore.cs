@@ -60,7 +60,6 @@ internal sealed partial class RedisStreamStore : IJobStore, ILocalConsumer
     private volatile bool _stopping;
     private volatile bool _groupReady;
     private volatile bool _unreachable;
-    private bool _passFailed;
     private bool _subscribed;
     private long _nextSubscribeAttempt;
     private volatile Exception? _lastError;
@@ -284,7 +283,6 @@ internal sealed partial class RedisStreamStore : IJobStore, ILocalConsumer
                 // Reset before looking at the queues: anything queued after this point signals again.
                 _wake.Reset();
                 Interlocked.Exchange(ref _signaled, 0);
-                _passFailed = false;
                 _backoff.PassStarted();
                 if (_stopping && _time.GetElapsedTime(_stopRequestedAt) > StopTimeout)
                 {
@@ -298,7 +296,7 @@ internal sealed partial class RedisStreamStore : IJobStore, ILocalConsumer
                     return;
                 }
 
-                if (_passFailed)
+                if (_backoff.PassFailed)
                 {
                     // A failing Redis gets one pass a backoff, however often producers signal (shorter while the
                     // queue's slot moves on Redis Cluster, see PassBackoff).
@@ -347,7 +345,7 @@ internal sealed partial class RedisStreamStore : IJobStore, ILocalConsumer
             if (_stopping)
             {
                 FailWaitingForRoom();
-                if (!busy && !_passFailed && AllSent)
+                if (!busy && !_backoff.PassFailed && AllSent)
                 {
                     Leave(db);
                     done = true;
@@ -362,7 +360,7 @@ internal sealed partial class RedisStreamStore : IJobStore, ILocalConsumer
                 wait = ErrorBackoff;
             }
 
-            if (!_passFailed)
+            if (!_backoff.PassFailed)
             {
                 _lastError = null;
                 _unreachable = false;
@@ -375,7 +373,6 @@ internal sealed partial class RedisStreamStore : IJobStore, ILocalConsumer
             // A bug or an unexpected failure must neither take the process down nor end the queue: it is logged (at
             // most every 30 s) and the loop goes on after a backoff (held jobs stay pending in Redis meanwhile).
             _lastError = ex;
-            _passFailed = true;
             _backoff.Failed(null);
             if (ShouldLogError())
             {
@@ -395,7 +392,6 @@ internal sealed partial class RedisStreamStore : IJobStore, ILocalConsumer
         }
         catch (Exception ex) when (ex is RedisException or TimeoutException)
         {
-            _passFailed = true;
             OnRedisError(ex);
             if (ex is RedisConnectionException || !db.Multiplexer.IsConnected)
             {

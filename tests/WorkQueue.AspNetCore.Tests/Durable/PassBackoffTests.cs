@@ -95,4 +95,19 @@ public sealed class PassBackoffTests
         backoff.Failed("TRYAGAIN Multiple keys request during rehashing of slot");
         Assert.Equal(TimeSpan.FromMilliseconds(20), backoff.AfterFailedPass(TimeSpan.FromMilliseconds(20)));
     }
+
+    [Fact]
+    public void PassFailed_ClearedWhenAPassStarts_SetByAnyError()
+    {
+        var backoff = new PassBackoff();
+        backoff.PassStarted();
+        Assert.False(backoff.PassFailed);
+
+        backoff.Failed("TRYAGAIN Multiple keys request during rehashing of slot");
+        Assert.True(backoff.PassFailed);
+        backoff.PassStarted();
+        Assert.False(backoff.PassFailed);
+        backoff.Failed(null);
+        Assert.True(backoff.PassFailed);
+    }
 }
