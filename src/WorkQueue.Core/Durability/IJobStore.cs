@@ -57,6 +57,13 @@ internal interface IJobStore
     /// <summary>Stops fetching; jobs already fetched are settled as usual.</summary>
     void StopFetching();
 
+    /// <summary>
+    /// Gets where the queue's recurring jobs keep their schedules and record their occurrences, so that each occurrence
+    /// runs once across every instance; <see langword="null"/> when the store keeps none (recurring jobs then run per
+    /// process, as on an in-memory queue).
+    /// </summary>
+    IRecurringOccurrenceStore? Recurring { get; }
+
     /// <summary>Gets this process's consumer and the cluster-wide figures last read from the store (asking for fresh ones).</summary>
     DurableQueueSnapshot GetSnapshot();
 

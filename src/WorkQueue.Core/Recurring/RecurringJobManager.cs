@@ -227,7 +227,7 @@ internal sealed partial class RecurringJobManager : IRecurringJobs, IDisposable
         }
 
         var store = _provider.Find(queue).Store;
-        if (store is not null && (store is not IRecurringOccurrenceStore occurrences || !occurrences.CarriesOccurrencesOf(definition.HandlerType)))
+        if (store is not null && (store.Recurring is not { } occurrences || !occurrences.CarriesOccurrencesOf(definition.HandlerType)))
         {
             throw new ArgumentException(
                 $"RecurringJobOptions.Queue '{queue}' of recurring job '{definition.Id}' is a durable queue, and no job type runs {definition.Handler} with RecurringOccurrence payloads: register one with AddJobType<{definition.HandlerType.Name}, RecurringOccurrence>().",
@@ -236,7 +236,7 @@ internal sealed partial class RecurringJobManager : IRecurringJobs, IDisposable
     }
 
     private IRecurringOccurrenceStore? DurableStore(RecurringJobDefinition definition) =>
-        _provider.Find(definition.Queue).Store as IRecurringOccurrenceStore;
+        _provider.Find(definition.Queue).Store?.Recurring;
 
     /// <summary>
     /// Arms the job's timer; a durable job's once the first write of its schedule to the store was tried, which also

@@ -133,6 +133,8 @@ public sealed class StoreOutcomesTests
 
         public DurableQueueSnapshot GetSnapshot() => throw new NotSupportedException();
 
+        public IRecurringOccurrenceStore? Recurring => null;
+
         public Task StopAsync(TimeSpan timeout) => throw new NotSupportedException();
 
         private void Record(string call, in WorkItem item) => Calls.Add((call, item.Id, ledger.ReadEnded()));
