@@ -46,8 +46,7 @@ public sealed class DurableAclTests(RedisServerFixture redis) : IClassFixture<Re
         var ticks = new ConcurrentQueue<RecurringOccurrence>();
 
         // ServerChecks Fail: the startup checks must find nothing refused (nor any risk on this server) to start at all.
-        using var host = BuildHost(server.Redis, user, prefix, log, ticks);
-        await host.StartAsync();
+        await using var host = await StartHostAsync(server.Redis, user, prefix, log, ticks);
         var jobs = new TestJobQueue(host.Services.GetRequiredKeyedService<IWorkQueue>("jobs"));
         var store = host.Services.GetRequiredService<DurableQueueRegistry>().Queues.Single(q => q.Store.QueueName == "jobs").Store;
 
@@ -94,7 +93,7 @@ public sealed class DurableAclTests(RedisServerFixture redis) : IClassFixture<Re
         await Eventually.HoldsAsync(() => Task.FromResult(control.GetSnapshot().Durable?.ReadAt is not null), "the queue's figures read");
         Assert.Null(control.GetSnapshot().Durable!.LastError);
 
-        await host.StopAsync(TimeSpan.FromSeconds(10));
+        await host.Host.StopAsync(TimeSpan.FromSeconds(10));
 
         // Nothing the queues, their scripts or StackExchange.Redis sent was refused, stop included, but the CONFIG GET
         // the client sends at connect (left out on purpose: it would show the server's passwords; the client goes on).
@@ -277,38 +276,32 @@ public sealed class DurableAclTests(RedisServerFixture redis) : IClassFixture<Re
     }
 
     /// <summary>Two durable queues (jobs, and a recurring job's occurrences) connected as <paramref name="user"/>.</summary>
-    private static IHost BuildHost(RedisServer redis, string user, string prefix, JobLog log, ConcurrentQueue<RecurringOccurrence> ticks)
+    private static Task<DurableTestHost> StartHostAsync(RedisServer redis, string user, string prefix, JobLog log, ConcurrentQueue<RecurringOccurrence> ticks)
     {
-        var builder = Host.CreateApplicationBuilder();
-        builder.Logging.ClearProviders();
-        builder.Services.AddFakeLogging();
-        builder.Services.AddSingleton(log).AddSingleton(new InstanceName("a")).AddSingleton(ticks);
-
         // Short claims, so that heartbeats and reclaims (XCLAIM, XAUTOCLAIM) run within the test too.
-        builder.Services.AddRedisWarmup(o => o.Configuration = $"{redis.Configuration},user={user},password={Password},syncTimeout=3000,asyncTimeout=3000");
-        void Durable(DurableQueueOptions d)
+        var durable = DurableTestHost.Durable(prefix, d =>
         {
-            d.KeyPrefix = prefix;
-            d.PollInterval = TimeSpan.FromMilliseconds(200);
             d.HeartbeatInterval = TimeSpan.FromMilliseconds(300);
             d.ClaimTimeout = TimeSpan.FromSeconds(4);
             d.ServerChecks = RedisServerCheckMode.Fail;
-        }
+        });
+        return DurableTestHost.StartAsync(
+            $"{redis.Configuration},user={user},password={Password},syncTimeout=3000,asyncTimeout=3000",
+            "a",
+            workQueue => workQueue
+                .AddDurableQueue<TestJobHandler, TestJob>(
+                    "jobs",
+                    o =>
+                    {
+                        o.Retry.MaxAttempts = 1;
 
-        builder.Services.AddWorkQueue()
-            .AddDurableQueue<TestJobHandler, TestJob>(
-                "jobs",
-                o =>
-                {
-                    o.Retry.MaxAttempts = 1;
-
-                    // A key stays held after its job succeeded (the repeat below may come after job 2 ran).
-                    o.IdempotencyKeyRetention = TimeSpan.FromMinutes(1);
-                },
-                Durable)
-            .AddDurableQueue<TickHandler, RecurringOccurrence>("ticks", configureDurable: Durable)
-            .AddRecurringJob<TickHandler>("tick", "* * * * * *", o => o.Queue = "ticks");
-        return builder.Build();
+                        // A key stays held after its job succeeded (the repeat below may come after job 2 ran).
+                        o.IdempotencyKeyRetention = TimeSpan.FromMinutes(1);
+                    },
+                    durable)
+                .AddDurableQueue<TickHandler, RecurringOccurrence>("ticks", configureDurable: durable)
+                .AddRecurringJob<TickHandler>("tick", "* * * * * *", o => o.Queue = "ticks"),
+            b => b.Services.AddFakeLogging().AddSingleton(log).AddSingleton(ticks));
     }
 
     public sealed class TickHandler(ConcurrentQueue<RecurringOccurrence> ticks) : IJobHandler<RecurringOccurrence>

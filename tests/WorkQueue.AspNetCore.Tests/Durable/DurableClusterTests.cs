@@ -2,7 +2,6 @@ using System.Collections.Concurrent;
 using System.Diagnostics;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Diagnostics.HealthChecks;
-using Microsoft.Extensions.Hosting;
 using Microsoft.Extensions.Logging;
 using StackExchange.Redis;
 using WorkQueue.AspNetCore.Tests.TestSupport;
@@ -24,7 +23,7 @@ public sealed class DurableClusterTests(ITestOutputHelper output)
         string[] queues = await QueuesOnDifferentMastersAsync(cluster, 3);
         var log = new JobLog();
         var ticks = new DurableRecurringTests.OccurrenceLog();
-        using var host = await StartAsync(cluster, log, ticks, DurableTestHost.NewPrefix(), queues, recurring: true);
+        await using var host = await StartAsync(cluster, log, ticks, DurableTestHost.NewPrefix(), queues, recurring: true);
         var provider = host.Services.GetRequiredService<IWorkQueueProvider>();
 
         for (int q = 0; q < queues.Length; q++)
@@ -92,7 +91,7 @@ public sealed class DurableClusterTests(ITestOutputHelper output)
         string prefix = DurableTestHost.NewPrefix();
         var ticks = new DurableRecurringTests.OccurrenceLog();
         var logs = new LogCapture();
-        using var host = await StartAsync(cluster, log, ticks, prefix, queues, recurring: true, logs: logs, configure: o =>
+        await using var host = await StartAsync(cluster, log, ticks, prefix, queues, recurring: true, logs: logs, configure: o =>
         {
             o.Retry.MaxAttempts = 3;
             o.Retry.BaseDelay = TimeSpan.FromMilliseconds(100);
@@ -210,45 +209,26 @@ public sealed class DurableClusterTests(ITestOutputHelper output)
         return [.. chosen.Values];
     }
 
-    private static async Task<IHost> StartAsync(RedisCluster cluster, JobLog log, DurableRecurringTests.OccurrenceLog ticks, string prefix, string[] queues, bool recurring, Action<WorkQueueOptions>? configure = null, LogCapture? logs = null)
-    {
-        var builder = Host.CreateApplicationBuilder();
-        builder.Logging.ClearProviders();
-        if (logs is not null)
-        {
-            builder.Logging.AddProvider(logs);
-        }
-
-        builder.Services.AddSingleton(log).AddSingleton(ticks).AddSingleton(new InstanceName("a"));
-        builder.Services.AddRedisWarmup(o => o.Configuration = cluster.Configuration);
-        var workQueue = builder.Services.AddWorkQueue();
-        foreach (string name in queues)
-        {
-            workQueue.AddDurableQueue(
-                name,
-                o =>
-                {
-                    o.MaxWorkers = 4;
-                    configure?.Invoke(o);
-                },
-                d =>
-                {
-                    d.PollInterval = TimeSpan.FromMilliseconds(200);
-                    d.KeyPrefix = prefix;
-                });
-        }
-
-        workQueue.AddJobType<TestJobHandler, TestJob>().AddJobType<DurableRecurringTests.TickHandler, RecurringOccurrence>("tick");
-        if (recurring)
-        {
-            foreach (string name in queues)
+    private static Task<DurableTestHost> StartAsync(RedisCluster cluster, JobLog log, DurableRecurringTests.OccurrenceLog ticks, string prefix, string[] queues, bool recurring, Action<WorkQueueOptions>? configure = null, LogCapture? logs = null) =>
+        DurableTestHost.StartAsync(
+            cluster.Configuration,
+            "a",
+            workQueue =>
             {
-                workQueue.AddRecurringJob<DurableRecurringTests.TickHandler>("tick-" + name, "* * * * * *", o => o.Queue = name);
-            }
-        }
+                foreach (string name in queues)
+                {
+                    workQueue.AddDurableQueue(name, DurableTestHost.Engine(configure), DurableTestHost.Durable(prefix));
+                }
 
-        var host = builder.Build();
-        await host.StartAsync();
-        return host;
-    }
+                workQueue.AddJobType<TestJobHandler, TestJob>().AddJobType<DurableRecurringTests.TickHandler, RecurringOccurrence>("tick");
+                if (recurring)
+                {
+                    foreach (string name in queues)
+                    {
+                        workQueue.AddRecurringJob<DurableRecurringTests.TickHandler>("tick-" + name, "* * * * * *", o => o.Queue = name);
+                    }
+                }
+            },
+            b => b.Services.AddSingleton(log).AddSingleton(ticks),
+            logs);
 }

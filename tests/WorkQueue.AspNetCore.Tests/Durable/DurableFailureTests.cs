@@ -1,7 +1,5 @@
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Diagnostics.HealthChecks;
-using Microsoft.Extensions.Hosting;
-using Microsoft.Extensions.Logging;
 using StackExchange.Redis;
 using WorkQueue.AspNetCore.Tests.TestSupport;
 using WorkQueue.Tests.Support;
@@ -19,17 +17,15 @@ public sealed class DurableFailureTests(RedisServerFixture redis) : IClassFixtur
     {
         string prefix = DurableTestHost.NewPrefix();
         var ran = new List<int>();
-        var builder = Host.CreateApplicationBuilder();
-        builder.Logging.ClearProviders();
-        builder.Services.AddSingleton(ran);
-        builder.Services.AddRedisWarmup(o => o.Configuration = redis.Server.Configuration);
-        builder.Services.AddWorkQueue().AddDurableQueue<StrictJobHandler, StrictJob>("strict", configureDurable: d =>
-        {
-            d.KeyPrefix = prefix;
-            d.PollInterval = TimeSpan.FromMilliseconds(100);
-        });
-        using var host = builder.Build();
-        await host.StartAsync();
+        await using var host = await DurableTestHost.StartAsync(
+            redis.Server.Configuration,
+            "a",
+            workQueue => workQueue.AddDurableQueue<StrictJobHandler, StrictJob>("strict", configureDurable: d =>
+            {
+                d.KeyPrefix = prefix;
+                d.PollInterval = TimeSpan.FromMilliseconds(100);
+            }),
+            b => b.Services.AddSingleton(ran));
         var producer = host.Services.GetRequiredKeyedService<IWorkQueue>("strict");
         await using var redisClient = await DurableTestHost.ConnectAsync(redis.Server);
         var db = redisClient.GetDatabase();
@@ -45,7 +41,6 @@ public sealed class DurableFailureTests(RedisServerFixture redis) : IClassFixtur
         Assert.Contains("ArgumentOutOfRangeException", (string?)dead["e"]);
         var health = await host.Services.GetRequiredService<HealthCheckService>().CheckHealthAsync(c => c.Name == "workqueue-durable-strict");
         Assert.Equal(HealthStatus.Healthy, health.Status);
-        await host.StopAsync();
     }
 
     [Fact]
@@ -55,19 +50,17 @@ public sealed class DurableFailureTests(RedisServerFixture redis) : IClassFixtur
         // the thread without an error: no heartbeat, no fetch, no settle, while the last Redis call succeeded.
         string prefix = DurableTestHost.NewPrefix();
         using var gate = new ManualResetEventSlim();
-        var builder = Host.CreateApplicationBuilder();
-        builder.Logging.ClearProviders();
-        builder.Services.AddSingleton(gate);
-        builder.Services.AddRedisWarmup(o => o.Configuration = redis.Server.Configuration + ",syncTimeout=1000,asyncTimeout=1000");
-        builder.Services.AddWorkQueue().AddDurableQueue<BlockingJobHandler, BlockingJob>("blocking", configureDurable: d =>
-        {
-            d.KeyPrefix = prefix;
-            d.PollInterval = TimeSpan.FromMilliseconds(100);
-            d.HeartbeatInterval = TimeSpan.FromMilliseconds(500);
-            d.ClaimTimeout = TimeSpan.FromSeconds(2);
-        });
-        using var host = builder.Build();
-        await host.StartAsync();
+        await using var host = await DurableTestHost.StartAsync(
+            redis.Server.Configuration + ",syncTimeout=1000,asyncTimeout=1000",
+            "a",
+            workQueue => workQueue.AddDurableQueue<BlockingJobHandler, BlockingJob>("blocking", configureDurable: d =>
+            {
+                d.KeyPrefix = prefix;
+                d.PollInterval = TimeSpan.FromMilliseconds(100);
+                d.HeartbeatInterval = TimeSpan.FromMilliseconds(500);
+                d.ClaimTimeout = TimeSpan.FromSeconds(2);
+            }),
+            b => b.Services.AddSingleton(gate));
         var checks = host.Services.GetRequiredService<HealthCheckService>();
         Task<HealthReport> ReadinessAsync() => checks.CheckHealthAsync(c => c.Name == "workqueue-durable-blocking");
 
@@ -97,7 +90,6 @@ public sealed class DurableFailureTests(RedisServerFixture redis) : IClassFixtur
         }
 
         await Eventually.ValueAsync(() => new ValueTask<HealthReport>(ReadinessAsync()), r => r.Status == HealthStatus.Healthy, "readiness once the thread goes round again");
-        await host.StopAsync();
     }
 
     [Fact]

@@ -76,27 +76,19 @@ public sealed class DurableJobTypesTests(RedisServerFixture redis) : IClassFixtu
     {
         // A recurring job needs no queue of its own: its handler's job type rides the queue's stream like any other.
         var ticks = new DurableRecurringTests.OccurrenceLog();
-        var builder = Microsoft.Extensions.Hosting.Host.CreateApplicationBuilder();
-        builder.Services.AddSingleton(new JobLog()).AddSingleton(ticks).AddSingleton(new InstanceName("a"));
-        builder.Services.AddRedisWarmup(o => o.Configuration = redis.Server.Configuration);
-        builder.Services.AddWorkQueue()
-            .AddDurableQueue<TestJobHandler, TestJob>(DurableTestHost.Queue, configureDurable: d => d.KeyPrefix = DurableTestHost.NewPrefix())
-            .AddJobType<DurableRecurringTests.TickHandler, RecurringOccurrence>("tick")
-            .AddRecurringJob<DurableRecurringTests.TickHandler>("every-second", "* * * * * *", o => o.Queue = DurableTestHost.Queue);
-        using var host = builder.Build();
-        await host.StartAsync();
-        try
-        {
-            await ticks.WaitUntilAsync(runs => runs.Count >= 2, "two occurrences to run");
-            var page = await host.Services.GetRequiredService<DurableQueueRegistry>().Queues.Single().Queue
-                .FindJobsAsync(new JobQuery { NameContains = "tick", States = [JobState.Succeeded] });
-            Assert.NotEmpty(page.Jobs);
-            Assert.All(page.Jobs, j => Assert.Equal("tick", j.Name));
-        }
-        finally
-        {
-            await host.StopAsync();
-        }
+        await using var host = await DurableTestHost.StartAsync(
+            redis.Server.Configuration,
+            "a",
+            workQueue => workQueue
+                .AddDurableQueue<TestJobHandler, TestJob>(DurableTestHost.Queue, configureDurable: d => d.KeyPrefix = DurableTestHost.NewPrefix())
+                .AddJobType<DurableRecurringTests.TickHandler, RecurringOccurrence>("tick")
+                .AddRecurringJob<DurableRecurringTests.TickHandler>("every-second", "* * * * * *", o => o.Queue = DurableTestHost.Queue),
+            b => b.Services.AddSingleton(new JobLog()).AddSingleton(ticks));
+        await ticks.WaitUntilAsync(runs => runs.Count >= 2, "two occurrences to run");
+        var page = await host.Services.GetRequiredService<DurableQueueRegistry>().Queues.Single().Queue
+            .FindJobsAsync(new JobQuery { NameContains = "tick", States = [JobState.Succeeded] });
+        Assert.NotEmpty(page.Jobs);
+        Assert.All(page.Jobs, j => Assert.Equal("tick", j.Name));
     }
 
     [Fact]

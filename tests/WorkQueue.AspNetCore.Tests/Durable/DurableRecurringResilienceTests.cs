@@ -1,6 +1,4 @@
 using Microsoft.Extensions.DependencyInjection;
-using Microsoft.Extensions.Hosting;
-using Microsoft.Extensions.Logging;
 using StackExchange.Redis;
 using WorkQueue.AspNetCore.Tests.TestSupport;
 using WorkQueue.Tests.Support;
@@ -14,7 +12,7 @@ namespace WorkQueue.AspNetCore.Tests.Durable;
 /// </summary>
 public sealed class DurableRecurringResilienceTests(RedisServerFixture redis) : IClassFixture<RedisServerFixture>
 {
-    private const string Queue = "ticks";
+    private const string Queue = DurableRecurringTests.Queue;
 
     /// <summary>
     /// A job registered paused does not run, not even the catch-up of occurrences missed while no instance ran
@@ -31,14 +29,13 @@ public sealed class DurableRecurringResilienceTests(RedisServerFixture redis) : 
         }
 
         var started = DateTimeOffset.UtcNow;
-        using var a = await StartRecurringAsync(log, prefix, "a", o => o.StartPaused = true);
+        await using var a = await StartRecurringAsync(log, prefix, "a", o => o.StartPaused = true);
         var jobs = a.Services.GetRequiredService<IRecurringJobs>();
         Assert.True(jobs.Find("nightly")!.IsPaused);
 
         await jobs.TriggerNowAsync("nightly");
         await log.WaitUntilAsync(l => l.Any(o => o.IsTriggeredManually), "the manual trigger");
         Assert.DoesNotContain(log.Runs, r => !r.IsTriggeredManually && r.ScheduledFor <= started);
-        await a.StopAsync(TimeSpan.FromSeconds(10));
     }
 
     /// <summary>
@@ -53,7 +50,7 @@ public sealed class DurableRecurringResilienceTests(RedisServerFixture redis) : 
     {
         await using var own = await RedisServer.StartAsync();
         var log = new DurableRecurringTests.OccurrenceLog();
-        using var a = await StartRecurringAsync(own, "*/5 * * * * *", log, DurableTestHost.NewPrefix(), "a");
+        await using var a = await StartRecurringAsync(own, "*/5 * * * * *", log, DurableTestHost.NewPrefix(), "a");
         var jobs = a.Services.GetRequiredService<IRecurringJobs>();
         await using var admin = await DurableTestHost.ConnectAsync(own);
         var server = admin.GetServer(admin.GetEndPoints()[0]);
@@ -76,7 +73,6 @@ public sealed class DurableRecurringResilienceTests(RedisServerFixture redis) : 
         var refused = jobs.Find("nightly")!.LastRun!.ScheduledFor;
         await log.WaitUntilAsync(l => l.Any(o => o.ScheduledFor > refused), "the occurrence after the refused one");
         Assert.Contains(log.Runs, r => r.ScheduledFor == refused);
-        await a.StopAsync(TimeSpan.FromSeconds(10));
     }
 
     /// <summary>
@@ -89,8 +85,8 @@ public sealed class DurableRecurringResilienceTests(RedisServerFixture redis) : 
     {
         var log = new DurableRecurringTests.OccurrenceLog();
         string prefix = DurableTestHost.NewPrefix();
-        using var a = await StartRecurringAsync(redis.Server, "* * * * * *", log, prefix, "a");
-        using var b = await StartRecurringAsync(redis.Server, "* * * * * *", log, prefix, "b");
+        await using var a = await StartRecurringAsync(redis.Server, "* * * * * *", log, prefix, "a");
+        await using var b = await StartRecurringAsync(redis.Server, "* * * * * *", log, prefix, "b");
         var jobsA = a.Services.GetRequiredService<IRecurringJobs>();
         var jobsB = b.Services.GetRequiredService<IRecurringJobs>();
         await log.WaitUntilAsync(l => l.Count > 0, "a first occurrence");
@@ -113,8 +109,6 @@ public sealed class DurableRecurringResilienceTests(RedisServerFixture redis) : 
         await log.WaitUntilAsync(l => l.Any(o => !o.IsTriggeredManually && o.ScheduledFor > resumedAt.AddSeconds(1)), "an occurrence after the resume");
         Assert.False(jobsB.Find("nightly")!.IsPaused);
         Assert.True((await db.HashGetAsync($"{prefix}:{{{Queue}}}:recurring", "~nightly")).IsNull, "the pause is gone from Redis");
-        await a.StopAsync(TimeSpan.FromSeconds(10));
-        await b.StopAsync(TimeSpan.FromSeconds(10));
     }
 
     /// <summary>
@@ -127,7 +121,7 @@ public sealed class DurableRecurringResilienceTests(RedisServerFixture redis) : 
     {
         var log = new DurableRecurringTests.OccurrenceLog();
         string prefix = DurableTestHost.NewPrefix();
-        using var a = await StartRecurringAsync(redis.Server, "0 0 1 1 *", log, prefix, "a");
+        await using var a = await StartRecurringAsync(redis.Server, "0 0 1 1 *", log, prefix, "a");
         var jobs = a.Services.GetRequiredService<IRecurringJobs>();
         await using (var client = await DurableTestHost.ConnectAsync(redis.Server))
         {
@@ -139,27 +133,11 @@ public sealed class DurableRecurringResilienceTests(RedisServerFixture redis) : 
         await jobs.TriggerNowAsync("nightly");
         await log.WaitUntilAsync(l => l.Any(o => o.IsTriggeredManually), "the manual trigger");
         Assert.DoesNotContain(log.Runs, r => !r.IsTriggeredManually && r.ScheduledFor <= changedAt);
-        await a.StopAsync(TimeSpan.FromSeconds(10));
     }
 
-    private Task<IHost> StartRecurringAsync(DurableRecurringTests.OccurrenceLog log, string prefix, string instance, Action<RecurringJobOptions>? configure = null) =>
+    private Task<DurableTestHost> StartRecurringAsync(DurableRecurringTests.OccurrenceLog log, string prefix, string instance, Action<RecurringJobOptions>? configure = null) =>
         StartRecurringAsync(redis.Server, "* * * * *", log, prefix, instance, configure);
 
-    private static async Task<IHost> StartRecurringAsync(RedisServer server, string cron, DurableRecurringTests.OccurrenceLog log, string prefix, string instance, Action<RecurringJobOptions>? configure = null)
-    {
-        var builder = Host.CreateApplicationBuilder();
-        builder.Logging.ClearProviders();
-        builder.Services.AddSingleton(log).AddSingleton(new InstanceName(instance));
-        builder.Services.AddRedisWarmup(o => o.Configuration = server.Configuration);
-        builder.Services.AddWorkQueue()
-            .AddDurableQueue<DurableRecurringTests.TickHandler, RecurringOccurrence>(Queue, o => o.MaxWorkers = 2, d => { d.KeyPrefix = prefix; d.PollInterval = TimeSpan.FromMilliseconds(200); })
-            .AddRecurringJob<DurableRecurringTests.TickHandler>("nightly", cron, o =>
-            {
-                o.Queue = Queue;
-                configure?.Invoke(o);
-            });
-        var host = builder.Build();
-        await host.StartAsync();
-        return host;
-    }
+    private static Task<DurableTestHost> StartRecurringAsync(RedisServer server, string cron, DurableRecurringTests.OccurrenceLog log, string prefix, string instance, Action<RecurringJobOptions>? configure = null) =>
+        DurableRecurringTests.StartRecurringAsync(server, log, prefix, instance, "nightly", cron, configure);
 }

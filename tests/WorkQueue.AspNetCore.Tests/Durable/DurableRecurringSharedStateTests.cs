@@ -1,7 +1,5 @@
 using System.Collections.Concurrent;
 using Microsoft.Extensions.DependencyInjection;
-using Microsoft.Extensions.Hosting;
-using Microsoft.Extensions.Logging;
 using WorkQueue.AspNetCore.Tests.TestSupport;
 using WorkQueue.Internal;
 using WorkQueue.Tests.Support;
@@ -25,7 +23,7 @@ public sealed class DurableRecurringSharedStateTests(RedisServerFixture redis) :
     {
         var log = new RunLog();
         string prefix = DurableTestHost.NewPrefix();
-        var hosts = new List<IHost>();
+        var hosts = new List<DurableTestHost>();
         try
         {
             foreach (string name in new[] { "a", "b", "c" })
@@ -44,7 +42,7 @@ public sealed class DurableRecurringSharedStateTests(RedisServerFixture redis) :
             Assert.DoesNotContain(log.Runs, r => r.Job == "nightly" && r.ScheduledFor >= removedAt.AddSeconds(1));
 
             // b restarts with the job in code: the removal holds (same schedule as the one removed).
-            await StopAsync(hosts[1]);
+            await hosts[1].DisposeAsync();
             hosts[1] = await StartAsync(log, prefix, "b2", EverySecond);
             var restartedAt = DateTimeOffset.UtcNow;
             await Wait.UntilAsync(() => Jobs(hosts[1]).Find("nightly") is null, "the restarted b adopted the removal");
@@ -67,7 +65,7 @@ public sealed class DurableRecurringSharedStateTests(RedisServerFixture redis) :
     {
         var log = new RunLog();
         string prefix = DurableTestHost.NewPrefix();
-        var hosts = new List<IHost>();
+        var hosts = new List<DurableTestHost>();
         try
         {
             hosts.Add(await StartAsync(log, prefix, "a", EverySecond));
@@ -88,7 +86,7 @@ public sealed class DurableRecurringSharedStateTests(RedisServerFixture redis) :
                 "b showing its occurrence skipped for the other schedule");
 
             // b restarts with the old schedule in code: the runtime change holds.
-            await StopAsync(hosts[1]);
+            await hosts[1].DisposeAsync();
             hosts[1] = await StartAsync(log, prefix, "b2", EverySecond);
             var restartedAt = DateTimeOffset.UtcNow;
             await log.WaitForAsync("fence", restartedAt.AddSeconds(4), "four seconds after the restart");
@@ -105,7 +103,7 @@ public sealed class DurableRecurringSharedStateTests(RedisServerFixture redis) :
     {
         var log = new RunLog();
         string prefix = DurableTestHost.NewPrefix();
-        var hosts = new List<IHost>();
+        var hosts = new List<DurableTestHost>();
         try
         {
             hosts.Add(await StartAsync(log, prefix, "old", EverySecond));
@@ -144,7 +142,7 @@ public sealed class DurableRecurringSharedStateTests(RedisServerFixture redis) :
     {
         var log = new RunLog();
         string prefix = DurableTestHost.NewPrefix();
-        var hosts = new List<IHost>();
+        var hosts = new List<DurableTestHost>();
         try
         {
             foreach (string name in new[] { "a", "b", "c" })
@@ -189,7 +187,7 @@ public sealed class DurableRecurringSharedStateTests(RedisServerFixture redis) :
     {
         var log = new RunLog();
         string prefix = DurableTestHost.NewPrefix();
-        using var host = await StartAsync(log, prefix, "a", EverySecond);
+        await using var host = await StartAsync(log, prefix, "a", EverySecond);
         var jobs = Jobs(host);
         await log.WaitForAsync("nightly", DateTimeOffset.UtcNow, "a first occurrence");
         await using var client = await DurableTestHost.ConnectAsync(redis.Server);
@@ -210,7 +208,6 @@ public sealed class DurableRecurringSharedStateTests(RedisServerFixture redis) :
         var restoredAt = DateTimeOffset.UtcNow;
         await log.WaitForAsync("nightly", restoredAt.AddSeconds(1), "an occurrence of the new schedule once Redis takes writes");
         AssertOnlyEvenSecondsSince(log, restoredAt.AddSeconds(1));
-        await StopAsync(host);
     }
 
     /// <summary>
@@ -222,7 +219,7 @@ public sealed class DurableRecurringSharedStateTests(RedisServerFixture redis) :
     {
         var log = new RunLog();
         string prefix = DurableTestHost.NewPrefix();
-        using var host = await StartAsync(log, prefix, "a", EverySecond);
+        await using var host = await StartAsync(log, prefix, "a", EverySecond);
         var jobs = Jobs(host);
         await log.WaitForAsync("nightly", DateTimeOffset.UtcNow, "a first occurrence");
         await using (var client = await DurableTestHost.ConnectAsync(redis.Server))
@@ -238,7 +235,6 @@ public sealed class DurableRecurringSharedStateTests(RedisServerFixture redis) :
         var addedAt = DateTimeOffset.UtcNow;
         await log.WaitForAsync("nightly", addedAt.AddSeconds(1), "an occurrence after the job was added again");
         Assert.False(jobs.Find("nightly")!.IsPaused);
-        await StopAsync(host);
     }
 
     /// <summary>
@@ -251,7 +247,7 @@ public sealed class DurableRecurringSharedStateTests(RedisServerFixture redis) :
     {
         var log = new RunLog();
         string prefix = DurableTestHost.NewPrefix();
-        var hosts = new List<IHost>();
+        var hosts = new List<DurableTestHost>();
         try
         {
             const string OddSeconds = "1/2 * * * * *";
@@ -293,7 +289,7 @@ public sealed class DurableRecurringSharedStateTests(RedisServerFixture redis) :
     {
         var log = new RunLog();
         string prefix = DurableTestHost.NewPrefix();
-        using var host = await StartAsync(log, prefix, "fast", EverySecond, clock: new SkewedTime(TimeSpan.FromSeconds(2)));
+        await using var host = await StartAsync(log, prefix, "fast", EverySecond, clock: new SkewedTime(TimeSpan.FromSeconds(2)));
         var startedAt = DateTimeOffset.UtcNow;
         await log.WaitForAsync("nightly", startedAt.AddSeconds(5), "five occurrences");
 
@@ -301,7 +297,6 @@ public sealed class DurableRecurringSharedStateTests(RedisServerFixture redis) :
         Assert.NotEmpty(runs);
         var early = runs.Where(r => r.StartedAt < r.ScheduledFor - TimeSpan.FromMilliseconds(300)).Select(r => $"{r.ScheduledFor:O} started {(r.ScheduledFor - r.StartedAt).TotalMilliseconds:F0} ms early").ToArray();
         Assert.True(early.Length == 0, "Occurrences started early: " + string.Join("; ", early));
-        await StopAsync(host);
     }
 
     /// <summary>
@@ -313,7 +308,7 @@ public sealed class DurableRecurringSharedStateTests(RedisServerFixture redis) :
     {
         var log = new RunLog();
         string prefix = DurableTestHost.NewPrefix();
-        using var host = await StartAsync(log, prefix, "a", EverySecond, fence: false, capacity: 1);
+        await using var host = await StartAsync(log, prefix, "a", EverySecond, fence: false, capacity: 1);
         var jobs = Jobs(host);
         Assert.True(host.Services.GetRequiredService<IWorkQueueProvider>().TryGetControl(Queue, out var control));
 
@@ -334,7 +329,6 @@ public sealed class DurableRecurringSharedStateTests(RedisServerFixture redis) :
             "an occurrence offered to the full queue");
         var last = jobs.Find("nightly")!.LastRun!;
         Assert.True(last.Outcome == RecurringRunOutcome.EnqueuedElsewhere, $"{last.Outcome}: {last.Error}");
-        await StopAsync(host);
     }
 
     private static void AssertOnlyEvenSecondsSince(RunLog log, DateTimeOffset from)
@@ -351,54 +345,47 @@ public sealed class DurableRecurringSharedStateTests(RedisServerFixture redis) :
         await Wait.UntilAsync(() => ((string?)db.HashGet($"{prefix}:{{{Queue}}}:recurring", "@nightly"))?.Contains(part, StringComparison.Ordinal) == true, what);
     }
 
-    private static IRecurringJobs Jobs(IHost host) => host.Services.GetRequiredService<IRecurringJobs>();
+    private static IRecurringJobs Jobs(DurableTestHost host) => host.Services.GetRequiredService<IRecurringJobs>();
 
-    private async Task<IHost> StartAsync(RunLog log, string prefix, string instance, string cron, TimeProvider? clock = null, bool fence = true, int? capacity = null)
-    {
-        var builder = Host.CreateApplicationBuilder();
-        builder.Logging.ClearProviders();
-        builder.Services.AddSingleton(log).AddSingleton(new InstanceName(instance));
-        if (clock is not null)
-        {
-            builder.Services.AddSingleton(new WorkQueueEnvironment(clock, Random.Shared.NextDouble));
-        }
-
-        builder.Services.AddRedisWarmup(o => o.Configuration = redis.Server.Configuration);
-        var queues = builder.Services.AddWorkQueue()
-            .AddDurableQueue<RunHandler, RecurringOccurrence>(
-                Queue,
-                o =>
+    private Task<DurableTestHost> StartAsync(RunLog log, string prefix, string instance, string cron, TimeProvider? clock = null, bool fence = true, int? capacity = null) =>
+        DurableTestHost.StartAsync(
+            redis.Server.Configuration,
+            instance,
+            workQueue =>
+            {
+                workQueue
+                    .AddDurableQueue<RunHandler, RecurringOccurrence>(
+                        Queue,
+                        o =>
+                        {
+                            o.MaxWorkers = 2;
+                            if (capacity is { } c)
+                            {
+                                o.Capacity = c;
+                                o.FullMode = QueueFullMode.Reject;
+                            }
+                        },
+                        DurableTestHost.Durable(prefix))
+                    .AddRecurringJob<RunHandler>("nightly", cron, o => o.Queue = Queue);
+                if (fence)
                 {
-                    o.MaxWorkers = 2;
-                    if (capacity is { } c)
-                    {
-                        o.Capacity = c;
-                        o.FullMode = QueueFullMode.Reject;
-                    }
-                },
-                d => { d.KeyPrefix = prefix; d.PollInterval = TimeSpan.FromMilliseconds(200); })
-            .AddRecurringJob<RunHandler>("nightly", cron, o => o.Queue = Queue);
-        if (fence)
-        {
-            queues.AddRecurringJob<RunHandler>("fence", EverySecond, o => o.Queue = Queue);
-        }
+                    workQueue.AddRecurringJob<RunHandler>("fence", EverySecond, o => o.Queue = Queue);
+                }
+            },
+            b =>
+            {
+                b.Services.AddSingleton(log);
+                if (clock is not null)
+                {
+                    b.Services.AddSingleton(new WorkQueueEnvironment(clock, Random.Shared.NextDouble));
+                }
+            });
 
-        var host = builder.Build();
-        await host.StartAsync();
-        return host;
-    }
-
-    private static async Task StopAsync(IHost host)
-    {
-        await host.StopAsync(TimeSpan.FromSeconds(10));
-        host.Dispose();
-    }
-
-    private static async Task StopAllAsync(List<IHost> hosts)
+    private static async Task StopAllAsync(List<DurableTestHost> hosts)
     {
         foreach (var host in hosts)
         {
-            await StopAsync(host);
+            await host.DisposeAsync();
         }
     }
 

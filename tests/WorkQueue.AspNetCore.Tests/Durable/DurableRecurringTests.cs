@@ -1,7 +1,6 @@
 using System.Collections.Concurrent;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Hosting;
-using Microsoft.Extensions.Logging;
 using WorkQueue.AspNetCore.Tests.TestSupport;
 using WorkQueue.Tests.Support;
 
@@ -13,14 +12,15 @@ namespace WorkQueue.AspNetCore.Tests.Durable;
 /// </summary>
 public sealed class DurableRecurringTests(RedisServerFixture redis) : IClassFixture<RedisServerFixture>
 {
-    private const string Queue = "ticks";
+    /// <summary>The queue of the recurring tests' occurrences (<see cref="TickHandler"/>).</summary>
+    internal const string Queue = "ticks";
 
     [Fact]
     public async Task EverySecond_ThreeHosts_EachOccurrenceRunsExactlyOnce_EvenWhenOneStopsMidway()
     {
         var log = new OccurrenceLog();
         string prefix = DurableTestHost.NewPrefix();
-        var hosts = new List<IHost>();
+        var hosts = new List<DurableTestHost>();
         try
         {
             foreach (string name in new[] { "a", "b", "c" })
@@ -31,7 +31,7 @@ public sealed class DurableRecurringTests(RedisServerFixture redis) : IClassFixt
             // From the first whole second after every host runs, for 12 occurrences; host b stops after the 5th.
             var from = NextSecond(DateTimeOffset.UtcNow);
             await log.WaitUntilAsync(l => l.Count(o => o.ScheduledFor >= from) >= 5, "five occurrences");
-            await hosts[1].StopAsync(TimeSpan.FromSeconds(10));
+            await hosts[1].Host.StopAsync(TimeSpan.FromSeconds(10));
             await log.WaitUntilAsync(l => l.Count(o => o.ScheduledFor >= from) >= 12, "twelve occurrences");
 
             var runs = log.Runs.Where(r => r.ScheduledFor >= from).ToArray();
@@ -46,8 +46,7 @@ public sealed class DurableRecurringTests(RedisServerFixture redis) : IClassFixt
         {
             foreach (var host in hosts)
             {
-                await host.StopAsync(TimeSpan.FromSeconds(10));
-                host.Dispose();
+                await host.DisposeAsync();
             }
         }
     }
@@ -67,8 +66,8 @@ public sealed class DurableRecurringTests(RedisServerFixture redis) : IClassFixt
         }
 
         var started = DateTimeOffset.UtcNow;
-        using var a = await StartAsync(log, prefix, "a", "* * * * *", policy);
-        using var b = await StartAsync(log, prefix, "b", "* * * * *", policy);
+        await using var a = await StartAsync(log, prefix, "a", "* * * * *", policy);
+        await using var b = await StartAsync(log, prefix, "b", "* * * * *", policy);
         var jobs = a.Services.GetRequiredService<IRecurringJobs>();
 
         // A manual trigger is one more run, after any catch-up that was made at start (both go through the same queue).
@@ -81,22 +80,18 @@ public sealed class DurableRecurringTests(RedisServerFixture redis) : IClassFixt
             // The latest missed minute, not the first.
             Assert.Equal(new DateTimeOffset(started.Year, started.Month, started.Day, started.Hour, started.Minute, 0, TimeSpan.Zero), catchUps[0].ScheduledFor);
         }
-
-        await a.StopAsync(TimeSpan.FromSeconds(10));
-        await b.StopAsync(TimeSpan.FromSeconds(10));
     }
 
     [Fact]
     public async Task AddRecurringJob_DurableQueueOfAnotherPayload_FailsAtStartNamingTheQueue()
     {
-        var builder = Host.CreateApplicationBuilder();
-        builder.Logging.ClearProviders();
-        builder.Services.AddSingleton(new JobLog()).AddSingleton(new InstanceName("a"));
-        builder.Services.AddRedisWarmup(o => o.Configuration = redis.Server.Configuration);
-        builder.Services.AddWorkQueue()
-            .AddDurableQueue<TestJobHandler, TestJob>("jobs", configureDurable: d => d.KeyPrefix = DurableTestHost.NewPrefix())
-            .AddRecurringJob<TickHandler>("tick", "* * * * *", o => o.Queue = "jobs");
-        using var host = builder.Build();
+        using var host = DurableTestHost.Build(
+            redis.Server.Configuration,
+            "a",
+            workQueue => workQueue
+                .AddDurableQueue<TestJobHandler, TestJob>("jobs", configureDurable: d => d.KeyPrefix = DurableTestHost.NewPrefix())
+                .AddRecurringJob<TickHandler>("tick", "* * * * *", o => o.Queue = "jobs"),
+            b => b.Services.AddSingleton(new JobLog()));
         var ex = await Assert.ThrowsAsync<ArgumentException>(() => host.StartAsync());
         Assert.Equal("Queue", ex.ParamName);
         Assert.Contains("AddJobType<TickHandler, RecurringOccurrence>()", ex.Message, StringComparison.Ordinal);
@@ -119,19 +114,25 @@ public sealed class DurableRecurringTests(RedisServerFixture redis) : IClassFixt
         Assert.Contains($"'{id}'", ex.Message, StringComparison.Ordinal);
     }
 
-    private async Task<IHost> StartAsync(OccurrenceLog log, string prefix, string instance, string cron, MissedOccurrencePolicy policy = MissedOccurrencePolicy.RunOnce)
-    {
-        var builder = Host.CreateApplicationBuilder();
-        builder.Logging.ClearProviders();
-        builder.Services.AddSingleton(log).AddSingleton(new InstanceName(instance));
-        builder.Services.AddRedisWarmup(o => o.Configuration = redis.Server.Configuration);
-        builder.Services.AddWorkQueue()
-            .AddDurableQueue<TickHandler, RecurringOccurrence>(Queue, o => o.MaxWorkers = 2, d => { d.KeyPrefix = prefix; d.PollInterval = TimeSpan.FromMilliseconds(200); })
-            .AddRecurringJob<TickHandler>(cron == "* * * * *" ? "nightly" : "tick", cron, o => { o.Queue = Queue; o.MissedOccurrences = policy; });
-        var host = builder.Build();
-        await host.StartAsync();
-        return host;
-    }
+    private Task<DurableTestHost> StartAsync(OccurrenceLog log, string prefix, string instance, string cron, MissedOccurrencePolicy policy = MissedOccurrencePolicy.RunOnce) =>
+        StartRecurringAsync(redis.Server, log, prefix, instance, cron == "* * * * *" ? "nightly" : "tick", cron, o => o.MissedOccurrences = policy);
+
+    /// <summary>
+    /// Starts an instance whose queue <see cref="Queue"/> (<see cref="TickHandler"/>, 2 workers) runs the recurring job
+    /// <paramref name="id"/> on <paramref name="cron"/>; <paramref name="configure"/> sets the job's options after its queue.
+    /// </summary>
+    internal static Task<DurableTestHost> StartRecurringAsync(RedisServer server, OccurrenceLog log, string prefix, string instance, string id, string cron, Action<RecurringJobOptions>? configure = null) =>
+        DurableTestHost.StartAsync(
+            server.Configuration,
+            instance,
+            workQueue => workQueue
+                .AddDurableQueue<TickHandler, RecurringOccurrence>(Queue, o => o.MaxWorkers = 2, DurableTestHost.Durable(prefix))
+                .AddRecurringJob<TickHandler>(id, cron, o =>
+                {
+                    o.Queue = Queue;
+                    configure?.Invoke(o);
+                }),
+            b => b.Services.AddSingleton(log));
 
     private static DateTimeOffset NextSecond(DateTimeOffset at) =>
         new DateTimeOffset(at.UtcTicks - (at.UtcTicks % TimeSpan.TicksPerSecond), TimeSpan.Zero).AddSeconds(1);

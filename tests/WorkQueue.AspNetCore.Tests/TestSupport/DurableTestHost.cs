@@ -91,6 +91,8 @@ internal sealed class DurableTestHost : IAsyncDisposable
 {
     public const string Queue = "jobs";
 
+    private int _disposed;
+
     private DurableTestHost(IHost host)
     {
         Host = host;
@@ -136,20 +138,29 @@ internal sealed class DurableTestHost : IAsyncDisposable
         builder.Services.AddSingleton(log);
         builder.Services.AddWorkQueue().AddDurableQueue<TestJobHandler, TestJob>(
             Queue,
-            o =>
-            {
-                o.MaxWorkers = 4;
-                configure?.Invoke(o);
-            },
-            d =>
-            {
-                d.PollInterval = TimeSpan.FromMilliseconds(200);
-                d.KeyPrefix = prefix;
-                configureDurable?.Invoke(d);
-            });
+            Engine(configure),
+            Durable(prefix, configureDurable));
         configureHost?.Invoke(builder);
         return builder.Build();
     }
+
+    /// <summary>The engine options of the durable tests' queues: 4 workers, then <paramref name="configure"/>.</summary>
+    public static Action<WorkQueueOptions> Engine(Action<WorkQueueOptions>? configure = null) => o =>
+    {
+        o.MaxWorkers = 4;
+        configure?.Invoke(o);
+    };
+
+    /// <summary>
+    /// The durable options of the durable tests' queues: the test's key prefix and a 200 ms poll (so a scheduled job or a
+    /// reclaim is seen within a test's waits), then <paramref name="configure"/>.
+    /// </summary>
+    public static Action<DurableQueueOptions> Durable(string prefix, Action<DurableQueueOptions>? configure = null) => d =>
+    {
+        d.PollInterval = TimeSpan.FromMilliseconds(200);
+        d.KeyPrefix = prefix;
+        configure?.Invoke(d);
+    };
 
     /// <summary>
     /// Starts a host with the durable tests' common setup (no logging but <paramref name="logs"/>, the instance's name, the
@@ -163,12 +174,35 @@ internal sealed class DurableTestHost : IAsyncDisposable
         Action<HostApplicationBuilder>? configureHost = null,
         LogCapture? logs = null)
     {
+        var host = Build(configuration, instance, declare, configureHost, logs);
+        try
+        {
+            await host.StartAsync();
+        }
+        catch
+        {
+            host.Dispose();
+            throw;
+        }
+
+        return new DurableTestHost(host);
+    }
+
+    /// <summary>
+    /// Builds, without starting, the host <c>StartAsync(configuration, instance, declare, …)</c> starts: for a test of what
+    /// its start refuses.
+    /// </summary>
+    public static IHost Build(
+        string configuration,
+        string instance,
+        Action<IWorkQueueBuilder> declare,
+        Action<HostApplicationBuilder>? configureHost = null,
+        LogCapture? logs = null)
+    {
         var builder = NewBuilder(configuration, instance, logs);
         declare(builder.Services.AddWorkQueue());
         configureHost?.Invoke(builder);
-        var host = builder.Build();
-        await host.StartAsync();
-        return new DurableTestHost(host);
+        return builder.Build();
     }
 
     private static HostApplicationBuilder NewBuilder(string configuration, string instance, LogCapture? logs)
@@ -210,8 +244,17 @@ internal sealed class DurableTestHost : IAsyncDisposable
     public static async Task<ConnectionMultiplexer> ConnectAsync(RedisServer redis) =>
         await ConnectionMultiplexer.ConnectAsync(redis.Configuration + ",allowAdmin=true");
 
+    /// <summary>
+    /// Stops the host (10 s for its jobs and stores to finish) and disposes it; once only, so a test may dispose an instance
+    /// midway (a restart, a host leaving) and still hold it in an <c>await using</c>.
+    /// </summary>
     public async ValueTask DisposeAsync()
     {
+        if (Interlocked.Exchange(ref _disposed, 1) == 1)
+        {
+            return;
+        }
+
         try
         {
             await Host.StopAsync(TimeSpan.FromSeconds(10));
