@@ -34,6 +34,14 @@ public static class BenchmarkSettings
     /// </summary>
     public static TimeSpan DurableIdleSettle => Quick ? TimeSpan.FromMilliseconds(200) : TimeSpan.FromSeconds(40);
 
+    /// <summary>
+    /// Gets how long the durable idle-cost scenario waits after each window's probe, before the next window: 20 s, or
+    /// 0.2 s with <c>--quick</c>. The probe's jobs make the runtime recompile the enqueue and run path (tiered
+    /// compilation, on a background thread, shortly after): a one-off cost, larger for a larger probe, kept out of the
+    /// next window.
+    /// </summary>
+    public static TimeSpan DurableIdleProbeSettle => Quick ? TimeSpan.FromMilliseconds(200) : TimeSpan.FromSeconds(20);
+
     /// <summary>Gets how long the blocking-jobs scenario runs its load: 5 s, or 1 s with <c>--quick</c>.</summary>
     public static TimeSpan BlockingWindow => Quick ? TimeSpan.FromSeconds(1) : TimeSpan.FromSeconds(5);
 

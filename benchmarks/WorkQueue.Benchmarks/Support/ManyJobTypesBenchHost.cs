@@ -5,9 +5,10 @@ using Microsoft.Extensions.Logging;
 namespace WorkQueue.Benchmarks.Support;
 
 /// <summary>
-/// D2's hosts for issue 29's "cost stays flat as job types grow": thirty job types on one durable queue, or thirty durable
-/// queues of one type each (what a service needed before a queue could carry several types). Every job type runs
-/// <see cref="SignalingOrderHandler"/>'s work through its own handler class, so each is a distinct registration.
+/// D2's hosts for issue 29's "cost stays flat as job types grow": thirty job types on one durable queue (or one, declared
+/// the same way, to compare with), or thirty durable queues of one type each (what a service needed before a queue could
+/// carry several types). Every job type runs <see cref="SignalingOrderHandler"/>'s work through its own handler class,
+/// so each is a distinct registration.
 /// </summary>
 public sealed class ManyJobTypesBenchHost : IDisposable
 {
@@ -15,10 +16,12 @@ public sealed class ManyJobTypesBenchHost : IDisposable
     public const int Count = 30;
 
     private readonly IHost _host;
+    private readonly IReadOnlyList<JobType> _types;
 
-    private ManyJobTypesBenchHost(IHost host, IReadOnlyList<string> queues)
+    private ManyJobTypesBenchHost(IHost host, IReadOnlyList<string> queues, IReadOnlyList<JobType> types)
     {
         _host = host;
+        _types = types;
         Signals = host.Services.GetRequiredService<OrderSignals>();
         Queues = queues;
     }
@@ -29,15 +32,19 @@ public sealed class ManyJobTypesBenchHost : IDisposable
     /// <summary>Gets the names of the host's queues.</summary>
     public IReadOnlyList<string> Queues { get; }
 
-    /// <summary>Starts a host with one durable queue carrying <see cref="Count"/> job types, <paramref name="workers"/> fixed workers.</summary>
+    /// <summary>
+    /// Starts a host with one durable queue carrying <paramref name="types"/> job types (<see cref="Count"/> unless
+    /// given), each added with <c>AddJobType</c> to a queue declared without one, <paramref name="workers"/> fixed workers.
+    /// </summary>
     /// <param name="redis">The redis-server.</param>
     /// <param name="workers">The fixed worker count.</param>
+    /// <param name="types">The number of job types, 1 to <see cref="Count"/>.</param>
     /// <returns>The started host, its workers running.</returns>
-    public static ManyJobTypesBenchHost StartOneQueue(RedisServerProcess redis, int workers) =>
-        Start(redis, workers, builder =>
+    public static ManyJobTypesBenchHost StartOneQueue(RedisServerProcess redis, int workers, int types = Count) =>
+        Start(redis, workers, FirstTypes(types), (builder, declared) =>
         {
             builder.AddDurableQueue(DurableBenchHost.QueueName, o => Fixed(o, workers), d => d.Prefetch = DurableBenchHost.Prefetch);
-            foreach (var type in JobType.All)
+            foreach (var type in declared)
             {
                 type.Register(builder);
             }
@@ -50,10 +57,10 @@ public sealed class ManyJobTypesBenchHost : IDisposable
     /// <param name="workers">The fixed worker count of each queue.</param>
     /// <returns>The started host, every queue's workers running.</returns>
     public static ManyJobTypesBenchHost StartQueuePerType(RedisServerProcess redis, int workers) =>
-        Start(redis, workers, builder =>
+        Start(redis, workers, JobType.All, (builder, declared) =>
         {
             var names = new List<string>();
-            foreach (var type in JobType.All)
+            foreach (var type in declared)
             {
                 string name = $"{DurableBenchHost.QueueName}-{type.Name}";
                 builder.AddDurableQueue(name, o => Fixed(o, workers), d => d.Prefetch = DurableBenchHost.Prefetch);
@@ -71,12 +78,12 @@ public sealed class ManyJobTypesBenchHost : IDisposable
     /// <param name="timeout">How long each job may take to start.</param>
     public void Probe(TimeSpan timeout)
     {
-        for (int i = 0; i < JobType.All.Count; i++)
+        for (int i = 0; i < _types.Count; i++)
         {
             string queue = Queues.Count == 1 ? Queues[0] : Queues[i];
             Signals.Started.Reset();
-            JobType.All[i].EnqueueAsync(_host.Services.GetRequiredKeyedService<IWorkQueue>(queue)).AsTask().Wait(timeout);
-            Signals.Started.SpinUntilSet(timeout, $"job type {JobType.All[i].Name} on queue {queue}");
+            _types[i].EnqueueAsync(_host.Services.GetRequiredKeyedService<IWorkQueue>(queue)).AsTask().Wait(timeout);
+            Signals.Started.SpinUntilSet(timeout, $"job type {_types[i].Name} on queue {queue}");
         }
     }
 
@@ -101,16 +108,23 @@ public sealed class ManyJobTypesBenchHost : IDisposable
         o.Capacity = DurableBenchHost.Capacity;
     }
 
-    private static ManyJobTypesBenchHost Start(RedisServerProcess redis, int workers, Func<IWorkQueueBuilder, IReadOnlyList<string>> declare)
+    private static IReadOnlyList<JobType> FirstTypes(int count)
+    {
+        ArgumentOutOfRangeException.ThrowIfLessThan(count, 1, nameof(count));
+        ArgumentOutOfRangeException.ThrowIfGreaterThan(count, Count, nameof(count));
+        return JobType.All.Take(count).ToList();
+    }
+
+    private static ManyJobTypesBenchHost Start(RedisServerProcess redis, int workers, IReadOnlyList<JobType> types, Func<IWorkQueueBuilder, IReadOnlyList<JobType>, IReadOnlyList<string>> declare)
     {
         var builder = Host.CreateApplicationBuilder();
         builder.Logging.ClearProviders();
         builder.Services.AddSingleton<OrderSignals>();
         builder.Services.AddRedisWarmup(o => o.Configuration = redis.Configuration);
-        var queues = declare(builder.Services.AddWorkQueue());
+        var queues = declare(builder.Services.AddWorkQueue(), types);
         var host = builder.Build();
         host.Start();
-        var started = new ManyJobTypesBenchHost(host, queues);
+        var started = new ManyJobTypesBenchHost(host, queues, types);
         var deadline = DateTime.UtcNow.AddSeconds(30);
         while (started.Workers() != workers * queues.Count)
         {
@@ -140,7 +154,7 @@ public sealed class ManyJobTypesBenchHost : IDisposable
 
         public abstract void Register(IWorkQueueBuilder builder);
 
-        public abstract ValueTask<EnqueueResult> EnqueueAsync(IWorkQueue queue);
+        public abstract ValueTask EnqueueAsync(IWorkQueue queue);
 
         private sealed class Of<TMarker> : JobType
         {
@@ -148,8 +162,9 @@ public sealed class ManyJobTypesBenchHost : IDisposable
 
             public override void Register(IWorkQueueBuilder builder) => builder.AddJobType<TypedOrderHandler<TMarker>, Order>(Name);
 
-            public override ValueTask<EnqueueResult> EnqueueAsync(IWorkQueue queue) =>
-                queue.EnqueueAsync<TypedOrderHandler<TMarker>, Order>(new Order(42), new JobOptions());
+            // Without options, as DurableBenchHost's probe: the rows' probes differ only in their number of jobs.
+            public override ValueTask EnqueueAsync(IWorkQueue queue) =>
+                queue.EnqueueAsync<TypedOrderHandler<TMarker>, Order>(new Order(42));
         }
     }
 

@@ -251,7 +251,13 @@ internal sealed partial class RedisStreamStore
             wait = Min(wait, StatsMaxAge);
         }
 
-        return RoomRetryIn() is { } room2 ? Min(wait, room2) : wait;
+        wait = RoomRetryIn() is { } room2 ? Min(wait, room2) : wait;
+
+        // The thread sleeps in whole milliseconds (ManualResetEventSlim.Wait truncates): a wait cut down to them wakes it
+        // a fraction of a millisecond early, and then one under a millisecond does not sleep at all, so the thread went
+        // round its loop until the time came (hundreds to thousands of turns before a poll or heartbeat, about 100 bytes
+        // allocated each). Rounded up, it wakes at most a millisecond late.
+        return TimeSpan.FromMilliseconds(Math.Ceiling(wait.TotalMilliseconds));
     }
 
     /// <summary>

@@ -93,6 +93,25 @@ public sealed class DurableQueueTests(RedisServerFixture redis) : IClassFixture<
     }
 
     [Fact]
+    public async Task Idle_BetweenPolls_StoreThreadSleepsUntilTheNextInsteadOfSpinning()
+    {
+        string prefix = DurableTestHost.NewPrefix();
+        var log = new JobLog();
+        await using var host = await DurableTestHost.StartAsync(redis.Server, log, prefix, configureDurable: d => d.PollInterval = TimeSpan.FromMilliseconds(20));
+        var store = host.Services.GetRequiredService<DurableQueueRegistry>().Queues.Single().Store;
+        await host.Producer.EnqueueAsync(new TestJob(1));
+        await log.WaitUntilAsync(() => log.Completed == 1, "job 1 to run, so the queue is up");
+
+        // An idle queue turns once a poll (and a heartbeat, a notification): a 20 ms poll interval makes about 50 polls
+        // in this window. A store that wakes a fraction of a millisecond before a poll is due and then waits "0 ms"
+        // (the wait in whole milliseconds) spins until it is: hundreds of turns a poll.
+        long before = store.Turns;
+        await Task.Delay(TimeSpan.FromSeconds(1));
+        long turns = store.Turns - before;
+        Assert.True(turns < 500, $"The idle store's thread went round its loop {turns} times in 1 s with a 20 ms poll interval.");
+    }
+
+    [Fact]
     public async Task EnqueueAsync_ManyConcurrentEnqueues_AreBatchedIntoFewRoundTrips()
     {
         string prefix = DurableTestHost.NewPrefix();
