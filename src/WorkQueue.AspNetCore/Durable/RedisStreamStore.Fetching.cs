@@ -79,9 +79,8 @@ internal sealed partial class RedisStreamStore
             return false;
         }
 
-        if (_lost.TryRemove(entry.StreamId, out _))
+        if (_held.TakeIfLost(entry.StreamId))
         {
-            _held.TryRemove(entry.StreamId, out _);
             return false;
         }
 
@@ -332,7 +331,7 @@ internal sealed partial class RedisStreamStore
         while (true)
         {
             var page = db.StreamPendingMessages(Keys.Stream, RedisStreamKeys.Group, BatchSize, ConsumerName, from);
-            orphans.AddRange(page.Select(static p => (string)p.MessageId!).Where(id => !_held.ContainsKey(id)));
+            orphans.AddRange(page.Select(static p => (string)p.MessageId!).Where(id => !_held.Contains(id)));
             if (page.Length < BatchSize)
             {
                 break;
@@ -369,7 +368,7 @@ internal sealed partial class RedisStreamStore
         foreach (var entry in entries)
         {
             entry.Epoch = epoch;
-            _held[entry.StreamId] = entry;
+            _held.Hold(entry);
         }
 
         foreach (var entry in entries)
@@ -418,7 +417,7 @@ internal sealed partial class RedisStreamStore
         int lostCount = 0;
         int restored = 0;
         int running = 0;
-        foreach (var chunk in _held.Values.Where(static e => !e.Vanished).Chunk(BatchSize))
+        foreach (var chunk in _held.Snapshot().Where(static e => !e.Vanished).Chunk(BatchSize))
         {
             var result = KeepAliveCall.Run(db, Keys, ConsumerName, [.. chunk.Select(static e => (e.StreamId, e.Epoch))]);
             foreach (string id in result.Gone)
@@ -428,7 +427,7 @@ internal sealed partial class RedisStreamStore
                 // running: its outcome stores it (a retry, a dead letter, a hand-back; a success needs nothing).
                 // Either way the script is told it was lost rather than asked again: by then anything may have
                 // happened to the new stream (a completion there hides the loss from the max-deleted-entry-id test).
-                if (_held.TryGetValue(id, out var entry))
+                if (_held.TryGet(id, out var entry))
                 {
                     entry.Vanished = true;
                     if (entry.TryTakeBack())
@@ -446,9 +445,8 @@ internal sealed partial class RedisStreamStore
             foreach (string streamId in result.Lost)
             {
                 // Settled meanwhile (its outcome is on its way) or taken over by another consumer.
-                if (_held.ContainsKey(streamId))
+                if (_held.MarkLost(streamId))
                 {
-                    _lost[streamId] = 0;
                     lostCount++;
                 }
             }

@@ -56,7 +56,7 @@ internal sealed partial class RedisStreamStore
     /// <summary>A cancel by id reached this process (the store's subscription): fires the token of the entry held here, or drops it unstarted.</summary>
     private void OnCancelMessage(string? streamId)
     {
-        if (streamId is null || !_held.TryGetValue(streamId, out var entry))
+        if (streamId is null || !_held.TryGet(streamId, out var entry))
         {
             // Not held here: another instance holds it, or it was settled meanwhile (its outcome is on its way).
             return;
@@ -113,7 +113,7 @@ internal sealed partial class RedisStreamStore
                     throw;
                 }
 
-                Forget(outcome.Entry);
+                _held.Forget(outcome.Entry);
                 sent = true;
             }
         }
@@ -270,7 +270,7 @@ internal sealed partial class RedisStreamStore
 
         foreach (var release in releases)
         {
-            Forget(release.Entry);
+            _held.Forget(release.Entry);
         }
 
         // A hand-back ends a job whose cancel was asked (see DurableScripts.Release).
@@ -315,7 +315,7 @@ internal sealed partial class RedisStreamStore
             dropped = [.. invalid.Select(p => InSectionOrder(entries, plain, (int)p))];
             foreach (var entry in dropped)
             {
-                Forget(entry);
+                _held.Forget(entry);
                 _logger.TryLog(static (l, s) => Log.AcknowledgementUnreadable(l, s._queue, s.StreamId, s.JobId), (_queue, entry.StreamId, entry.JobId));
             }
         }
@@ -329,7 +329,7 @@ internal sealed partial class RedisStreamStore
 
             if (applied)
             {
-                Forget(entry);
+                _held.Forget(entry);
             }
             else
             {
@@ -363,12 +363,6 @@ internal sealed partial class RedisStreamStore
         {
             _completed.Enqueue(entry);
         }
-    }
-
-    private void Forget(DurableEntry entry)
-    {
-        _held.TryRemove(entry.StreamId, out _);
-        _lost.TryRemove(entry.StreamId, out _);
     }
 
     private static string Describe(Exception error) => $"{error.GetType().FullName}: {error.Message}";

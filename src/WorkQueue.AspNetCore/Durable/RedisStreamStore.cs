@@ -1,4 +1,3 @@
-using System.Collections.Concurrent;
 using System.Diagnostics;
 using System.Diagnostics.CodeAnalysis;
 using System.Globalization;
@@ -48,8 +47,7 @@ internal sealed partial class RedisStreamStore : IJobStore, ILocalConsumer
     private readonly RedisRecurringStore _recurring;
     private readonly ManualResetEventSlim _wake = new(false);
     private readonly TaskCompletionSource _exited = new(TaskCreationOptions.RunContinuationsAsynchronously);
-    private readonly ConcurrentDictionary<string, DurableEntry> _held = new(StringComparer.Ordinal);
-    private readonly ConcurrentDictionary<string, byte> _lost = new(StringComparer.Ordinal);
+    private readonly HeldEntries _held = new();
     private readonly PassBackoff _backoff = new();
     private IJobIntake? _intake;
     private IDatabase? _db;
@@ -197,7 +195,7 @@ internal sealed partial class RedisStreamStore : IJobStore, ILocalConsumer
     public int Held => _held.Count;
 
     /// <inheritdoc/>
-    bool ILocalConsumer.TryGetHeld(string streamId, [NotNullWhen(true)] out DurableEntry? entry) => _held.TryGetValue(streamId, out entry);
+    bool ILocalConsumer.TryGetHeld(string streamId, [NotNullWhen(true)] out DurableEntry? entry) => _held.TryGet(streamId, out entry);
 
     /// <inheritdoc/>
     void ILocalConsumer.EndedOutsideRound() => _endedSinceTrim = true;
