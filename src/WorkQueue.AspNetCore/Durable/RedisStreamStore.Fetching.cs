@@ -378,18 +378,18 @@ internal sealed partial class RedisStreamStore
             {
                 // A newer version's job (a rolling deploy), or a foreign writer's: never run here; handed back for an
                 // instance that runs the type, or dead-lettered once none has for UnknownJobTypeTimeout.
-                _outcomes.Enqueue(new Outcome(OutcomeKind.UnknownType, entry, 0, typeName, null));
+                _outcomes.UnknownType(entry, typeName);
             }
             else if (!type.TryRead(json, out var payload, out var unreadable))
             {
                 string error = $"Durable queue '{_queue}': {unreadable}";
                 _logger.TryLog(static (l, s) => Log.Unreadable(l, s._queue, s.StreamId, s.error), (_queue, entry.StreamId, error));
-                _outcomes.Enqueue(new Outcome(OutcomeKind.DeadLetter, entry, 0, error, "unreadable"));
+                _outcomes.DeadLetter(entry, error, "unreadable");
             }
             else if (!_intake!.TryAccept(type.Invoker, entry, payload, entry.Attempt, WaitedInStream(entry.StreamId, nowMs)))
             {
                 // The queue stopped taking jobs between the fetch and now: hand it straight back.
-                _outcomes.Enqueue(new Outcome(OutcomeKind.Release, entry, 0, null, null));
+                _outcomes.Release(entry);
             }
         }
     }
@@ -432,7 +432,7 @@ internal sealed partial class RedisStreamStore
                     entry.Vanished = true;
                     if (entry.TryTakeBack())
                     {
-                        _outcomes.Enqueue(new Outcome(OutcomeKind.Release, entry, 0, null, null));
+                        _outcomes.Release(entry);
                         restored++;
                     }
                     else

@@ -59,7 +59,7 @@ internal sealed partial class RedisStreamStore
     private bool SendRound(IDatabase db)
     {
         var enqueues = TakeBatch();
-        var completed = TakeCompleted();
+        var completed = _outcomes.TakeCompleted(BatchSize);
         long now = _time.GetTimestamp();
         int room = FetchRoom(enqueuing: enqueues is not null, now);
 
@@ -196,7 +196,7 @@ internal sealed partial class RedisStreamStore
 
             if (completed is not null)
             {
-                PutBackCompleted(completed);
+                _outcomes.PutBackCompleted(completed);
             }
 
             if (room > 0)

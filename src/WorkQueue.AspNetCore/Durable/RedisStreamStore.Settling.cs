@@ -1,4 +1,3 @@
-using System.Collections.Concurrent;
 using StackExchange.Redis;
 using WorkQueue.AspNetCore.Durable.Calls;
 using WorkQueue.Internal;
@@ -12,8 +11,7 @@ namespace WorkQueue.AspNetCore.Durable;
 /// </summary>
 internal sealed partial class RedisStreamStore
 {
-    private readonly ConcurrentQueue<DurableEntry> _completed = new();
-    private readonly ConcurrentQueue<Outcome> _outcomes = new();
+    private readonly OutcomeQueue _outcomes = new();
 
     public void Completed(in WorkItem item)
     {
@@ -25,13 +23,13 @@ internal sealed partial class RedisStreamStore
 
         // Acknowledged even if another consumer reclaimed it meanwhile: the job did complete, and the acknowledgement
         // spares that consumer a second run if it has not started it yet.
-        _completed.Enqueue(entry);
+        _outcomes.Completed(entry);
         Signal();
     }
 
     public void ScheduleRetry(in WorkItem item, TimeSpan delay, Exception error)
     {
-        _outcomes.Enqueue(new Outcome(OutcomeKind.Retry, (DurableEntry)item.Target!, (long)delay.TotalMilliseconds, Describe(error), null));
+        _outcomes.Retry((DurableEntry)item.Target!, (long)delay.TotalMilliseconds, Describe(error));
         Signal();
     }
 
@@ -43,13 +41,13 @@ internal sealed partial class RedisStreamStore
             _logger.TryLog(static (l, s) => Log.CancelIgnored(l, s._queue, s.JobId, s.Item3), (_queue, entry.JobId, $"it threw {error.GetType().Name}, so it is dead-lettered without a retry"));
         }
 
-        _outcomes.Enqueue(new Outcome(OutcomeKind.DeadLetter, (DurableEntry)item.Target!, 0, Describe(error), "failed"));
+        _outcomes.DeadLetter(entry, Describe(error), "failed");
         Signal();
     }
 
     public void Canceled(in WorkItem item)
     {
-        _outcomes.Enqueue(new Outcome(OutcomeKind.Cancel, (DurableEntry)item.Target!, 0, null, null));
+        _outcomes.Cancel((DurableEntry)item.Target!);
         Signal();
     }
 
@@ -65,7 +63,7 @@ internal sealed partial class RedisStreamStore
         if (entry.RequestCancel())
         {
             // Not started: it will not run here (TryStart refuses it), and is settled as cancelled now.
-            _outcomes.Enqueue(new Outcome(OutcomeKind.Cancel, entry, 0, null, null));
+            _outcomes.Cancel(entry);
             Signal();
         }
     }
@@ -79,7 +77,7 @@ internal sealed partial class RedisStreamStore
             return;
         }
 
-        _outcomes.Enqueue(new Outcome(OutcomeKind.Release, (DurableEntry)item.Target!, 0, null, null));
+        _outcomes.Release(held);
         Signal();
     }
 
@@ -95,7 +93,7 @@ internal sealed partial class RedisStreamStore
         try
         {
             int budget = BatchSize;
-            while (budget-- > 0 && _outcomes.TryDequeue(out var outcome))
+            while (budget-- > 0 && _outcomes.TryTake(out var outcome))
             {
                 if (outcome.Kind == OutcomeKind.Release)
                 {
@@ -109,7 +107,7 @@ internal sealed partial class RedisStreamStore
                 }
                 catch (Exception ex) when (ex is RedisException or TimeoutException)
                 {
-                    _outcomes.Enqueue(outcome);
+                    _outcomes.PutBack(outcome);
                     throw;
                 }
 
@@ -239,7 +237,7 @@ internal sealed partial class RedisStreamStore
                 // What was not sent goes back to the queue with the chunk that failed.
                 foreach (var release in releases.Skip(end))
                 {
-                    _outcomes.Enqueue(release);
+                    _outcomes.PutBack(release);
                 }
 
                 throw;
@@ -262,7 +260,7 @@ internal sealed partial class RedisStreamStore
         {
             foreach (var release in releases)
             {
-                _outcomes.Enqueue(release);
+                _outcomes.PutBack(release);
             }
 
             throw;
@@ -280,23 +278,6 @@ internal sealed partial class RedisStreamStore
         {
             _logger.TryLog(static (l, s) => Log.HandBackRefused(l, s._queue, s.Item2, s.Count), (_queue, releases.Count - (int)handedBack, releases.Count));
         }
-    }
-
-    /// <summary>Takes the next batch of completed entries to acknowledge; <see langword="null"/> when there is none.</summary>
-    private List<DurableEntry>? TakeCompleted()
-    {
-        if (_completed.IsEmpty)
-        {
-            return null;
-        }
-
-        var entries = new List<DurableEntry>(Math.Min(BatchSize, _completed.Count));
-        while (entries.Count < BatchSize && _completed.TryDequeue(out var entry))
-        {
-            entries.Add(entry);
-        }
-
-        return entries.Count == 0 ? null : entries;
     }
 
     /// <summary>
@@ -333,7 +314,7 @@ internal sealed partial class RedisStreamStore
             }
             else
             {
-                _completed.Enqueue(entry);
+                _outcomes.PutBackCompleted(entry);
             }
         }
 
@@ -357,30 +338,8 @@ internal sealed partial class RedisStreamStore
         throw new InvalidOperationException($"The round named acknowledgement {position} of {entries.Count}.");
     }
 
-    private void PutBackCompleted(List<DurableEntry> entries)
-    {
-        foreach (var entry in entries)
-        {
-            _completed.Enqueue(entry);
-        }
-    }
-
     private static string Describe(Exception error) => $"{error.GetType().FullName}: {error.Message}";
 
     /// <summary>When the entry started here (Unix ms), or an empty value when it never did.</summary>
     private static RedisValue StartedAt(DurableEntry entry) => entry.StartedAtMs > 0 ? entry.StartedAtMs : RedisValue.EmptyString;
-
-    private enum OutcomeKind
-    {
-        Retry,
-        DeadLetter,
-        Release,
-        Cancel,
-
-        /// <summary>A fetched job of a type this instance does not run (its name in <see cref="Outcome.Error"/>).</summary>
-        UnknownType,
-    }
-
-    /// <summary>An outcome on its way to Redis; <see cref="Reason"/> is the dead letter's (<c>failed</c> or <c>unreadable</c>).</summary>
-    private readonly record struct Outcome(OutcomeKind Kind, DurableEntry Entry, long DelayMs, string? Error, string? Reason);
 }

@@ -406,7 +406,7 @@ internal sealed partial class RedisStreamStore : IJobStore, ILocalConsumer
     {
         long until = _time.GetTimestamp() + Ticks(backoff);
         long now;
-        while ((now = _time.GetTimestamp()) < until && !(_stopping && _outcomes.IsEmpty && _completed.IsEmpty))
+        while ((now = _time.GetTimestamp()) < until && !(_stopping && _outcomes.IsEmpty))
         {
             _wake.Reset();
             _wake.Wait(_time.GetElapsedTime(now, until));
