@@ -7,7 +7,7 @@ namespace WorkQueue.AspNetCore.Durable;
 /// job ends, the store's thread as it fetches or finds an entry lost, the subscription's as a cancel by id arrives),
 /// never blocking it, and taken by the store's thread, which sends them. Completions wait apart: they are acknowledged
 /// in batches with the turn's round (<see cref="TakeCompleted"/>); the others (retries, dead letters, cancels, hand-backs,
-/// unknown job types) go through their own scripts (<c>RedisStreamStore.Settling.cs</c>). What Redis did not take is put back
+/// unknown job types) go through their own scripts (<see cref="OutcomeSettler"/>). What Redis did not take is put back
 /// and sent again by a later turn.
 /// </summary>
 /// <remarks>
@@ -76,7 +76,7 @@ internal sealed class OutcomeQueue
     }
 }
 
-/// <summary>What becomes of a job other than completing: each kind has its script.</summary>
+/// <summary>What becomes of a job other than completing: each kind has its script (<see cref="OutcomeSettler"/>).</summary>
 internal enum OutcomeKind
 {
     Retry,

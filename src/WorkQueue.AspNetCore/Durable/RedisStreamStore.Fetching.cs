@@ -191,6 +191,13 @@ internal sealed partial class RedisStreamStore
         db.Execute("HSET", args);
     }
 
+    /// <summary>
+    /// A retry the settler stored is due in <paramref name="delayMs"/>: the next poll comes no later, since this consumer
+    /// learns due times from its fetches (the script nudges the others when this retry is the earliest due).
+    /// </summary>
+    private void RetryStored(long delayMs) =>
+        _nextPoll = Math.Min(_nextPoll, _time.GetTimestamp() + Ticks(TimeSpan.FromMilliseconds(delayMs)));
+
     /// <summary>Gets Redis's time as this process measures it (its clock moved by the last measured offset), in Unix ms.</summary>
     private long RedisNowMs() => (_time.GetUtcNow() + _clock.Offset).ToUnixTimeMilliseconds();
 

@@ -233,7 +233,7 @@ internal sealed partial class RedisStreamStore
 
         if (completed is not null)
         {
-            stored |= FinishCompleted(completed, plainAcks!, result.AcksApplied, result.InvalidAcks);
+            stored |= _settler.FinishCompleted(completed, plainAcks!, result.AcksApplied, result.InvalidAcks);
         }
 
         if (room > 0)
