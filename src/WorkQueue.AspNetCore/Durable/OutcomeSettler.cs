@@ -19,8 +19,8 @@ namespace WorkQueue.AspNetCore.Durable;
 /// cancelled job; the next round trims, as the count cap of ended jobs may be passed), and that it stored a retry due
 /// in so many ms (the next poll comes no later: this consumer learns due times from its fetches). Callbacks rather than
 /// a returned value, because a pass that fails half-way throws past any value and the retries stored before the failure
-/// still count; rather than shared state objects, because the trim flag and the poll time are the round's and are read
-/// nowhere here.
+/// still count; rather than the loop's state objects, because the trims' schedule (<see cref="TrimSchedule"/>) and the
+/// poll time are the loop's and are read nowhere here.
 /// </remarks>
 internal sealed partial class OutcomeSettler
 {

@@ -489,7 +489,10 @@ internal sealed partial class RedisStreamStore
         _reclaimWaiting = false;
 
         // A poison entry dead-lettered or a cancelled job ended here: the next round trims (the count cap may be passed).
-        _endedSinceTrim |= result.EndedAny;
+        if (result.EndedAny)
+        {
+            _trim.Ended();
+        }
         _reclaimCursor = result.Cursor;
         int claimed = result.Claimed.Count;
         Accept(result.Claimed, result.Epoch);

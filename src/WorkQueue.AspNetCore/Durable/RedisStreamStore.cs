@@ -23,8 +23,8 @@ namespace WorkQueue.AspNetCore.Durable;
 /// <c>.Scheduling.cs</c> scheduled jobs. The settling of outcomes has classes of its own: the entries this consumer
 /// holds are <see cref="HeldEntries"/>; outcomes wait in the <see cref="OutcomeQueue"/>; the
 /// <see cref="OutcomeSettler"/> sends retries, dead letters, cancels, unknown job types and hand-backs, and settles a
-/// round's acknowledgements, telling the loop only that a job ended (the next round trims) and that a retry was stored
-/// (the next poll comes no later). The reading of jobs (status, cancel by id, search, dead letters) is its own
+/// round's acknowledgements, telling the loop only that a job ended (the next round trims, see <see cref="TrimSchedule"/>)
+/// and that a retry was stored (the next poll comes no later). The reading of jobs (status, cancel by id, search, dead letters) is its own
 /// class, <see cref="RedisJobBrowser"/> (<see cref="Jobs"/>), which sees of this one only <see cref="ILocalConsumer"/>;
 /// so is the recurring jobs' store, <see cref="RedisRecurringStore"/>, given the consumer's enqueue and whether Redis is
 /// reachable as delegates.
@@ -53,6 +53,7 @@ internal sealed partial class RedisStreamStore : IJobStore, ILocalConsumer
     private readonly TaskCompletionSource _exited = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private readonly HeldEntries _held = new();
     private readonly PassBackoff _backoff = new();
+    private readonly TrimSchedule _trim;
     private IJobIntake? _intake;
     private IDatabase? _db;
     private Thread? _thread;
@@ -92,7 +93,8 @@ internal sealed partial class RedisStreamStore : IJobStore, ILocalConsumer
         _clock = new RedisClockOffset(time);
         Keys = new RedisStreamKeys(durable.KeyPrefix, queue);
         ConsumerName = CreateConsumerName();
-        _settler = new OutcomeSettler(queue, Keys, ConsumerName, options, durable, _held, _outcomes, RedisNowMs, () => _endedSinceTrim = true, RetryStored, logger);
+        _trim = new TrimSchedule(time.TimestampFrequency, durable.HeartbeatInterval);
+        _settler = new OutcomeSettler(queue, Keys, ConsumerName, options, durable, _held, _outcomes, RedisNowMs, _trim.Ended, RetryStored, logger);
         Jobs = new RedisJobBrowser(queue, Keys, types, options, () => Database, this, metrics, logger);
         Queue = new DurableWorkQueue(this, Jobs, metrics);
         _recurring = new RedisRecurringStore(queue, Keys, types, _clock, () => Database, EnqueueAsync, () => _unreachable, () => _lastError);
@@ -203,7 +205,7 @@ internal sealed partial class RedisStreamStore : IJobStore, ILocalConsumer
     bool ILocalConsumer.TryGetHeld(string streamId, [NotNullWhen(true)] out DurableEntry? entry) => _held.TryGet(streamId, out entry);
 
     /// <inheritdoc/>
-    void ILocalConsumer.EndedOutsideRound() => _endedSinceTrim = true;
+    void ILocalConsumer.EndedOutsideRound() => _trim.Ended();
 
     /// <summary>Gets how many times the store's thread has gone round its loop (an idle store sleeps; it must never spin).</summary>
     public long Turns => Volatile.Read(ref _turns);
