@@ -1,5 +1,4 @@
 using StackExchange.Redis;
-using WorkQueue.AspNetCore.Durable.Calls;
 using WorkQueue.Internal;
 
 namespace WorkQueue.AspNetCore.Durable;
