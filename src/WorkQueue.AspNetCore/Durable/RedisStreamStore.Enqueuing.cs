@@ -143,7 +143,7 @@ internal sealed partial class RedisStreamStore
         }
     }
 
-    private bool AllSent => _enqueues.IsEmpty && _outcomes.IsEmpty && _completed.IsEmpty && _waitingForRoom.Count == 0;
+    private bool AllSent => _enqueues.IsEmpty && _outcomes.IsEmpty && _waitingForRoom.Count == 0;
 
     /// <summary>
     /// Completes a batch's enqueues with what Redis answered each, in order: a new id, the holder of its idempotency key,

@@ -79,9 +79,8 @@ internal sealed partial class RedisStreamStore
             return false;
         }
 
-        if (_lost.TryRemove(entry.StreamId, out _))
+        if (_held.TakeIfLost(entry.StreamId))
         {
-            _held.TryRemove(entry.StreamId, out _);
             return false;
         }
 
@@ -191,6 +190,13 @@ internal sealed partial class RedisStreamStore
 
         db.Execute("HSET", args);
     }
+
+    /// <summary>
+    /// A retry the settler stored is due in <paramref name="delayMs"/>: the next poll comes no later, since this consumer
+    /// learns due times from its fetches (the script nudges the others when this retry is the earliest due).
+    /// </summary>
+    private void RetryStored(long delayMs) =>
+        _nextPoll = Math.Min(_nextPoll, _time.GetTimestamp() + Ticks(TimeSpan.FromMilliseconds(delayMs)));
 
     /// <summary>Gets Redis's time as this process measures it (its clock moved by the last measured offset), in Unix ms.</summary>
     private long RedisNowMs() => (_time.GetUtcNow() + _clock.Offset).ToUnixTimeMilliseconds();
@@ -338,7 +344,7 @@ internal sealed partial class RedisStreamStore
         while (true)
         {
             var page = db.StreamPendingMessages(Keys.Stream, RedisStreamKeys.Group, BatchSize, ConsumerName, from);
-            orphans.AddRange(page.Select(static p => (string)p.MessageId!).Where(id => !_held.ContainsKey(id)));
+            orphans.AddRange(page.Select(static p => (string)p.MessageId!).Where(id => !_held.Contains(id)));
             if (page.Length < BatchSize)
             {
                 break;
@@ -375,7 +381,7 @@ internal sealed partial class RedisStreamStore
         foreach (var entry in entries)
         {
             entry.Epoch = epoch;
-            _held[entry.StreamId] = entry;
+            _held.Hold(entry);
         }
 
         foreach (var entry in entries)
@@ -385,18 +391,18 @@ internal sealed partial class RedisStreamStore
             {
                 // A newer version's job (a rolling deploy), or a foreign writer's: never run here; handed back for an
                 // instance that runs the type, or dead-lettered once none has for UnknownJobTypeTimeout.
-                _outcomes.Enqueue(new Outcome(OutcomeKind.UnknownType, entry, 0, typeName, null));
+                _outcomes.UnknownType(entry, typeName);
             }
             else if (!type.TryRead(json, out var payload, out var unreadable))
             {
                 string error = $"Durable queue '{_queue}': {unreadable}";
                 _logger.TryLog(static (l, s) => Log.Unreadable(l, s._queue, s.StreamId, s.error), (_queue, entry.StreamId, error));
-                _outcomes.Enqueue(new Outcome(OutcomeKind.DeadLetter, entry, 0, error, "unreadable"));
+                _outcomes.DeadLetter(entry, error, "unreadable");
             }
             else if (!_intake!.TryAccept(type.Invoker, entry, payload, entry.Attempt, WaitedInStream(entry.StreamId, nowMs)))
             {
                 // The queue stopped taking jobs between the fetch and now: hand it straight back.
-                _outcomes.Enqueue(new Outcome(OutcomeKind.Release, entry, 0, null, null));
+                _outcomes.Release(entry);
             }
         }
     }
@@ -424,7 +430,7 @@ internal sealed partial class RedisStreamStore
         int lostCount = 0;
         int restored = 0;
         int running = 0;
-        foreach (var chunk in _held.Values.Where(static e => !e.Vanished).Chunk(BatchSize))
+        foreach (var chunk in _held.Snapshot().Where(static e => !e.Vanished).Chunk(BatchSize))
         {
             var result = KeepAliveCall.Run(db, Keys, ConsumerName, [.. chunk.Select(static e => (e.StreamId, e.Epoch))]);
             foreach (string id in result.Gone)
@@ -434,12 +440,12 @@ internal sealed partial class RedisStreamStore
                 // running: its outcome stores it (a retry, a dead letter, a hand-back; a success needs nothing).
                 // Either way the script is told it was lost rather than asked again: by then anything may have
                 // happened to the new stream (a completion there hides the loss from the max-deleted-entry-id test).
-                if (_held.TryGetValue(id, out var entry))
+                if (_held.TryGet(id, out var entry))
                 {
                     entry.Vanished = true;
                     if (entry.TryTakeBack())
                     {
-                        _outcomes.Enqueue(new Outcome(OutcomeKind.Release, entry, 0, null, null));
+                        _outcomes.Release(entry);
                         restored++;
                     }
                     else
@@ -452,9 +458,8 @@ internal sealed partial class RedisStreamStore
             foreach (string streamId in result.Lost)
             {
                 // Settled meanwhile (its outcome is on its way) or taken over by another consumer.
-                if (_held.ContainsKey(streamId))
+                if (_held.MarkLost(streamId))
                 {
-                    _lost[streamId] = 0;
                     lostCount++;
                 }
             }
@@ -490,7 +495,10 @@ internal sealed partial class RedisStreamStore
         _reclaimWaiting = false;
 
         // A poison entry dead-lettered or a cancelled job ended here: the next round trims (the count cap may be passed).
-        _endedSinceTrim |= result.EndedAny;
+        if (result.EndedAny)
+        {
+            _trim.Ended();
+        }
         _reclaimCursor = result.Cursor;
         int claimed = result.Claimed.Count;
         Accept(result.Claimed, result.Epoch);

@@ -35,23 +35,6 @@ namespace WorkQueue.AspNetCore.Durable;
 /// </remarks>
 internal sealed partial class RedisStreamStore
 {
-    /// <summary>
-    /// How often the round trims the ended-job lists and their records (their retention and count cap): a few commands
-    /// per list, plus one HDEL per 512 records dropped; records are never expired by Redis one by one.
-    /// </summary>
-    private static readonly TimeSpan TrimInterval = TimeSpan.FromMilliseconds(100);
-
-    private long _nextTrim;
-
-    /// <summary>
-    /// When a round that acknowledges nothing next trims, if nothing ended here meanwhile: when the oldest listed record
-    /// passes the retention (the last trim's answer), at the latest a heartbeat interval after the last trim.
-    /// </summary>
-    private long _nextIdleTrim;
-
-    /// <summary>Whether this instance ended a job outside the round (a dead letter, a cancel) since the last trim: the count cap may be passed.</summary>
-    private volatile bool _endedSinceTrim;
-
     /// <summary>Gets how long an ended job's record is kept in Redis (zero: none), from the queue's FinishedJobRetention and MaxFinishedJobs.</summary>
     internal long FinishedRetentionMs => JobRecord.RetentionMs(_options);
 
@@ -59,34 +42,21 @@ internal sealed partial class RedisStreamStore
     private bool SendRound(IDatabase db)
     {
         var enqueues = TakeBatch();
-        var completed = TakeCompleted();
+        var completed = _outcomes.TakeCompleted(BatchSize);
         long now = _time.GetTimestamp();
         int room = FetchRoom(enqueuing: enqueues is not null, now);
 
-        // A round trims at most every TrimInterval: one that acknowledges, or after this instance ended jobs otherwise
-        // (dead letters, cancels), since the count cap may be passed; an idle consuming instance's poll only once the
-        // oldest listed record passes the retention (the last trim tells when), so records go within a poll interval
-        // of it, and at least every heartbeat (records another instance listed in an empty list, the hash's sweep). An
-        // instance that fetches nothing (paused, not consuming) sends a round only to trim, when it wakes (at least
-        // every heartbeat): ended records have no expiry of their own, and cancels still end jobs while it is paused.
-        // So does one whose prefetch is full (every slot taken by long jobs): it would fetch, but has no room to.
-        bool trim = now >= _nextTrim && (completed is not null || !Taking || _endedSinceTrim || now >= _nextIdleTrim);
+        // When the round trims, see TrimSchedule. An instance that fetches nothing (paused, not consuming) sends a round
+        // only to trim, when it wakes (at least every heartbeat): ended records have no expiry of their own, and cancels
+        // still end jobs while it is paused. So does one whose prefetch is full (every slot taken by long jobs): it
+        // would fetch, but has no room to.
+        bool trim = _trim.IsDue(now, acknowledging: completed is not null, taking: Taking);
         if (enqueues is null && completed is null && room == 0 && ((Taking && !_prefetchFull) || !trim))
         {
             return false;
         }
 
-        // Cleared before the round reads the lists (set again if it fails): an ending after it is seen by the next round.
-        // Acknowledgements sent between two trims are endings for the next one.
-        // Written only as needed: a cancel by id may set it from another thread, and a read-then-write would lose that.
-        if (trim)
-        {
-            _endedSinceTrim = false;
-        }
-        else if (completed is not null)
-        {
-            _endedSinceTrim = true;
-        }
+        _trim.RoundSending(trim, acknowledging: completed is not null);
 
         // At most BatchSize payloads and BatchSize ids: Lua's unpack (of the ids) takes thousands, and Redis takes far
         // longer argument lists, so the round stays one short call however full both queues are.
@@ -196,7 +166,7 @@ internal sealed partial class RedisStreamStore
 
             if (completed is not null)
             {
-                PutBackCompleted(completed);
+                _outcomes.PutBackCompleted(completed);
             }
 
             if (room > 0)
@@ -207,7 +177,7 @@ internal sealed partial class RedisStreamStore
                 _adoptOwn = true;
             }
 
-            _endedSinceTrim |= trim;
+            _trim.RoundFailed(trim);
             throw;
         }
 
@@ -215,10 +185,7 @@ internal sealed partial class RedisStreamStore
 
         if (trim)
         {
-            _nextTrim = now + Ticks(TrimInterval);
-            long againMs = result.TrimAgainMs;
-            var idle = _durable.HeartbeatInterval;
-            _nextIdleTrim = now + Ticks(againMs >= 0 && againMs < idle.TotalMilliseconds ? TimeSpan.FromMilliseconds(againMs) : idle);
+            _trim.Trimmed(now, result.TrimAgainMs);
         }
 
         // Each part is settled whatever the others' fate; a refused part fails the pass (backoff, readiness, log).
@@ -233,7 +200,7 @@ internal sealed partial class RedisStreamStore
 
         if (completed is not null)
         {
-            stored |= FinishCompleted(completed, plainAcks!, result.AcksApplied, result.InvalidAcks);
+            stored |= _settler.FinishCompleted(completed, plainAcks!, result.AcksApplied, result.InvalidAcks);
         }
 
         if (room > 0)

@@ -1,4 +1,3 @@
-using System.Collections.Concurrent;
 using System.Diagnostics;
 using System.Diagnostics.CodeAnalysis;
 using System.Globalization;
@@ -20,8 +19,12 @@ namespace WorkQueue.AspNetCore.Durable;
 /// </summary>
 /// <remarks>
 /// This file holds the thread's loop; <c>.Round.cs</c> the one call a turn; <c>.Enqueuing.cs</c> the producer side;
-/// <c>.Fetching.cs</c> fetching, heartbeats, reclaiming and statistics; <c>.Settling.cs</c> how outcomes are written back;
-/// <c>.Scheduling.cs</c> scheduled jobs. The reading of jobs (status, cancel by id, search, dead letters) is its own
+/// <c>.Fetching.cs</c> fetching, heartbeats, reclaiming and statistics; <c>.Settling.cs</c> the outcomes reported to it;
+/// <c>.Scheduling.cs</c> scheduled jobs. The settling of outcomes has classes of its own: the entries this consumer
+/// holds are <see cref="HeldEntries"/>; outcomes wait in the <see cref="OutcomeQueue"/>; the
+/// <see cref="OutcomeSettler"/> sends retries, dead letters, cancels, unknown job types and hand-backs, and settles a
+/// round's acknowledgements, telling the loop only that a job ended (the next round trims, see <see cref="TrimSchedule"/>)
+/// and that a retry was stored (the next poll comes no later). The reading of jobs (status, cancel by id, search, dead letters) is its own
 /// class, <see cref="RedisJobBrowser"/> (<see cref="Jobs"/>), which sees of this one only <see cref="ILocalConsumer"/>;
 /// so is the recurring jobs' store, <see cref="RedisRecurringStore"/>, given the consumer's enqueue and whether Redis is
 /// reachable as delegates.
@@ -48,9 +51,9 @@ internal sealed partial class RedisStreamStore : IJobStore, ILocalConsumer
     private readonly RedisRecurringStore _recurring;
     private readonly ManualResetEventSlim _wake = new(false);
     private readonly TaskCompletionSource _exited = new(TaskCreationOptions.RunContinuationsAsynchronously);
-    private readonly ConcurrentDictionary<string, DurableEntry> _held = new(StringComparer.Ordinal);
-    private readonly ConcurrentDictionary<string, byte> _lost = new(StringComparer.Ordinal);
+    private readonly HeldEntries _held = new();
     private readonly PassBackoff _backoff = new();
+    private readonly TrimSchedule _trim;
     private IJobIntake? _intake;
     private IDatabase? _db;
     private Thread? _thread;
@@ -90,6 +93,8 @@ internal sealed partial class RedisStreamStore : IJobStore, ILocalConsumer
         _clock = new RedisClockOffset(time);
         Keys = new RedisStreamKeys(durable.KeyPrefix, queue);
         ConsumerName = CreateConsumerName();
+        _trim = new TrimSchedule(time.TimestampFrequency, durable.HeartbeatInterval);
+        _settler = new OutcomeSettler(queue, Keys, ConsumerName, options, durable, _held, _outcomes, RedisNowMs, _trim.Ended, RetryStored, logger);
         Jobs = new RedisJobBrowser(queue, Keys, types, options, () => Database, this, metrics, logger);
         Queue = new DurableWorkQueue(this, Jobs, metrics);
         _recurring = new RedisRecurringStore(queue, Keys, types, _clock, () => Database, EnqueueAsync, () => _unreachable, () => _lastError);
@@ -197,10 +202,10 @@ internal sealed partial class RedisStreamStore : IJobStore, ILocalConsumer
     public int Held => _held.Count;
 
     /// <inheritdoc/>
-    bool ILocalConsumer.TryGetHeld(string streamId, [NotNullWhen(true)] out DurableEntry? entry) => _held.TryGetValue(streamId, out entry);
+    bool ILocalConsumer.TryGetHeld(string streamId, [NotNullWhen(true)] out DurableEntry? entry) => _held.TryGet(streamId, out entry);
 
     /// <inheritdoc/>
-    void ILocalConsumer.EndedOutsideRound() => _endedSinceTrim = true;
+    void ILocalConsumer.EndedOutsideRound() => _trim.Ended();
 
     /// <summary>Gets how many times the store's thread has gone round its loop (an idle store sleeps; it must never spin).</summary>
     public long Turns => Volatile.Read(ref _turns);
@@ -340,7 +345,7 @@ internal sealed partial class RedisStreamStore : IJobStore, ILocalConsumer
             Stage(HeartbeatIfDue, db);
             Stage(AdoptOwnIfNeeded, db);
             Stage(ReclaimIfWaiting, db);
-            bool busy = Stage(SendOutcomes, db);
+            bool busy = Stage(_settler.SendOutcomes, db);
             busy |= Stage(SendRound, db);
             if (_stopping)
             {
@@ -408,7 +413,7 @@ internal sealed partial class RedisStreamStore : IJobStore, ILocalConsumer
     {
         long until = _time.GetTimestamp() + Ticks(backoff);
         long now;
-        while ((now = _time.GetTimestamp()) < until && !(_stopping && _outcomes.IsEmpty && _completed.IsEmpty))
+        while ((now = _time.GetTimestamp()) < until && !(_stopping && _outcomes.IsEmpty))
         {
             _wake.Reset();
             _wake.Wait(_time.GetElapsedTime(now, until));
@@ -610,9 +615,6 @@ internal sealed partial class RedisStreamStore : IJobStore, ILocalConsumer
         [LoggerMessage(503, LogLevel.Error, "Durable queue '{Queue}': entry {EntryId} cannot be read and was dead-lettered: {Error}", EventName = "DurableUnreadable")]
         public static partial void Unreadable(ILogger logger, string queue, string entryId, string error);
 
-        [LoggerMessage(530, LogLevel.Debug, "Durable queue '{Queue}': job {JobId} is of job type '{JobType}', which this instance does not run; handed back, unrun, for an instance that does", EventName = "DurableUnknownJobTypeHandedBack")]
-        public static partial void UnknownJobTypeHandedBack(ILogger logger, string queue, string jobId, string jobType);
-
         [LoggerMessage(504, LogLevel.Warning, "Durable queue '{Queue}': {Count} job(s) held here are no longer this consumer's in Redis (another consumer reclaimed them after this one missed its heartbeats, or they were settled elsewhere); those not started are not run here.", EventName = "DurableClaimsLost")]
         public static partial void ClaimsLost(ILogger logger, string queue, int count);
 
@@ -633,15 +635,6 @@ internal sealed partial class RedisStreamStore : IJobStore, ILocalConsumer
 
         [LoggerMessage(511, LogLevel.Warning, "Durable queue '{Queue}': Redis lost {Count} job(s) held here (a restart without persistence, a failover to an empty replica, a flush): {Restored} not started were stored again; {Running} running here are stored again by their outcome (a success needs nothing).", EventName = "DurableJobsVanished")]
         public static partial void Vanished(ILogger logger, string queue, int count, int restored, int running);
-
-        [LoggerMessage(512, LogLevel.Warning, "Durable queue '{Queue}': the {Outcome} of job {JobId} was not stored: its entry {EntryId} is no longer this consumer's in Redis: another consumer reclaimed it after this one missed its heartbeats (and settles it there), or it was settled elsewhere.", EventName = "DurableOutcomeRefused")]
-        public static partial void OutcomeRefused(ILogger logger, string queue, string outcome, string jobId, string entryId);
-
-        [LoggerMessage(513, LogLevel.Warning, "Durable queue '{Queue}': {Count} of {Total} job(s) handed back were not: they are no longer this consumer's in Redis: another consumer reclaimed them after this one missed its heartbeats (and runs them there), or they were settled elsewhere.", EventName = "DurableHandBackRefused")]
-        public static partial void HandBackRefused(ILogger logger, string queue, int count, int total);
-
-        [LoggerMessage(516, LogLevel.Error, "Durable queue '{Queue}': the acknowledgement of entry {StreamId} (job {JobId}) could not be read by the round script and was dropped; the entry stays pending in Redis and runs again once reclaimed.", EventName = "DurableAcknowledgementUnreadable")]
-        public static partial void AcknowledgementUnreadable(ILogger logger, string queue, string streamId, string jobId);
 
         [LoggerMessage(523, LogLevel.Warning, "Durable queue '{Queue}': {Acknowledged} of the {Required} replica(s) asked for acknowledged a round of enqueues within {Timeout}; its jobs are stored on the primary and run, and their producers get EnqueueNotReplicatedException (logged at most every 30 s).", EventName = "DurableEnqueuesNotReplicated")]
         public static partial void NotReplicated(ILogger logger, Exception? exception, string queue, int acknowledged, int required, TimeSpan timeout);
