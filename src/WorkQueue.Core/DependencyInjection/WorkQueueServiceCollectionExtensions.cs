@@ -61,6 +61,7 @@ public static class WorkQueueServiceCollectionExtensions
         services.TryAddEnumerable(ServiceDescriptor.Singleton<IValidateOptions<ThreadPoolCanaryOptions>, ThreadPoolCanaryOptionsValidator>());
         services.TryAddSingleton<IThreadPoolCanary>(static sp => sp.GetRequiredService<WorkQueueProvider>().Canary);
         services.TryAddEnumerable(ServiceDescriptor.Singleton<IValidateOptions<WorkQueueOptions>, WorkQueueOptionsRulesValidator>());
+        services.TryAddEnumerable(ServiceDescriptor.Singleton<IValidateOptions<WorkQueueOptions>, WorkQueueStoreConfigurationValidator>());
         services.TryAddEnumerable(ServiceDescriptor.Singleton<IPostConfigureOptions<WorkQueueOptions>, WorkQueueConfiguration>());
         services.TryAddEnumerable(ServiceDescriptor.Singleton<IPostConfigureOptions<WorkQueueRegistry>, WorkQueueConfiguration>());
 

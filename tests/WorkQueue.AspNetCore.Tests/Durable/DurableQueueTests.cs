@@ -1,3 +1,4 @@
+using Microsoft.Extensions.Configuration;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Diagnostics.HealthChecks;
 using Microsoft.Extensions.Options;
@@ -446,6 +447,21 @@ public sealed class DurableQueueTests(RedisServerFixture redis) : IClassFixture<
             },
             connection: $"{redis.Server.Configuration},syncTimeout=2000,asyncTimeout=3000");
         Assert.Equal(TimeSpan.FromSeconds(10), host.Services.GetRequiredService<IOptionsMonitor<DurableQueueOptions>>().Get(DurableTestHost.Queue).ClaimTimeout);
+    }
+
+    [Fact]
+    public void AddDurableQueue_DurableConfigurationSection_TunesTheQueueAndIsAccepted()
+    {
+        // The counterpart of Core's refusal of a Durable section for a queue without a store: on a durable queue it
+        // overrides what code set, and the queue's engine options still validate.
+        using var host = DurableTestHost.Build(
+            redis.Server,
+            new JobLog(),
+            DurableTestHost.NewPrefix(),
+            configureHost: b => b.Configuration.AddInMemoryCollection(new Dictionary<string, string?> { [$"WorkQueue:Queues:{DurableTestHost.Queue}:Durable:PollInterval"] = "00:00:03" }));
+
+        Assert.Equal(TimeSpan.FromSeconds(3), host.Services.GetRequiredService<IOptionsMonitor<DurableQueueOptions>>().Get(DurableTestHost.Queue).PollInterval);
+        Assert.True(host.Services.GetRequiredService<IWorkQueueProvider>().TryGetControl(DurableTestHost.Queue, out _));
     }
 
     [Fact]

@@ -21,7 +21,7 @@ public sealed class WorkQueueServiceCollectionExtensionsTests
         Assert.Single(services, d => d.ServiceType == typeof(IInMemoryWorkQueue) && !d.IsKeyedService);
         Assert.Single(services, d => d.ServiceType == typeof(IInMemoryWorkQueue) && d.IsKeyedService && d.ServiceKey == KeyedService.AnyKey);
         Assert.Single(services, d => d.ServiceType == typeof(IHostedService));
-        Assert.Equal(2, services.Count(d => d.ServiceType == typeof(IValidateOptions<WorkQueueOptions>)));
+        Assert.Equal(3, services.Count(d => d.ServiceType == typeof(IValidateOptions<WorkQueueOptions>)));
         Assert.All(
             services.Where(d => d.ServiceType == typeof(IWorkQueueProvider) || d.ServiceType == typeof(IWorkQueue) || d.ServiceType == typeof(IInMemoryWorkQueue)),
             d => Assert.Equal(ServiceLifetime.Singleton, d.Lifetime));
@@ -189,6 +189,23 @@ public sealed class WorkQueueServiceCollectionExtensionsTests
         var ex = await Assert.ThrowsAsync<OptionsValidationException>(() => host.StartAsync());
 
         Assert.Contains("'io': MinWorkers (40) must be less than or equal to MaxWorkers (4)", ex.Message);
+    }
+
+    [Fact]
+    public async Task Host_DurableSectionForAQueueWithoutAStore_FailsAtStartupNamingIt()
+    {
+        // Configuration tunes a durable queue's settings; it does not make a queue durable. An operator who writes a
+        // Durable section for a queue the code keeps in memory must hear so at startup, not find the jobs lost later.
+        var builder = Host.CreateApplicationBuilder();
+        builder.Configuration.AddInMemoryCollection(new Dictionary<string, string?> { ["WorkQueue:Queues:sms:Durable:PollInterval"] = "00:00:02" });
+        builder.Services.AddWorkQueue().AddQueue("sms");
+        using var host = builder.Build();
+
+        var ex = await Assert.ThrowsAsync<OptionsValidationException>(() => host.StartAsync());
+
+        Assert.Contains("'sms'", ex.Message);
+        Assert.Contains("WorkQueue:Queues:sms:Durable", ex.Message);
+        Assert.Contains("AddDurableQueue", ex.Message);
     }
 
     [Fact]
