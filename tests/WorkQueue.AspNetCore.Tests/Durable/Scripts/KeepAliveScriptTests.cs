@@ -1,3 +1,4 @@
+using System.Globalization;
 using StackExchange.Redis;
 using WorkQueue.AspNetCore.Durable;
 using WorkQueue.AspNetCore.Durable.Calls;
@@ -94,10 +95,13 @@ public sealed class KeepAliveScriptTests(RedisServerFixture redis) : IClassFixtu
         string id = await PendingState.AddAsync(db, keys);
         await ScriptState.DeliverAsync(db, keys);
 
-        // Redis lost its data, and another instance made the group again (with a new epoch) and got new work.
+        // Redis lost its data, and another instance made the group again (with a new epoch) and got new work. The new
+        // entry's id is set a millisecond after the lost one's: an id from '*' in the same millisecond as the first
+        // add (a fast run) would be the lost entry's own id, found in the new stream, so not gone.
         await db.KeyDeleteAsync([keys.Stream, keys.Epoch]);
         CreateGroupCall.Run(db, keys, "c2");
-        await PendingState.AddAsync(db, keys);
+        long lostMs = long.Parse(id[..id.IndexOf('-', StringComparison.Ordinal)], CultureInfo.InvariantCulture);
+        await db.StreamAddAsync(keys.Stream, [new("p", "{}"), new("t", "1000")], messageId: $"{lostMs + 1}-0");
         string before = await ScriptState.SnapshotAsync(db, keys);
 
         var reply = KeepAliveCall.Run(db, keys, "c1", [(id, old)]);
