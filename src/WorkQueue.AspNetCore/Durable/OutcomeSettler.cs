@@ -195,7 +195,7 @@ internal sealed partial class OutcomeSettler
             string error = seen.IsNull
                 ? $"Durable queue '{_queue}': no instance that consumes the queue runs job type '{typeName}' (none said so since the job was enqueued, {_durable.UnknownJobTypeTimeoutOrDefault} ago); register it with AddJobType and requeue the dead letter."
                 : $"Durable queue '{_queue}': no instance that consumes the queue has run job type '{typeName}' for {_durable.UnknownJobTypeTimeoutOrDefault} (UnknownJobTypeTimeout); register it with AddJobType and requeue the dead letter.";
-            _logger.TryLog(static (l, s) => Log.Unreadable(l, s._queue, s.StreamId, s.error), (_queue, entry.StreamId, error));
+            _logger.TryLog(static (l, s) => RedisStreamStore.Log.Unreadable(l, s._queue, s.StreamId, s.error), (_queue, entry.StreamId, error));
             stored = DeadLetterCall.Run(db, _keys, _consumer, SettledEntry.Of(entry), error, "unknown-job-type", FinishedRetentionMs);
             what = "dead letter";
             if (stored)
@@ -341,9 +341,6 @@ internal sealed partial class OutcomeSettler
 
     private static partial class Log
     {
-        [LoggerMessage(503, LogLevel.Error, "Durable queue '{Queue}': entry {EntryId} cannot be read and was dead-lettered: {Error}", EventName = "DurableUnreadable")]
-        public static partial void Unreadable(ILogger logger, string queue, string entryId, string error);
-
         [LoggerMessage(530, LogLevel.Debug, "Durable queue '{Queue}': job {JobId} is of job type '{JobType}', which this instance does not run; handed back, unrun, for an instance that does", EventName = "DurableUnknownJobTypeHandedBack")]
         public static partial void UnknownJobTypeHandedBack(ILogger logger, string queue, string jobId, string jobType);
 

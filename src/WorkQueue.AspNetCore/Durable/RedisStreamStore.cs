@@ -598,7 +598,8 @@ internal sealed partial class RedisStreamStore : IJobStore, ILocalConsumer
     private static string CreateConsumerName() =>
         string.Create(CultureInfo.InvariantCulture, $"{Environment.MachineName}:{Environment.ProcessId}:{Guid.NewGuid().ToString("N")[..8]}");
 
-    private static partial class Log
+    /// <summary>The durable queue's log events; <see cref="OutcomeSettler"/> writes <c>DurableUnreadable</c> (503) through it too.</summary>
+    internal static partial class Log
     {
         [LoggerMessage(500, LogLevel.Information, "Durable queue '{Queue}': consumer {Consumer} reads {Stream}.", EventName = "DurableConnected")]
         public static partial void Connected(ILogger logger, string queue, string consumer, string stream);
